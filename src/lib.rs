@@ -1,0 +1,3 @@
+//! ember: a Redis-compatible cache server.
+pub mod resp;
+pub mod util;

@@ -1,0 +1,59 @@
+use bytes::Bytes;
+
+/// The protocol version a connection speaks (`HELLO 2` / `HELLO 3`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+/// A reply, independent of the protocol version it will be written in.
+///
+/// Commands produce frames; the connection encodes them with its protocol.
+/// RESP3-only kinds degrade in RESP2 as Redis 7 does (map -> flat array,
+/// double -> bulk string, boolean -> integer, push -> array, null -> `$-1`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    /// `+OK`
+    Simple(&'static str),
+    /// `+...` with owned text (e.g. CLIENT INFO lines are bulk, but TYPE is simple).
+    SimpleOwned(String),
+    /// `-ERR ...`: the full text including the error code prefix.
+    Error(String),
+    Integer(i64),
+    Bulk(Bytes),
+    /// A missing value: `$-1` in RESP2, `_` in RESP3.
+    Null,
+    /// A missing array: `*-1` in RESP2, `_` in RESP3.
+    NullArray,
+    Array(Vec<Frame>),
+    /// RESP3 map; a flat array of key, value, ... in RESP2.
+    Map(Vec<(Frame, Frame)>),
+    /// RESP3 set; an array in RESP2.
+    Set(Vec<Frame>),
+    /// RESP3 double; a bulk string in RESP2.
+    Double(f64),
+    /// RESP3 boolean; integer 1/0 in RESP2.
+    Boolean(bool),
+    /// RESP3 verbatim string (`=len\r\ntxt:...`); a bulk string in RESP2.
+    Verbatim(Bytes),
+    /// RESP3 out-of-band push; an array in RESP2.
+    Push(Vec<Frame>),
+}
+
+impl Frame {
+    pub const OK: Frame = Frame::Simple("OK");
+
+    pub fn error(text: impl Into<String>) -> Frame {
+        Frame::Error(text.into())
+    }
+
+    pub fn bulk(data: impl AsRef<[u8]>) -> Frame {
+        Frame::Bulk(Bytes::copy_from_slice(data.as_ref()))
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Frame::Error(_))
+    }
+}

@@ -1,0 +1,12 @@
+//! RESP2/RESP3 wire protocol: an incremental request parser and a reply encoder.
+//!
+//! This module knows nothing about shards, stores or commands: it turns bytes
+//! into argument vectors and [`Frame`]s into bytes.
+
+mod encode;
+mod frame;
+mod parse;
+
+pub use encode::encode;
+pub use frame::{Frame, Protocol};
+pub use parse::{ParseLimits, Parser, ProtocolError};
