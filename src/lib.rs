@@ -1,3 +1,58 @@
-//! ember: a Redis-compatible cache server.
+//! ember: a Redis-compatible cache server that uses every core and stays
+//! smooth when millions of keys expire at once.
+//!
+//! # Thread model
+//!
+//! ```text
+//!             clients (RESP over TCP, pipelined)
+//!                |          |           |
+//!       SO_REUSEPORT: the kernel spreads connections over the shard threads
+//!                v          v           v
+//!    +-----------------+ +-----------------+      +-----------------+
+//!    | shard 0 (core 0)| | shard 1 (core 1)|  ... | shard N-1       |
+//!    | mio Poll        | | mio Poll        |      |                 |
+//!    |  connections    | |  connections    |      |                 |
+//!    |  Store + expiry | |  Store + expiry |      |                 |
+//!    |  inbox + Waker  |<->  inbox + Waker |<---->|                 |
+//!    +-----------------+ +-----------------+      +-----------------+
+//! ```
+//!
+//! A key belongs to shard `CRC16(key) mod 16384 mod N` (`{hash tags}`
+//! honoured). A connection runs a command inline when its keys are local and
+//! otherwise sends it to the owner's inbox; replies return the same way and
+//! are written in request order.
+//!
+//! # Layout
+//!
+//! - [`config`]: flags, the redis.conf subset, CONFIG GET/SET parameters.
+//! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
+//! - [`cmd`]: the command table, argument parsing, one module per command family,
+//!   and the dispatcher that decides where a command runs.
+//! - [`store`]: one shard's databases, values, deadlines, and the sliced active-expiry sweep.
+//! - [`shard`]: shard threads, their mio loop, inbox messages and cross-shard jobs.
+//! - [`net`]: listeners and connections with their ordered reply queue.
+//! - [`info`]: per-shard counters and the INFO text.
+//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS.
+//! - [`logging`]: the stderr logger with Redis's level names.
+
+pub mod cmd;
+pub mod config;
+pub mod info;
+pub mod logging;
+pub mod net;
 pub mod resp;
+pub mod shard;
+pub mod store;
 pub mod util;
+
+/// Starts the shards described by `config` and blocks until they stop.
+pub fn run(config: config::Config) -> Result<(), shard::StartError> {
+    let addr = format!("{}:{}", config.bind, config.port);
+    let shards = config.shards;
+    let (_shared, handles) = shard::start(config)?;
+    log::info!("ember {} ready to accept connections on {addr} with {shards} shard(s)", env!("CARGO_PKG_VERSION"));
+    for handle in handles {
+        let _ = handle.join();
+    }
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET, CLIENT.
+
+use bytes::Bytes;
+
+use super::args::err;
+use super::keys::help_reply;
+use super::{Session, ShardData};
+use crate::resp::{Frame, Protocol};
+use crate::shard::{Action, ClientsOp, Job, KillFilter, Op, Out};
+
+pub fn ping(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    match argv.len() {
+        1 => Frame::Simple("PONG").into(),
+        2 => Frame::Bulk(argv[1].clone()).into(),
+        _ => err::wrong_arity("ping").into(),
+    }
+}
+
+pub fn echo(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    Frame::Bulk(argv[1].clone()).into()
+}
+
+pub fn quit(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    Action::Close(Frame::OK)
+}
+
+pub fn auth(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    if argv.len() > 3 {
+        return err::syntax().into();
+    }
+    if argv.len() == 3 {
+        return err::frame("WRONGPASS invalid username-password pair or user is disabled.").into();
+    }
+    err::frame("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?").into()
+}
+
+pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let Some(db) = crate::util::num::parse_i64(&argv[1]) else {
+        return err::not_integer().into();
+    };
+    if db < 0 || db as usize >= shard.store.dbs.len() {
+        return err::frame(err::DB_RANGE).into();
+    }
+    session.db = db as usize;
+    Frame::OK.into()
+}
+
+pub fn reset(_: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    session.db = 0;
+    session.proto = Protocol::Resp2;
+    session.name = None;
+    Frame::Simple("RESET").into()
+}
+
+/// The map HELLO answers with.
+fn hello_map(session: &Session) -> Frame {
+    Frame::Map(vec![
+        (Frame::bulk("server"), Frame::bulk("redis")),
+        (Frame::bulk("version"), Frame::bulk("7.0.15")),
+        (Frame::bulk("proto"), Frame::Integer(if session.proto == Protocol::Resp3 { 3 } else { 2 })),
+        (Frame::bulk("id"), Frame::Integer(session.id as i64)),
+        (Frame::bulk("mode"), Frame::bulk("standalone")),
+        (Frame::bulk("role"), Frame::bulk("master")),
+        (Frame::bulk("modules"), Frame::Array(Vec::new())),
+    ])
+}
+
+pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let mut proto = session.proto;
+    let mut i = 1;
+    if let Some(ver) = argv.get(1) {
+        match crate::util::num::parse_i64(ver) {
+            Some(2) => proto = Protocol::Resp2,
+            Some(3) => proto = Protocol::Resp3,
+            Some(_) => return err::frame("NOPROTO unsupported protocol version").into(),
+            None => return err::frame("ERR Protocol version is not an integer or out of range").into(),
+        }
+        i = 2;
+    }
+    let mut name = None;
+    while i < argv.len() {
+        let opt = &argv[i];
+        if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < argv.len() {
+            return err::frame("WRONGPASS invalid username-password pair or user is disabled.").into();
+        } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < argv.len() {
+            match valid_name(&argv[i + 1]) {
+                Ok(n) => name = Some(n),
+                Err(e) => return e.into(),
+            }
+            i += 2;
+        } else {
+            return Frame::Error(format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(opt))).into();
+        }
+    }
+    session.proto = proto;
+    if let Some(n) = name {
+        session.name = n;
+    }
+    hello_map(session).into()
+}
+
+/// Client names: no spaces, newlines or special characters; empty clears.
+fn valid_name(name: &[u8]) -> Result<Option<String>, Frame> {
+    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return Err(err::frame("ERR Client names cannot contain spaces, newlines or special characters."));
+    }
+    Ok((!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned()))
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+    "LIST [ID <client-id> [<client-id> ...]]",
+    "    Return information about client connections.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// CLIENT's subcommands; LIST and KILL visit every shard's clients.
+pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let sub = String::from_utf8_lossy(&argv[1]).to_ascii_lowercase();
+    let arity = |n: usize| argv.len() == n;
+    let wrong = || err::wrong_arity(&format!("client|{sub}"));
+    match sub.as_str() {
+        "help" if arity(2) => help_reply(CLIENT_HELP).into(),
+        "id" if arity(2) => Frame::Integer(session.id as i64).into(),
+        "getname" if arity(2) => session.name.as_ref().map_or(Frame::Null, Frame::bulk).into(),
+        "setname" if arity(3) => match valid_name(&argv[2]) {
+            Ok(name) => {
+                session.name = name;
+                Frame::OK.into()
+            }
+            Err(e) => e.into(),
+        },
+        "info" if arity(2) => list_job(shard, Some(vec![session.id])),
+        "list" => match client_list_ids(&argv[2..]) {
+            Ok(ids) => list_job(shard, ids),
+            Err(e) => e.into(),
+        },
+        "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
+        "no-evict" | "no-touch" if arity(3) => Frame::OK.into(),
+        "setinfo" if arity(4) => Frame::OK.into(),
+        "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch" | "setinfo" => wrong().into(),
+        _ => err::unknown_subcommand(&argv[1], "client").into(),
+    }
+}
+
+fn client_list_ids(rest: &[Bytes]) -> Result<Option<Vec<u64>>, Frame> {
+    match rest.split_first() {
+        None => Ok(None),
+        Some((word, ids)) if word.eq_ignore_ascii_case(b"ID") && !ids.is_empty() => ids
+            .iter()
+            .map(|b| {
+                crate::util::num::parse_i64(b)
+                    .filter(|n| *n > 0)
+                    .map(|n| n as u64)
+                    .ok_or_else(|| err::frame("ERR Invalid client ID"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some((word, _)) if word.eq_ignore_ascii_case(b"TYPE") && rest.len() == 2 => Ok(None),
+        _ => Err(err::syntax()),
+    }
+}
+
+/// Gathers CLIENT LIST lines from every shard, in client id order.
+fn list_job(shard: &ShardData, ids: Option<Vec<u64>>) -> Action {
+    let n = shard.shared.nshards;
+    let ops = (0..n).map(|s| (s, Op::Clients(ClientsOp::List { ids: ids.clone() }))).collect();
+    Action::Job(Job::new(ops, |outs| {
+        let mut lines: Vec<(u64, String)> = outs
+            .into_iter()
+            .flat_map(|out| if let Out::Lines(l) = out { l } else { Vec::new() })
+            .map(|line| (line[3..].split(' ').next().and_then(|id| id.parse().ok()).unwrap_or(0), line))
+            .collect();
+        lines.sort_by_key(|(id, _)| *id);
+        let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+        Action::Reply(Frame::Verbatim(Bytes::from(text)))
+    }))
+}
+
+fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
+    // Old form: CLIENT KILL ip:port, answers OK or an error.
+    if argv.len() == 3 {
+        let filter = KillFilter { addr: Some(String::from_utf8_lossy(&argv[2]).into_owned()), ..KillFilter::default() };
+        return kill_job(shard, filter, true);
+    }
+    let mut filter = KillFilter { skip_id: Some(session.id), ..KillFilter::default() };
+    let mut pairs = argv[2..].chunks(2);
+    for pair in pairs.by_ref() {
+        let [key, value] = pair else {
+            return err::syntax().into();
+        };
+        let value_text = String::from_utf8_lossy(value).into_owned();
+        match key.to_ascii_lowercase().as_slice() {
+            b"id" => match crate::util::num::parse_i64(value) {
+                Some(id) if id > 0 => filter.id = Some(id as u64),
+                _ => return err::frame("ERR client-id should be greater than 0").into(),
+            },
+            b"addr" => filter.addr = Some(value_text),
+            b"laddr" => filter.laddr = Some(value_text),
+            b"skipme" => match value_text.to_ascii_lowercase().as_str() {
+                "yes" => filter.skip_id = Some(session.id),
+                "no" => filter.skip_id = None,
+                _ => return err::syntax().into(),
+            },
+            _ => return err::syntax().into(),
+        }
+    }
+    kill_job(shard, filter, false)
+}
+
+fn kill_job(shard: &ShardData, filter: KillFilter, old_form: bool) -> Action {
+    let n = shard.shared.nshards;
+    let ops = (0..n).map(|s| (s, Op::Clients(ClientsOp::Kill(filter.clone())))).collect();
+    Action::Job(Job::new(ops, move |outs| {
+        let killed: i64 = outs.iter().map(Out::count).sum();
+        Action::Reply(match (old_form, killed) {
+            (true, 0) => err::frame("ERR No such client"),
+            (true, _) => Frame::OK,
+            (false, n) => Frame::Integer(n),
+        })
+    }))
+}

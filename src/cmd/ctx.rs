@@ -1,0 +1,39 @@
+//! The context a command runs in on the shard that owns its keys.
+
+use std::sync::Arc;
+
+use crate::shard::Shared;
+use crate::store::{ActiveExpire, Keyspace, Store};
+
+/// Everything one shard owns that commands touch.
+pub struct ShardData {
+    pub id: usize,
+    pub store: Store,
+    pub sweep: ActiveExpire,
+    /// Unix milliseconds, read once per loop iteration: every command in the
+    /// iteration sees the same instant, as Redis caches it per command.
+    pub now_ms: u64,
+    pub shared: Arc<Shared>,
+    /// Command and network counters for INFO.
+    pub counters: crate::info::ShardCounters,
+}
+
+/// A command's view: the shard's data and the client's selected database.
+pub struct Ctx<'a> {
+    pub shard: &'a mut ShardData,
+    pub db: usize,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(shard: &'a mut ShardData, db: usize) -> Ctx<'a> {
+        Ctx { shard, db }
+    }
+
+    pub fn ks(&mut self) -> Keyspace<'_> {
+        self.shard.store.keyspace(self.db, self.shard.now_ms)
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.shard.now_ms
+    }
+}

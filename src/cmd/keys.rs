@@ -1,0 +1,351 @@
+//! Keyspace commands, as work on one shard's store. Commands whose keys span
+//! shards are divided or sequenced by `cmd::multi`.
+
+use bytes::Bytes;
+use rand_core::RngCore;
+
+use super::args::{err, int_arg, Args, Reply};
+use super::Ctx;
+use crate::resp::Frame;
+use crate::store::{Entry, Value};
+use crate::util::glob::glob_match;
+
+pub fn del(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    let removed = argv[1..].iter().filter(|k| ks.remove(k).is_some()).count();
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub fn exists(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    let found = argv[1..].iter().filter(|k| ks.exists(k)).count();
+    Ok(Frame::Integer(found as i64))
+}
+
+pub fn touch(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    let found = argv[1..].iter().filter(|k| ks.get(k).is_some()).count();
+    Ok(Frame::Integer(found as i64))
+}
+
+pub fn type_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    Ok(Frame::Simple(ctx.ks().peek(&argv[1]).map_or("none", |e| e.value.type_name())))
+}
+
+/// RENAME / RENAMENX with both keys on this shard.
+pub fn rename(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let nx = argv[0].eq_ignore_ascii_case(b"renamenx");
+    let (src, dst) = (&argv[1], &argv[2]);
+    let mut ks = ctx.ks();
+    if !ks.exists(src) {
+        return Err(err::frame(err::NO_SUCH_KEY));
+    }
+    if src == dst {
+        return Ok(if nx { Frame::Integer(0) } else { Frame::OK });
+    }
+    if nx && ks.exists(dst) {
+        return Ok(Frame::Integer(0));
+    }
+    let entry = ks.remove(src).expect("checked above");
+    let ttl = entry.expire_at();
+    ks.set(dst, entry.value, ttl);
+    Ok(if nx { Frame::Integer(1) } else { Frame::OK })
+}
+
+/// COPY's options, parsed where the command arrives.
+pub struct CopyOptions {
+    pub db: Option<usize>,
+    pub replace: bool,
+}
+
+pub fn copy_options(argv: &[Bytes], databases: usize) -> Result<CopyOptions, Frame> {
+    let mut args = Args::new(&argv[2..]);
+    let mut opts = CopyOptions { db: None, replace: false };
+    while !args.is_empty() {
+        let word = args.next_keyword()?;
+        if word.is("REPLACE") {
+            opts.replace = true;
+        } else if word.is("DB") && !args.is_empty() {
+            let db = args.next_i64()?;
+            if db < 0 || db as usize >= databases {
+                return Err(err::frame(err::DB_RANGE));
+            }
+            opts.db = Some(db as usize);
+        } else {
+            return Err(err::syntax());
+        }
+    }
+    Ok(opts)
+}
+
+/// COPY with both keys on this shard.
+pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let opts = copy_options(argv, ctx.shard.store.dbs.len())?;
+    let (src, dst) = (&argv[1], &argv[2]);
+    let dst_db = opts.db.unwrap_or(ctx.db);
+    if src == dst && dst_db == ctx.db {
+        return Err(err::frame("ERR source and destination objects are the same"));
+    }
+    let Some(entry) = ctx.ks().peek(src).cloned() else {
+        return Ok(Frame::Integer(0));
+    };
+    let now = ctx.now_ms();
+    let mut target = ctx.shard.store.keyspace(dst_db, now);
+    let ttl = entry.expire_at();
+    Ok(Frame::Integer(put_entry(&mut target, dst, entry.value, ttl, opts.replace) as i64))
+}
+
+/// Stores a value under `key` unless it exists and `replace` is false.
+pub fn put_entry(
+    ks: &mut crate::store::Keyspace,
+    key: &[u8],
+    value: Value,
+    expire_at: Option<u64>,
+    replace: bool,
+) -> bool {
+    if !replace && ks.exists(key) {
+        return false;
+    }
+    ks.set(key, value, expire_at);
+    true
+}
+
+pub fn move_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let target = int_arg(&argv[2]).map_err(|_| err::frame(err::DB_RANGE))?;
+    if target < 0 || target as usize >= ctx.shard.store.dbs.len() {
+        return Err(err::frame(err::DB_RANGE));
+    }
+    let target = target as usize;
+    if target == ctx.db {
+        return Err(err::frame("ERR source and destination objects are the same"));
+    }
+    let key = &argv[1];
+    if !ctx.ks().exists(key) {
+        return Ok(Frame::Integer(0));
+    }
+    let now = ctx.now_ms();
+    if ctx.shard.store.keyspace(target, now).exists(key) {
+        return Ok(Frame::Integer(0));
+    }
+    let entry = ctx.ks().remove(key).expect("checked above");
+    let ttl = entry.expire_at();
+    ctx.shard.store.keyspace(target, now).set(key, entry.value, ttl);
+    Ok(Frame::Integer(1))
+}
+
+/// Takes a key out of this shard's store (cross-shard RENAME, first half).
+pub fn take_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
+    ctx.ks().remove(key).map(|e| {
+        let ttl = e.expire_at();
+        (e.value, ttl)
+    })
+}
+
+/// Copies a key out of this shard's store (cross-shard COPY).
+pub fn read_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
+    ctx.ks().peek(key).map(|e: &Entry| (e.value.clone(), e.expire_at()))
+}
+
+pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let pattern = &argv[1];
+    let match_all = pattern.as_ref() == b"*";
+    let keys = ctx.ks().live_keys(|k| match_all || glob_match(pattern, k, false));
+    Ok(Frame::Array(keys.into_iter().map(Frame::Bulk).collect()))
+}
+
+pub fn dbsize(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
+    Ok(Frame::Integer(ctx.ks().len() as i64))
+}
+
+pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    check_flush_mode(argv)?;
+    drop_off_thread(ctx.shard.store.dbs[ctx.db].clear());
+    Ok(Frame::OK)
+}
+
+pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    check_flush_mode(argv)?;
+    let old: Vec<_> = ctx.shard.store.dbs.iter_mut().map(|db| db.clear()).collect();
+    drop_off_thread(old);
+    Ok(Frame::OK)
+}
+
+/// FLUSHDB/FLUSHALL accept SYNC or ASYNC; both answer once the keys are gone
+/// from view, and the memory is released off the shard thread either way.
+pub fn check_flush_mode(argv: &[Bytes]) -> Result<(), Frame> {
+    match argv.get(1) {
+        None => Ok(()),
+        Some(m) if argv.len() == 2 && (m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")) => Ok(()),
+        Some(_) => Err(err::syntax()),
+    }
+}
+
+/// Frees a large structure on a helper thread so the shard keeps serving.
+pub fn drop_off_thread<T: Send + 'static>(value: T) {
+    let spawned = std::thread::Builder::new().name("ember-free".into()).spawn(move || drop(value));
+    if let Err(e) = spawned {
+        log::warn!("could not free off-thread: {e}");
+    }
+}
+
+/// SWAPDB on this shard; the databases were validated where the command arrived.
+pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let (a, b) = swapdb_args(argv, ctx.shard.store.dbs.len())?;
+    ctx.shard.store.dbs.swap(a, b);
+    Ok(Frame::OK)
+}
+
+pub fn swapdb_args(argv: &[Bytes], databases: usize) -> Result<(usize, usize), Frame> {
+    let parse = |b: &Bytes| {
+        let n = crate::util::num::parse_i64(b).ok_or_else(|| err::frame("ERR invalid first DB index"))?;
+        Ok::<i64, Frame>(n)
+    };
+    let a = parse(&argv[1])?;
+    let b = crate::util::num::parse_i64(&argv[2]).ok_or_else(|| err::frame("ERR invalid second DB index"))?;
+    let in_range = |n: i64| n >= 0 && (n as usize) < databases;
+    if !in_range(a) || !in_range(b) {
+        return Err(err::frame(err::DB_RANGE));
+    }
+    Ok((a as usize, b as usize))
+}
+
+/// One shard's RANDOMKEY candidate.
+pub fn randomkey(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
+    let db = ctx.db;
+    let now = ctx.now_ms();
+    let shard = &mut *ctx.shard;
+    let mut ks = shard.store.keyspace(db, now);
+    Ok(ks.random_key(shard.sweep.rng()).map_or(Frame::Null, Frame::Bulk))
+}
+
+/// SCAN's options (MATCH, COUNT, TYPE).
+#[derive(Clone)]
+pub struct ScanOptions {
+    pub pattern: Option<Bytes>,
+    pub count: usize,
+    pub type_name: Option<String>,
+}
+
+pub fn scan_options(rest: &[Bytes]) -> Result<ScanOptions, Frame> {
+    let mut opts = ScanOptions { pattern: None, count: 10, type_name: None };
+    let mut i = 0;
+    while i < rest.len() {
+        if i + 1 >= rest.len() {
+            return Err(err::syntax());
+        }
+        let (word, value) = (&rest[i], &rest[i + 1]);
+        if word.eq_ignore_ascii_case(b"MATCH") {
+            opts.pattern = (value.as_ref() != b"*").then(|| value.clone());
+        } else if word.eq_ignore_ascii_case(b"COUNT") {
+            let n = int_arg(value)?;
+            if n < 1 {
+                return Err(err::syntax());
+            }
+            opts.count = n as usize;
+        } else if word.eq_ignore_ascii_case(b"TYPE") {
+            opts.type_name = Some(String::from_utf8_lossy(value).to_ascii_lowercase());
+        } else {
+            return Err(err::syntax());
+        }
+        i += 2;
+    }
+    Ok(opts)
+}
+
+/// One SCAN step on this shard from dict position `from`.
+pub fn scan_step(ctx: &mut Ctx, from: Option<usize>, opts: &ScanOptions) -> (Vec<Bytes>, Option<usize>) {
+    let mut ks = ctx.ks();
+    let (keys, next) = ks.scan(from, opts.count);
+    let keys = keys
+        .into_iter()
+        .filter(|k| opts.pattern.as_ref().is_none_or(|p| glob_match(p, k, false)))
+        .filter(|k| {
+            opts.type_name.as_ref().is_none_or(|t| ks.peek(k).is_some_and(|e| e.value.type_name() == t))
+        })
+        .collect();
+    (keys, next)
+}
+
+const OBJECT_HELP: &[&str] = &[
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Print this help.",
+];
+
+pub fn help_reply(lines: &[&str]) -> Frame {
+    Frame::Array(lines.iter().map(|l| Frame::SimpleOwned((*l).to_string())).collect())
+}
+
+pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let sub = &argv[1];
+    if sub.eq_ignore_ascii_case(b"help") && argv.len() == 2 {
+        return Ok(help_reply(OBJECT_HELP));
+    }
+    let known = ["encoding", "freq", "idletime", "refcount"];
+    if argv.len() != 3 || !known.iter().any(|k| sub.eq_ignore_ascii_case(k.as_bytes())) {
+        return Err(err::unknown_subcommand(sub, "object"));
+    }
+    let now_s = (ctx.now_ms() / 1000) as u32;
+    let mut ks = ctx.ks();
+    let Some(entry) = ks.peek(&argv[2]) else {
+        return Ok(Frame::Null);
+    };
+    Ok(match sub.to_ascii_lowercase().as_slice() {
+        b"encoding" => Frame::bulk(entry.value.encoding()),
+        b"idletime" => Frame::Integer(now_s.saturating_sub(entry.access_s) as i64),
+        b"refcount" => Frame::Integer(refcount(&entry.value)),
+        _ => {
+            return Err(err::frame(
+                "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ))
+        }
+    })
+}
+
+/// Redis shares the integers 0..10000 between keys (refcount INT_MAX).
+fn refcount(value: &Value) -> i64 {
+    match value {
+        Value::Str(s) => match crate::util::num::parse_i64(s) {
+            Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
+            _ => 1,
+        },
+    }
+}
+
+/// DEBUG OBJECT's line for one key.
+pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
+    let now_s = (ctx.now_ms() / 1000) as u32;
+    let mut ks = ctx.ks();
+    let Some(entry) = ks.peek(key) else {
+        return Err(err::frame(err::NO_SUCH_KEY));
+    };
+    Ok(Frame::SimpleOwned(format!(
+        "Value at:0x0 refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        refcount(&entry.value),
+        entry.value.encoding(),
+        entry.value.heap_size(),
+        entry.access_s & 0xFF_FFFF,
+        now_s.saturating_sub(entry.access_s)
+    )))
+}
+
+/// A uniformly random pick among shard candidates (RANDOMKEY across shards).
+pub fn pick_random(candidates: Vec<Bytes>, rng: &mut impl RngCore) -> Frame {
+    if candidates.is_empty() {
+        return Frame::Null;
+    }
+    let i = (rng.next_u64() % candidates.len() as u64) as usize;
+    Frame::Bulk(candidates[i].clone())
+}

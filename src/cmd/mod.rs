@@ -1,0 +1,111 @@
+//! Commands: the table, argument parsing, one module per family, and the
+//! dispatcher that decides where a command runs.
+//!
+//! A command runs inline when every key it names lives on the connection's
+//! shard (always, with `--shards 1`). Otherwise it becomes a [`Job`]: ops sent
+//! to the owning shards' inboxes and a continuation that builds the reply.
+
+pub mod args;
+pub mod connection;
+mod ctx;
+pub mod expire;
+pub mod keys;
+pub mod multi;
+pub mod server;
+mod session;
+pub mod strings;
+pub mod table;
+
+use bytes::Bytes;
+
+pub use ctx::{Ctx, ShardData};
+pub use session::Session;
+pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
+
+use crate::resp::Frame;
+use crate::shard::{Action, Job, Op, Out};
+use crate::util::slot::key_slot;
+
+/// The shard that owns `key` among `nshards`.
+pub fn shard_of(key: &[u8], nshards: usize) -> usize {
+    if nshards == 1 {
+        0
+    } else {
+        key_slot(key) as usize % nshards
+    }
+}
+
+/// Redis's reply for an unknown command.
+pub fn unknown_command(argv: &[Bytes]) -> Frame {
+    let mut text = format!("ERR unknown command '{}', with args beginning with: ", lossy_trunc(&argv[0]));
+    for arg in argv.iter().skip(1) {
+        text.push_str(&format!("'{}' ", lossy_trunc(arg)));
+        if text.len() > 512 {
+            break;
+        }
+    }
+    Frame::Error(text)
+}
+
+fn lossy_trunc(b: &[u8]) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned()
+}
+
+/// Decides where a command runs and runs it or starts its job.
+/// Requires: `spec` is `argv[0]`'s entry and its arity was checked.
+pub fn dispatch_spec(shard: &mut ShardData, session: &mut Session, spec: &'static CommandSpec, argv: Vec<Bytes>) -> Action {
+    match spec.route {
+        Route::Conn(handler) => handler(shard, session, &argv),
+        Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
+        Route::EveryShard(handler, merge) => every_shard(shard.shared.nshards, session.db, handler, merge, argv),
+    }
+}
+
+fn run_inline(shard: &mut ShardData, db: usize, handler: table::Handler, argv: &[Bytes]) -> Action {
+    Action::from(handler(&mut Ctx::new(shard, db), argv))
+}
+
+/// A store op that runs `handler` on the shard it is sent to.
+pub fn handler_op(db: usize, handler: table::Handler, argv: Vec<Bytes>) -> Op {
+    Op::Store(Box::new(move |ctx: &mut Ctx| {
+        ctx.db = db;
+        Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
+    }))
+}
+
+fn keyed(
+    shard: &mut ShardData,
+    session: &Session,
+    spec: &CommandSpec,
+    handler: table::Handler,
+    split: Split,
+    argv: Vec<Bytes>,
+) -> Action {
+    let n = shard.shared.nshards;
+    let mut positions = spec.key_positions(argv.len());
+    let Some(first) = positions.next() else {
+        return run_inline(shard, session.db, handler, &argv);
+    };
+    let owner = shard_of(&argv[first], n);
+    let single = n == 1 || spec.key_positions(argv.len()).all(|p| shard_of(&argv[p], n) == owner);
+    if single {
+        if owner == shard.id {
+            return run_inline(shard, session.db, handler, &argv);
+        }
+        return Action::Job(Job::new(vec![(owner, handler_op(session.db, handler, argv))], |mut outs| {
+            Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+        }));
+    }
+    match split {
+        Split::One => run_inline(shard, session.db, handler, &argv),
+        Split::Sum => multi::split_sum(n, session.db, handler, &argv),
+        Split::Gather => multi::split_gather(n, session.db, handler, &argv),
+        Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, &argv),
+        Split::Custom(f) => f(shard, session, &argv),
+    }
+}
+
+fn every_shard(nshards: usize, db: usize, handler: table::Handler, merge: Merge, argv: Vec<Bytes>) -> Action {
+    let ops = (0..nshards).map(|s| (s, handler_op(db, handler, argv.clone()))).collect();
+    Action::Job(Job::new(ops, move |outs| Action::Reply(multi::merge(merge, outs))))
+}

@@ -1,0 +1,454 @@
+//! String commands: GET/SET and friends, counters, ranges.
+
+use bytes::{Bytes, BytesMut};
+
+use super::args::{err, Args, Reply};
+use super::expire::{deadline_from, ExpireUnit};
+use super::Ctx;
+use crate::resp::Frame;
+use crate::store::{Entry, Value};
+use crate::util::num::{format_incr_float, parse_f64, parse_i64};
+
+/// The string stored at `entry`, or WRONGTYPE.
+pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
+    match &entry.value {
+        Value::Str(s) => Ok(s),
+        #[allow(unreachable_patterns)]
+        _ => Err(err::wrongtype()),
+    }
+}
+
+/// Reads a string key: Ok(None) when missing, WRONGTYPE for other types.
+fn read_str(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Frame> {
+    match ctx.ks().read(key) {
+        Some(entry) => as_str(entry).cloned().map(Some),
+        None => Ok(None),
+    }
+}
+
+fn bulk_or_null(v: Option<Bytes>) -> Frame {
+    v.map_or(Frame::Null, Frame::Bulk)
+}
+
+fn max_bulk(ctx: &Ctx) -> usize {
+    ctx.shard.shared.limits.max_bulk_len()
+}
+
+pub fn get(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    read_str(ctx, &argv[1]).map(bulk_or_null)
+}
+
+/// The TTL a SET-like command leaves on its key.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum TtlChange {
+    Clear,
+    Keep,
+    At(u64),
+}
+
+pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let (key, value) = (&argv[1], &argv[2]);
+    let mut args = Args::new(&argv[2..]);
+    let (mut nx, mut xx, mut get) = (false, false, false);
+    let mut ttl = TtlChange::Clear;
+    let mut ttl_given = false;
+    while !args.is_empty() {
+        let word = args.next_keyword()?;
+        if word.is("NX") && !xx {
+            nx = true;
+        } else if word.is("XX") && !nx {
+            xx = true;
+        } else if word.is("GET") {
+            get = true;
+        } else if word.is("KEEPTTL") && !ttl_given {
+            ttl_given = true;
+            ttl = TtlChange::Keep;
+        } else if !ttl_given && !args.is_empty() {
+            let unit = if word.is("EX") {
+                ExpireUnit::RelSeconds
+            } else if word.is("PX") {
+                ExpireUnit::RelMillis
+            } else if word.is("EXAT") {
+                ExpireUnit::AbsSeconds
+            } else if word.is("PXAT") {
+                ExpireUnit::AbsMillis
+            } else {
+                return Err(err::syntax());
+            };
+            let amount = args.next_i64()?;
+            ttl_given = true;
+            ttl = TtlChange::At(positive_deadline(amount, unit, ctx.now_ms(), "set")?);
+        } else {
+            return Err(err::syntax());
+        }
+    }
+    let now = ctx.now_ms();
+    let mut ks = ctx.ks();
+    let old = match ks.peek(key) {
+        Some(entry) if get => Some(as_str(entry)?.clone()),
+        Some(_) => Some(Bytes::new()),
+        None => None,
+    };
+    let exists = old.is_some();
+    let reply_skipped = || if get { bulk_or_null(old.clone()) } else { Frame::Null };
+    if (nx && exists) || (xx && !exists) {
+        return Ok(reply_skipped());
+    }
+    let stored = Value::Str(Bytes::copy_from_slice(value));
+    match ttl {
+        TtlChange::Clear => ks.set(key, stored, None),
+        TtlChange::Keep => ks.set_keep_ttl(key, stored),
+        // A deadline already past: the key ends up absent, as Redis deletes it.
+        TtlChange::At(at) if at <= now => {
+            ks.remove(key);
+        }
+        TtlChange::At(at) => ks.set(key, stored, Some(at)),
+    }
+    Ok(if get { bulk_or_null(old) } else { Frame::OK })
+}
+
+/// Converts a SET/SETEX/GETEX expire argument, which must be positive, to a
+/// deadline; Redis's error names the command.
+fn positive_deadline(amount: i64, unit: ExpireUnit, now_ms: u64, cmd: &str) -> Result<u64, Frame> {
+    let invalid = || Frame::Error(format!("ERR invalid expire time in '{cmd}' command"));
+    if amount <= 0 {
+        return Err(invalid());
+    }
+    match deadline_from(amount, unit, now_ms) {
+        Some(at) if at > 0 => Ok(at as u64),
+        _ => Err(invalid()),
+    }
+}
+
+pub fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    if ks.exists(&argv[1]) {
+        return Ok(Frame::Integer(0));
+    }
+    ks.set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    Ok(Frame::Integer(1))
+}
+
+fn setex_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit, cmd: &str) -> Reply {
+    let amount = super::args::int_arg(&argv[2])?;
+    let at = positive_deadline(amount, unit, ctx.now_ms(), cmd)?;
+    ctx.ks().set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[3])), Some(at));
+    Ok(Frame::OK)
+}
+
+pub fn setex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    setex_generic(ctx, argv, ExpireUnit::RelSeconds, "setex")
+}
+
+pub fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    setex_generic(ctx, argv, ExpireUnit::RelMillis, "psetex")
+}
+
+pub fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let old = read_str(ctx, &argv[1])?;
+    ctx.ks().set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    Ok(bulk_or_null(old))
+}
+
+pub fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let old = read_str(ctx, &argv[1])?;
+    if old.is_some() {
+        ctx.ks().remove(&argv[1]);
+    }
+    Ok(bulk_or_null(old))
+}
+
+pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let key = &argv[1];
+    let mut args = Args::new(&argv[1..]);
+    let mut change: Option<Option<u64>> = None;
+    let mut past = false;
+    while !args.is_empty() {
+        let word = args.next_keyword()?;
+        if change.is_some() {
+            return Err(err::syntax());
+        }
+        if word.is("PERSIST") {
+            change = Some(None);
+            continue;
+        }
+        let unit = if word.is("EX") {
+            ExpireUnit::RelSeconds
+        } else if word.is("PX") {
+            ExpireUnit::RelMillis
+        } else if word.is("EXAT") {
+            ExpireUnit::AbsSeconds
+        } else if word.is("PXAT") {
+            ExpireUnit::AbsMillis
+        } else {
+            return Err(err::syntax());
+        };
+        if args.is_empty() {
+            return Err(err::syntax());
+        }
+        let at = positive_deadline(args.next_i64()?, unit, ctx.now_ms(), "getex")?;
+        past = at <= ctx.now_ms();
+        change = Some(Some(at));
+    }
+    let value = read_str(ctx, key)?;
+    if value.is_some() {
+        match change {
+            Some(_) if past => {
+                ctx.ks().remove(key);
+            }
+            Some(at) => {
+                ctx.ks().set_expire(key, at);
+            }
+            None => {}
+        }
+    }
+    Ok(bulk_or_null(value))
+}
+
+pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    let values = argv[1..]
+        .iter()
+        .map(|key| match ks.read(key).map(|e| &e.value) {
+            Some(Value::Str(s)) => Frame::Bulk(s.clone()),
+            _ => Frame::Null,
+        })
+        .collect();
+    Ok(Frame::Array(values))
+}
+
+pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    if argv.len() % 2 == 0 {
+        return Err(err::wrong_arity(std::str::from_utf8(&argv[0]).unwrap_or("mset")));
+    }
+    let mut ks = ctx.ks();
+    for pair in argv[1..].chunks_exact(2) {
+        ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+    }
+    Ok(Frame::OK)
+}
+
+pub fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    if argv.len() % 2 == 0 {
+        return Err(err::wrong_arity("msetnx"));
+    }
+    let mut ks = ctx.ks();
+    if argv[1..].chunks_exact(2).any(|pair| ks.exists(&pair[0])) {
+        return Ok(Frame::Integer(0));
+    }
+    for pair in argv[1..].chunks_exact(2) {
+        ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+    }
+    Ok(Frame::Integer(1))
+}
+
+/// Adds `delta` to the integer at `key` (0 if missing), keeping its TTL.
+fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Reply {
+    let mut ks = ctx.ks();
+    let current = match ks.get(key) {
+        Some(entry) => {
+            let s = as_str(entry)?;
+            parse_i64(s).ok_or_else(err::not_integer)?
+        }
+        None => 0,
+    };
+    let next = current.checked_add(delta).ok_or_else(|| err::frame(err::OVERFLOW))?;
+    let mut buf = Vec::with_capacity(20);
+    crate::util::num::format_i64(next, &mut buf);
+    ks.set_keep_ttl(key, Value::Str(Bytes::from(buf)));
+    Ok(Frame::Integer(next))
+}
+
+pub fn incr(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    incr_by(ctx, &argv[1], 1)
+}
+
+pub fn decr(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    incr_by(ctx, &argv[1], -1)
+}
+
+pub fn incrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let delta = super::args::int_arg(&argv[2])?;
+    incr_by(ctx, &argv[1], delta)
+}
+
+pub fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let delta = super::args::int_arg(&argv[2])?;
+    if delta == i64::MIN {
+        return Err(err::frame("ERR decrement would overflow"));
+    }
+    incr_by(ctx, &argv[1], -delta)
+}
+
+pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let not_float = || err::frame(err::NOT_FLOAT);
+    let delta = parse_f64(&argv[2]).ok_or_else(not_float)?;
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    let current = match ks.get(key) {
+        Some(entry) => parse_f64(as_str(entry)?).ok_or_else(not_float)?,
+        None => 0.0,
+    };
+    let next = current + delta;
+    if !next.is_finite() {
+        return Err(err::frame("ERR increment would produce NaN or Infinity"));
+    }
+    let text = Bytes::from(format_incr_float(next));
+    ks.set_keep_ttl(key, Value::Str(text.clone()));
+    Ok(Frame::Bulk(text))
+}
+
+pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let limit = max_bulk(ctx);
+    let mut ks = ctx.ks();
+    let joined = match ks.get(&argv[1]) {
+        Some(entry) => {
+            let old = as_str(entry)?;
+            if old.len() + argv[2].len() > limit {
+                return Err(err::frame(err::TOO_BIG));
+            }
+            let mut buf = BytesMut::with_capacity(old.len() + argv[2].len());
+            buf.extend_from_slice(old);
+            buf.extend_from_slice(&argv[2]);
+            buf.freeze()
+        }
+        None => Bytes::copy_from_slice(&argv[2]),
+    };
+    let len = joined.len() as i64;
+    ks.set_keep_ttl(&argv[1], Value::Str(joined));
+    Ok(Frame::Integer(len))
+}
+
+pub fn strlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    Ok(Frame::Integer(read_str(ctx, &argv[1])?.map_or(0, |s| s.len() as i64)))
+}
+
+/// Resolves Redis's GETRANGE indexes to a byte range of a `len`-byte string.
+pub fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    if (start < 0 && end < 0 && start > end) || len == 0 {
+        return None;
+    }
+    let start = if start < 0 { (len + start).max(0) } else { start };
+    let end = if end < 0 { (len + end).max(0) } else { end.min(len - 1) };
+    (start <= end).then_some((start as usize, end as usize))
+}
+
+pub fn getrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let start = super::args::int_arg(&argv[2])?;
+    let end = super::args::int_arg(&argv[3])?;
+    let value = read_str(ctx, &argv[1])?.unwrap_or_default();
+    Ok(match clamp_range(start, end, value.len()) {
+        Some((a, b)) => Frame::Bulk(value.slice(a..=b)),
+        None => Frame::Bulk(Bytes::new()),
+    })
+}
+
+pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let offset = super::args::int_arg(&argv[2])?;
+    if offset < 0 {
+        return Err(err::frame("ERR offset is out of range"));
+    }
+    let offset = offset as usize;
+    let patch = &argv[3];
+    let limit = max_bulk(ctx);
+    let mut ks = ctx.ks();
+    let old = match ks.get(&argv[1]) {
+        Some(entry) => Some(as_str(entry)?.clone()),
+        None => None,
+    };
+    if patch.is_empty() {
+        return Ok(Frame::Integer(old.map_or(0, |s| s.len() as i64)));
+    }
+    if offset.saturating_add(patch.len()) > limit {
+        return Err(err::frame(err::TOO_BIG));
+    }
+    let old = old.unwrap_or_default();
+    let mut buf = BytesMut::from(&old[..]);
+    if buf.len() < offset + patch.len() {
+        buf.resize(offset + patch.len(), 0);
+    }
+    buf[offset..offset + patch.len()].copy_from_slice(patch);
+    let len = buf.len() as i64;
+    ks.set_keep_ttl(&argv[1], Value::Str(buf.freeze()));
+    Ok(Frame::Integer(len))
+}
+
+/// LCS over two values already fetched (they may come from different shards).
+/// `argv` is the whole command; keys are argv[1] and argv[2].
+pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply {
+    let string = |v: Option<&Value>| match v {
+        None => Ok(Bytes::new()),
+        Some(Value::Str(s)) => Ok(s.clone()),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(err::frame("ERR The specified keys must contain string values")),
+    };
+    let mut args = Args::new(&argv[2..]);
+    let (mut want_len, mut want_idx, mut with_len, mut min_len) = (false, false, false, 0i64);
+    while !args.is_empty() {
+        let word = args.next_keyword()?;
+        if word.is("LEN") {
+            want_len = true;
+        } else if word.is("IDX") {
+            want_idx = true;
+        } else if word.is("WITHMATCHLEN") {
+            with_len = true;
+        } else if word.is("MINMATCHLEN") && !args.is_empty() {
+            min_len = args.next_i64()?.max(0);
+        } else {
+            return Err(err::syntax());
+        }
+    }
+    let (a, b) = (string(a)?, string(b)?);
+    if want_len && want_idx {
+        return Err(err::frame("ERR If you want both the length and indexes, please just use IDX."));
+    }
+    let found = crate::util::lcs::lcs(&a, &b);
+    if want_len {
+        return Ok(Frame::Integer(found.sequence.len() as i64));
+    }
+    if !want_idx {
+        return Ok(Frame::Bulk(Bytes::from(found.sequence)));
+    }
+    let range = |(s, e): (usize, usize)| Frame::Array(vec![Frame::Integer(s as i64), Frame::Integer(e as i64)]);
+    let matches = found
+        .matches
+        .iter()
+        .filter(|((s, e), _)| (e - s + 1) as i64 >= min_len)
+        .map(|&(ra, rb)| {
+            let mut item = vec![range(ra), range(rb)];
+            if with_len {
+                item.push(Frame::Integer((ra.1 - ra.0 + 1) as i64));
+            }
+            Frame::Array(item)
+        })
+        .collect();
+    Ok(Frame::Map(vec![
+        (Frame::bulk("matches"), Frame::Array(matches)),
+        (Frame::bulk("len"), Frame::Integer(found.sequence.len() as i64)),
+    ]))
+}
+
+pub fn lcs(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let mut ks = ctx.ks();
+    let a = ks.read(&argv[1]).map(|e| e.value.clone());
+    let b = ks.read(&argv[2]).map(|e| e.value.clone());
+    lcs_reply(a.as_ref(), b.as_ref(), argv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clamp_range;
+
+    #[test]
+    fn getrange_indexes_follow_redis() {
+        assert_eq!(clamp_range(0, 3, 10), Some((0, 3)));
+        assert_eq!(clamp_range(-3, -1, 10), Some((7, 9)));
+        assert_eq!(clamp_range(0, -1, 10), Some((0, 9)));
+        assert_eq!(clamp_range(10, 100, 10), None);
+        assert_eq!(clamp_range(5, 100, 10), Some((5, 9)));
+        assert_eq!(clamp_range(-1, -5, 10), None);
+        assert_eq!(clamp_range(-100, 2, 10), Some((0, 2)));
+        assert_eq!(clamp_range(0, 0, 0), None);
+    }
+}

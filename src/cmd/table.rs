@@ -1,0 +1,236 @@
+//! The command table: one row per command. Dispatch, key routing, arity
+//! errors and COMMAND INFO/DOCS/LIST all read from it.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use super::args::Reply;
+use super::{connection, expire, keys, multi, server, strings, Ctx, Session};
+use crate::cmd::ShardData;
+use crate::shard::Action;
+
+/// Work on the store of the shard that owns the keys.
+pub type Handler = fn(&mut Ctx, &[Bytes]) -> Reply;
+/// Work answered by the connection's own thread (it may start a job).
+pub type ConnHandler = fn(&mut ShardData, &mut Session, &[Bytes]) -> Action;
+
+/// How a command whose keys live on several shards is carried out.
+#[derive(Clone, Copy)]
+pub enum Split {
+    /// Single-key command: never spans shards.
+    One,
+    /// Run per shard on its keys, sum the integer replies (DEL, EXISTS, ...).
+    Sum,
+    /// Run per shard, put the values back in request order (MGET).
+    Gather,
+    /// Run per shard on its key/value pairs (MSET).
+    Pairs,
+    /// A sequence of steps over shards (RENAME, COPY, MSETNX, LCS).
+    Custom(fn(&mut ShardData, &Session, &[Bytes]) -> Action),
+}
+
+/// How per-shard replies of a command that runs on every shard combine.
+#[derive(Clone, Copy)]
+pub enum Merge {
+    Sum,
+    Ok,
+    Concat,
+}
+
+#[derive(Clone, Copy)]
+pub enum Route {
+    Keyed(Handler, Split),
+    EveryShard(Handler, Merge),
+    Conn(ConnHandler),
+}
+
+pub struct CommandSpec {
+    pub name: &'static str,
+    /// Redis arity: N exact, -N at least N (the name counts).
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub route: Route,
+}
+
+impl CommandSpec {
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i32;
+        if self.arity >= 0 {
+            argc == self.arity
+        } else {
+            argc >= -self.arity
+        }
+    }
+
+    /// Positions of the key arguments in `argv`.
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let argc = argc as i32;
+        let first = self.first_key;
+        let last = if self.last_key < 0 { argc + self.last_key } else { self.last_key.min(argc - 1) };
+        let step = self.step.max(1);
+        let valid = first > 0 && first < argc;
+        (first..=last)
+            .step_by(step as usize)
+            .filter(move |_| valid)
+            .map(|i| i as usize)
+    }
+
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.contains(&flag)
+    }
+}
+
+const W: &[&str] = &["write", "denyoom"];
+const WF: &[&str] = &["write", "denyoom", "fast"];
+const WD: &[&str] = &["write"];
+const WDF: &[&str] = &["write", "fast"];
+const R: &[&str] = &["readonly"];
+const RF: &[&str] = &["readonly", "fast"];
+const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
+const CONN: &[&str] = &["noscript", "loading", "stale", "fast"];
+
+#[rustfmt::skip]
+const fn keyed(name: &'static str, arity: i32, flags: &'static [&'static str], keys: (i32, i32, i32), group: &'static str, since: &'static str, summary: &'static str, h: Handler, split: Split) -> CommandSpec {
+    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split) }
+}
+
+#[rustfmt::skip]
+const fn every(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: Handler, merge: Merge) -> CommandSpec {
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge) }
+}
+
+#[rustfmt::skip]
+const fn conn(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: ConnHandler) -> CommandSpec {
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h) }
+}
+
+const ONE: (i32, i32, i32) = (1, 1, 1);
+const TWO: (i32, i32, i32) = (1, 2, 1);
+const ALL: (i32, i32, i32) = (1, -1, 1);
+
+#[rustfmt::skip]
+pub static COMMANDS: &[CommandSpec] = &[
+    // Strings
+    keyed("get", 2, RF, ONE, "string", "1.0.0", "Returns the string value of a key.", strings::get, Split::One),
+    keyed("set", -3, W, ONE, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", strings::set, Split::One),
+    keyed("setnx", 3, WF, ONE, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", strings::setnx, Split::One),
+    keyed("setex", 4, W, ONE, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", strings::setex, Split::One),
+    keyed("psetex", 4, W, ONE, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", strings::psetex, Split::One),
+    keyed("getset", 3, WF, ONE, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", strings::getset, Split::One),
+    keyed("getdel", 2, WDF, ONE, "string", "6.2.0", "Returns the string value of a key after deleting the key.", strings::getdel, Split::One),
+    keyed("getex", -2, WDF, ONE, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", strings::getex, Split::One),
+    keyed("mget", -2, RF, ALL, "string", "1.0.0", "Atomically returns the string values of one or more keys.", strings::mget, Split::Gather),
+    keyed("mset", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", strings::mset, Split::Pairs),
+    keyed("msetnx", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", strings::msetnx, Split::Custom(multi::msetnx)),
+    keyed("incr", 2, WF, ONE, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::incr, Split::One),
+    keyed("decr", 2, WF, ONE, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::decr, Split::One),
+    keyed("incrby", 3, WF, ONE, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrby, Split::One),
+    keyed("decrby", 3, WF, ONE, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", strings::decrby, Split::One),
+    keyed("incrbyfloat", 3, WF, ONE, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrbyfloat, Split::One),
+    keyed("append", 3, WF, ONE, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", strings::append, Split::One),
+    keyed("strlen", 2, RF, ONE, "string", "2.2.0", "Returns the length of a string value.", strings::strlen, Split::One),
+    keyed("getrange", 4, R, ONE, "string", "2.4.0", "Returns a substring of the string stored at a key.", strings::getrange, Split::One),
+    keyed("substr", 4, R, ONE, "string", "1.0.0", "Returns a substring from a string value.", strings::getrange, Split::One),
+    keyed("setrange", 4, W, ONE, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", strings::setrange, Split::One),
+    keyed("lcs", -3, R, TWO, "string", "7.0.0", "Finds the longest common substring.", strings::lcs, Split::Custom(multi::lcs)),
+    // Keyspace
+    keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
+    keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),
+    keyed("exists", -2, RF, ALL, "generic", "1.0.0", "Determines whether one or more keys exist.", keys::exists, Split::Sum),
+    keyed("touch", -2, RF, ALL, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", keys::touch, Split::Sum),
+    keyed("type", 2, RF, ONE, "generic", "1.0.0", "Determines the type of value stored at a key.", keys::type_, Split::One),
+    keyed("rename", 3, WD, TWO, "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename, Split::Custom(multi::rename)),
+    keyed("renamenx", 3, WDF, TWO, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::rename, Split::Custom(multi::rename)),
+    keyed("copy", -3, W, TWO, "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy, Split::Custom(multi::copy)),
+    keyed("move", 3, WDF, ONE, "generic", "1.0.0", "Moves a key to another database.", keys::move_, Split::One),
+    keyed("object", -2, R, (2, 2, 1), "generic", "2.2.3", "A container for object introspection commands.", keys::object, Split::One),
+    every("keys", 2, R, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys, Merge::Concat),
+    every("dbsize", 1, RF, "server", "1.0.0", "Returns the number of keys in the database.", keys::dbsize, Merge::Sum),
+    every("flushdb", -1, WD, "server", "1.0.0", "Removes all keys from the current database.", keys::flushdb, Merge::Ok),
+    every("flushall", -1, WD, "server", "1.0.0", "Removes all keys from all databases.", keys::flushall, Merge::Ok),
+    every("swapdb", 3, WDF, "server", "4.0.0", "Swaps two Redis databases.", keys::swapdb, Merge::Ok),
+    conn("randomkey", 1, R, "generic", "1.0.0", "Returns a random key name from the database.", multi::randomkey),
+    conn("scan", -2, R, "generic", "2.8.0", "Iterates over the key names in the database.", multi::scan),
+    // Expiry
+    keyed("expire", -3, WDF, ONE, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", expire::expire, Split::One),
+    keyed("pexpire", -3, WDF, ONE, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", expire::pexpire, Split::One),
+    keyed("expireat", -3, WDF, ONE, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expire::expireat, Split::One),
+    keyed("pexpireat", -3, WDF, ONE, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", expire::pexpireat, Split::One),
+    keyed("ttl", 2, RF, ONE, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", expire::ttl, Split::One),
+    keyed("pttl", 2, RF, ONE, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", expire::pttl, Split::One),
+    keyed("expiretime", 2, RF, ONE, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", expire::expiretime, Split::One),
+    keyed("pexpiretime", 2, RF, ONE, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", expire::pexpiretime, Split::One),
+    keyed("persist", 2, WDF, ONE, "generic", "2.2.0", "Removes the expiration time of a key.", expire::persist, Split::One),
+    // Connection
+    conn("ping", -1, CONN, "connection", "1.0.0", "Returns the server's liveliness response.", connection::ping),
+    conn("echo", 2, CONN, "connection", "1.0.0", "Returns the given string.", connection::echo),
+    conn("quit", -1, CONN, "connection", "1.0.0", "Closes the connection.", connection::quit),
+    conn("hello", -1, CONN, "connection", "6.0.0", "Handshakes with the Redis server.", connection::hello),
+    conn("auth", -2, CONN, "connection", "1.0.0", "Authenticates the connection.", connection::auth),
+    conn("select", 2, CONN, "connection", "1.0.0", "Changes the selected database.", connection::select),
+    conn("reset", 1, CONN, "connection", "6.2.0", "Resets the connection.", connection::reset),
+    conn("client", -2, &["admin", "noscript", "loading", "stale"], "connection", "2.4.0", "A container for client connection commands.", connection::client),
+    // Server
+    conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
+    conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),
+    conn("config", -2, ADMIN, "server", "2.0.0", "A container for server configuration commands.", server::config),
+    conn("time", 1, &["loading", "stale", "fast"], "server", "2.6.0", "Returns the server time.", server::time),
+    conn("debug", -2, ADMIN, "server", "1.0.0", "A container for debugging commands.", server::debug),
+    conn("shutdown", -1, &["admin", "noscript", "loading", "stale"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
+    conn("lastsave", 1, &["loading", "stale", "fast"], "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
+];
+
+/// Finds a command by name, case-insensitively.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    static INDEX: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect());
+    if name.len() > 32 {
+        return None;
+    }
+    let mut lower = [0u8; 32];
+    let lower = &mut lower[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    index.get(std::str::from_utf8(lower).ok()?).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lowercase() {
+        let mut seen = std::collections::HashSet::new();
+        for c in COMMANDS {
+            assert!(seen.insert(c.name), "duplicate {}", c.name);
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn key_positions_follow_first_last_step() {
+        let mset = lookup(b"MSET").unwrap();
+        assert_eq!(mset.key_positions(7).collect::<Vec<_>>(), vec![1, 3, 5]);
+        let get = lookup(b"get").unwrap();
+        assert_eq!(get.key_positions(2).collect::<Vec<_>>(), vec![1]);
+        let object = lookup(b"object").unwrap();
+        assert_eq!(object.key_positions(2).count(), 0, "OBJECT HELP has no key");
+        assert!(lookup(b"nosuchcommand").is_none());
+    }
+
+    #[test]
+    fn arity_rules() {
+        let get = lookup(b"get").unwrap();
+        assert!(get.arity_ok(2) && !get.arity_ok(3));
+        let set = lookup(b"set").unwrap();
+        assert!(set.arity_ok(3) && set.arity_ok(9) && !set.arity_ok(2));
+    }
+}

@@ -1,0 +1,366 @@
+//! Configuration: command-line flags, a redis.conf subset, and the parameter
+//! table behind CONFIG GET / CONFIG SET (Redis's names, aliases and errors).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Command-line flags. Flags override the config file, as with redis-server.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(name = "ember", version, about = "A Redis-compatible cache server with per-core shards")]
+pub struct Flags {
+    /// Config file (redis.conf subset).
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// TCP port (default 6379).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to listen on (default 127.0.0.1).
+    #[arg(long)]
+    pub bind: Option<String>,
+    /// Number of shards, one thread each (default: available cores).
+    #[arg(long)]
+    pub shards: Option<usize>,
+    /// Expiry timer frequency per second (1..500, default 10).
+    #[arg(long)]
+    pub hz: Option<u32>,
+    /// Log level: debug, verbose, notice, warning.
+    #[arg(long)]
+    pub loglevel: Option<String>,
+}
+
+/// The server's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub port: u16,
+    pub bind: String,
+    pub shards: usize,
+    pub hz: u32,
+    pub active_expire_effort: u32,
+    /// Longest uninterrupted run of expiry work, microseconds (ember).
+    pub active_expire_slice_us: u64,
+    pub notify_keyspace_events: String,
+    pub maxclients: usize,
+    pub databases: usize,
+    pub proto_max_bulk_len: u64,
+    pub client_query_buffer_limit: u64,
+    pub loglevel: String,
+    pub timeout: u64,
+    pub tcp_keepalive: u64,
+    pub enable_debug_command: String,
+    pub config_file: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: "127.0.0.1".into(),
+            shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            hz: 10,
+            active_expire_effort: 1,
+            active_expire_slice_us: 500,
+            notify_keyspace_events: String::new(),
+            maxclients: 10_000,
+            databases: 16,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            loglevel: "notice".into(),
+            timeout: 0,
+            tcp_keepalive: 300,
+            enable_debug_command: "local".into(),
+            config_file: None,
+        }
+    }
+}
+
+/// A config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("could not read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "\n*** FATAL CONFIG FILE ERROR (ember {version}) ***\nReading the configuration file, at line {line}\n>>> '{text}'\n{reason}"
+    )]
+    Directive { version: &'static str, line: usize, text: String, reason: String },
+    #[error("invalid value for --{flag}: {reason}")]
+    Flag { flag: &'static str, reason: String },
+}
+
+impl Config {
+    /// Defaults, then the config file, then the flags.
+    pub fn load(flags: &Flags) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        if let Some(path) = &flags.config {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+            config.apply_file(&text)?;
+            config.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
+        }
+        if let Some(port) = flags.port {
+            config.port = port;
+        }
+        if let Some(bind) = &flags.bind {
+            config.bind = bind.clone();
+        }
+        if let Some(shards) = flags.shards {
+            if shards == 0 || shards > 1024 {
+                return Err(ConfigError::Flag { flag: "shards", reason: "must be between 1 and 1024".into() });
+            }
+            config.shards = shards;
+        }
+        if let Some(hz) = flags.hz {
+            config.hz = hz.clamp(1, 500);
+        }
+        if let Some(level) = &flags.loglevel {
+            set_param(&mut config, "loglevel", level, true)
+                .map_err(|reason| ConfigError::Flag { flag: "loglevel", reason })?;
+        }
+        Ok(config)
+    }
+
+    /// Applies redis.conf-style text: `name value...` per line, `#` comments.
+    pub fn apply_file(&mut self, text: &str) -> Result<(), ConfigError> {
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fail = |reason: String| ConfigError::Directive {
+                version: env!("CARGO_PKG_VERSION"),
+                line: index + 1,
+                text: line.to_string(),
+                reason,
+            };
+            let words = split_config_line(line).ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
+            let (name, values) = words.split_first().expect("non-empty line");
+            let name = name.to_ascii_lowercase();
+            if find_param(&name).is_none() || values.is_empty() {
+                return Err(fail("Bad directive or wrong number of arguments".into()));
+            }
+            set_param(self, &name, &values.join(" "), true).map_err(fail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits a config line into words, honouring double and single quotes.
+fn split_config_line(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&first) = chars.peek() else {
+            return Some(words);
+        };
+        let mut word = String::new();
+        if first == '"' || first == '\'' {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    c if c == first => break,
+                    '\\' if first == '"' => word.push(chars.next()?),
+                    c => word.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+        }
+        words.push(word);
+    }
+}
+
+/// One configuration parameter.
+pub struct Param {
+    pub name: &'static str,
+    pub alias: Option<&'static str>,
+    pub mutable: bool,
+    get: fn(&Config) -> String,
+    set: fn(&mut Config, &str) -> Result<(), String>,
+}
+
+fn int_in(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
+    let n: i64 = v.parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    if n < lo || n > hi {
+        return Err(format!("argument must be between {lo} and {hi} inclusive"));
+    }
+    Ok(n)
+}
+
+/// Redis's memory sizes: plain bytes, or k/kb/m/mb/g/gb (k = 1000, kb = 1024).
+pub fn parse_memory(v: &str) -> Option<u64> {
+    let lower = v.to_ascii_lowercase();
+    let split = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mul = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1024,
+        "m" => 1_000_000,
+        "mb" => 1024 * 1024,
+        "g" => 1_000_000_000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(mul)
+}
+
+fn memory(v: &str) -> Result<u64, String> {
+    parse_memory(v).ok_or_else(|| "argument must be a memory value".to_string())
+}
+
+fn one_of(v: &str, options: &[&str]) -> Result<String, String> {
+    let lower = v.to_ascii_lowercase();
+    if options.contains(&lower.as_str()) {
+        Ok(lower)
+    } else {
+        Err(format!("argument(s) must be one of the following: {}", options.join(", ")))
+    }
+}
+
+/// Event classes of `notify-keyspace-events`, in Redis's canonical order.
+const EVENT_CLASSES: &str = "g$lshzxetmdn";
+
+/// Normalizes `notify-keyspace-events` flags the way Redis prints them back.
+pub fn normalize_events(v: &str) -> Result<String, String> {
+    let invalid = || "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string();
+    let mut classes = std::collections::BTreeSet::new();
+    let (mut keyspace, mut keyevent) = (false, false);
+    for c in v.chars() {
+        match c {
+            'A' => classes.extend("g$lshzxet".chars()),
+            'K' => keyspace = true,
+            'E' => keyevent = true,
+            c if EVENT_CLASSES.contains(c) => {
+                classes.insert(c);
+            }
+            _ => return Err(invalid()),
+        }
+    }
+    let all = "g$lshzxet".chars().all(|c| classes.contains(&c));
+    let mut out = String::new();
+    if all {
+        out.push('A');
+    }
+    for c in EVENT_CLASSES.chars() {
+        let in_a = "g$lshzxet".contains(c);
+        if classes.contains(&c) && !(all && in_a) {
+            out.push(c);
+        }
+    }
+    // Without K or E nothing is delivered; Redis then reports an empty string.
+    if !keyspace && !keyevent {
+        return Ok(String::new());
+    }
+    if keyspace {
+        out.push('K');
+    }
+    if keyevent {
+        out.push('E');
+    }
+    Ok(out)
+}
+
+#[rustfmt::skip]
+pub static PARAMS: &[Param] = &[
+    Param { name: "port", alias: None, mutable: false, get: |c| c.port.to_string(), set: |c, v| { c.port = int_in(v, 0, 65535)? as u16; Ok(()) } },
+    Param { name: "bind", alias: None, mutable: false, get: |c| c.bind.clone(), set: |c, v| { c.bind = v.split_whitespace().next().unwrap_or("127.0.0.1").to_string(); Ok(()) } },
+    Param { name: "shards", alias: None, mutable: false, get: |c| c.shards.to_string(), set: |c, v| { c.shards = int_in(v, 1, 1024)? as usize; Ok(()) } },
+    Param { name: "databases", alias: None, mutable: false, get: |c| c.databases.to_string(), set: |c, v| { c.databases = int_in(v, 1, i32::MAX as i64)? as usize; Ok(()) } },
+    Param { name: "hz", alias: None, mutable: true, get: |c| c.hz.to_string(), set: |c, v| { c.hz = int_in(v, 0, i32::MAX as i64)?.clamp(1, 500) as u32; Ok(()) } },
+    Param { name: "active-expire-effort", alias: None, mutable: true, get: |c| c.active_expire_effort.to_string(), set: |c, v| { c.active_expire_effort = int_in(v, 1, 10)? as u32; Ok(()) } },
+    Param { name: "active-expire-slice-us", alias: None, mutable: true, get: |c| c.active_expire_slice_us.to_string(), set: |c, v| { c.active_expire_slice_us = int_in(v, 10, 1_000_000)? as u64; Ok(()) } },
+    Param { name: "notify-keyspace-events", alias: None, mutable: true, get: |c| c.notify_keyspace_events.clone(), set: |c, v| { c.notify_keyspace_events = normalize_events(v)?; Ok(()) } },
+    Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, i32::MAX as i64)? as usize; Ok(()) } },
+    Param { name: "proto-max-bulk-len", alias: None, mutable: true, get: |c| c.proto_max_bulk_len.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be a memory value of at least 1mb".into()); } c.proto_max_bulk_len = n; Ok(()) } },
+    Param { name: "client-query-buffer-limit", alias: None, mutable: true, get: |c| c.client_query_buffer_limit.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be a memory value of at least 1mb".into()); } c.client_query_buffer_limit = n; Ok(()) } },
+    Param { name: "loglevel", alias: None, mutable: true, get: |c| c.loglevel.clone(), set: |c, v| { c.loglevel = one_of(v, &["debug", "verbose", "notice", "warning"])?; Ok(()) } },
+    Param { name: "timeout", alias: None, mutable: true, get: |c| c.timeout.to_string(), set: |c, v| { c.timeout = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
+    Param { name: "tcp-keepalive", alias: None, mutable: true, get: |c| c.tcp_keepalive.to_string(), set: |c, v| { c.tcp_keepalive = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
+    Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
+    // Accepted for compatibility with tools that read them (redis-benchmark
+    // asks for both); ember keeps no persistence yet.
+    Param { name: "save", alias: None, mutable: true, get: |_| String::new(), set: |_, _| Ok(()) },
+    Param { name: "appendonly", alias: None, mutable: true, get: |_| "no".into(), set: |_, v| { one_of(v, &["yes", "no"]).and_then(|v| if v == "no" { Ok(()) } else { Err("appendonly is not supported by ember yet".into()) }) } },
+    Param { name: "maxmemory", alias: None, mutable: true, get: |_| "0".into(), set: |_, v| { memory(v).and_then(|n| if n == 0 { Ok(()) } else { Err("maxmemory is not supported by ember yet".into()) }) } },
+    Param { name: "maxmemory-policy", alias: None, mutable: true, get: |_| "noeviction".into(), set: |_, v| { one_of(v, &["noeviction"]).map(|_| ()) } },
+    Param { name: "daemonize", alias: None, mutable: false, get: |_| "no".into(), set: |_, v| { one_of(v, &["no"]).map(|_| ()) } },
+];
+
+pub fn find_param(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
+}
+
+/// Sets a parameter; `at_startup` allows immutable ones. The error is the
+/// reason text Redis puts after "CONFIG SET failed (...) - ".
+pub fn set_param(config: &mut Config, name: &str, value: &str, at_startup: bool) -> Result<(), String> {
+    let param = find_param(name).ok_or_else(|| "unknown option".to_string())?;
+    if !param.mutable && !at_startup {
+        return Err("can't set immutable config".into());
+    }
+    (param.set)(config, value)
+}
+
+/// Parameters whose name or alias matches the glob, with their values.
+pub fn get_params(config: &Config, pattern: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in PARAMS {
+        for name in std::iter::once(p.name).chain(p.alias) {
+            if crate::util::glob::glob_match(pattern, name.as_bytes(), true) {
+                out.push((name.to_string(), (p.get)(config)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_file_directives_and_errors() {
+        let mut c = Config::default();
+        c.apply_file("# comment\nport 7000\nhz 100\nnotify-keyspace-events \"Ex\"\n\nmaxclients 50\n").unwrap();
+        assert_eq!((c.port, c.hz, c.maxclients), (7000, 100, 50));
+        assert_eq!(c.notify_keyspace_events, "xE");
+        let e = c.apply_file("port 1\nfoo bar\n").unwrap_err().to_string();
+        assert!(e.contains("at line 2") && e.contains(">>> 'foo bar'") && e.contains("Bad directive"), "{e}");
+        let e = c.apply_file("hz abc").unwrap_err().to_string();
+        assert!(e.contains("couldn't be parsed into an integer"), "{e}");
+    }
+
+    #[test]
+    fn memory_units_follow_redis() {
+        assert_eq!(parse_memory("1mb"), Some(1024 * 1024));
+        assert_eq!(parse_memory("1m"), Some(1_000_000));
+        assert_eq!(parse_memory("512MB"), Some(512 * 1024 * 1024));
+        assert_eq!(parse_memory("12"), Some(12));
+        assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn events_normalize_like_redis() {
+        assert_eq!(normalize_events("Ex").unwrap(), "xE");
+        assert_eq!(normalize_events("KEA").unwrap(), "AKE");
+        assert_eq!(normalize_events("").unwrap(), "");
+        assert!(normalize_events("Q").is_err());
+    }
+
+    #[test]
+    fn immutable_params_refuse_runtime_changes() {
+        let mut c = Config::default();
+        assert_eq!(set_param(&mut c, "databases", "3", false).unwrap_err(), "can't set immutable config");
+        assert!(set_param(&mut c, "hz", "1000", false).is_ok());
+        assert_eq!(c.hz, 500);
+        assert!(get_params(&c, b"active-expire-*").len() == 2);
+    }
+}

@@ -1,0 +1,331 @@
+//! INFO: per-shard counters kept beside the code that moves them, gathered
+//! from every shard into Redis's sections and field names.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+
+use hdrhistogram::Histogram;
+
+use crate::cmd::ShardData;
+use crate::shard::Shared;
+use crate::store::ExpiryStats;
+
+/// Calls, time and latency of one command on one shard.
+#[derive(Clone)]
+pub struct CmdStat {
+    pub calls: u64,
+    pub usec: u64,
+    pub failed: u64,
+    /// Microseconds per call (INFO latencystats).
+    pub latency: Histogram<u64>,
+}
+
+impl Default for CmdStat {
+    fn default() -> Self {
+        CmdStat {
+            calls: 0,
+            usec: 0,
+            failed: 0,
+            latency: Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("static bounds"),
+        }
+    }
+}
+
+/// Counters one shard's loop moves.
+#[derive(Default, Clone)]
+pub struct ShardCounters {
+    pub commands: HashMap<&'static str, CmdStat>,
+    pub commands_processed: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// Commands processed at the last ops/sec sample, and the rate then.
+    pub ops_at_sample: u64,
+    pub ops_per_sec: u64,
+}
+
+impl ShardCounters {
+    pub fn record(&mut self, name: &'static str, usec: u64, failed: bool) {
+        self.commands_processed += 1;
+        let stat = self.commands.entry(name).or_default();
+        stat.calls += 1;
+        stat.usec += usec;
+        stat.failed += failed as u64;
+        stat.latency.saturating_record(usec.max(1));
+    }
+
+    fn merge(&mut self, other: &ShardCounters) {
+        for (name, stat) in &other.commands {
+            let mine = self.commands.entry(name).or_default();
+            mine.calls += stat.calls;
+            mine.usec += stat.usec;
+            mine.failed += stat.failed;
+            let _ = mine.latency.add(&stat.latency);
+        }
+        self.commands_processed += other.commands_processed;
+        self.net_input_bytes += other.net_input_bytes;
+        self.net_output_bytes += other.net_output_bytes;
+        self.ops_per_sec += other.ops_per_sec;
+    }
+}
+
+/// What one shard reports for INFO.
+pub struct ShardReport {
+    pub shard: usize,
+    /// Per database: (keys, volatile keys, avg_ttl ms).
+    pub dbs: Vec<(usize, usize, f64)>,
+    pub expiry: ExpiryStats,
+    pub counters: ShardCounters,
+}
+
+impl ShardReport {
+    pub fn of(data: &ShardData) -> ShardReport {
+        ShardReport {
+            shard: data.id,
+            dbs: data.store.dbs.iter().map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms)).collect(),
+            expiry: data.store.stats.clone(),
+            counters: data.counters.clone(),
+        }
+    }
+}
+
+/// Jemalloc's view of memory, in bytes.
+pub struct MemoryStats {
+    pub allocated: u64,
+    pub active: u64,
+    pub resident: u64,
+}
+
+pub fn memory_stats() -> MemoryStats {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    let _ = epoch::advance();
+    MemoryStats {
+        allocated: stats::allocated::read().unwrap_or(0) as u64,
+        active: stats::active::read().unwrap_or(0) as u64,
+        resident: stats::resident::read().unwrap_or(0) as u64,
+    }
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// Redis's human-readable sizes: 1.23M etc.
+pub fn human_bytes(n: u64) -> String {
+    let n = n as f64;
+    let units = [("B", 1.0), ("K", 1024.0), ("M", 1024.0 * 1024.0), ("G", 1024.0 * 1024.0 * 1024.0)];
+    let (unit, size) = units.iter().rev().find(|(_, s)| n >= *s).copied().unwrap_or(("B", 1.0));
+    if unit == "B" {
+        format!("{}B", n as u64)
+    } else {
+        format!("{:.2}{unit}", n / size)
+    }
+}
+
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage only writes into the zeroed struct we pass; RUSAGE_SELF is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+    if !ok {
+        return (0.0, 0.0);
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(usage.ru_stime), secs(usage.ru_utime))
+}
+
+const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"];
+const ALL_SECTIONS: &[&str] = &[
+    "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "latencystats", "shards", "keyspace",
+];
+
+/// Which sections INFO's arguments ask for.
+pub fn sections_for(args: &[String]) -> Vec<&'static str> {
+    if args.is_empty() || args.iter().any(|a| a == "default") {
+        return DEFAULT_SECTIONS.to_vec();
+    }
+    if args.iter().any(|a| a == "all" || a == "everything") {
+        return ALL_SECTIONS.to_vec();
+    }
+    ALL_SECTIONS.iter().copied().filter(|s| args.iter().any(|a| a == s)).collect()
+}
+
+/// Builds the INFO text from every shard's report.
+pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> String {
+    let mut expiry = ExpiryStats::default();
+    let mut counters = ShardCounters::default();
+    for r in reports {
+        expiry.merge(&r.expiry);
+        counters.merge(&r.counters);
+    }
+    let config = shared.config.read().expect("config lock").clone();
+    let mut out = String::new();
+    for section in sections {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let title = match *section {
+            "cpu" => "CPU".to_string(),
+            s => format!("{}{}", s[..1].to_ascii_uppercase(), &s[1..]),
+        };
+        let _ = write!(out, "# {title}\r\n");
+        let mut line = |k: &str, v: String| {
+            let _ = write!(out, "{k}:{v}\r\n");
+        };
+        match *section {
+            "server" => {
+                let uptime = shared.started.elapsed().as_secs();
+                line("redis_version", "7.0.15".into());
+                line("ember_version", env!("CARGO_PKG_VERSION").into());
+                line("redis_mode", "standalone".into());
+                line("os", format!("{} {}", std::env::consts::OS, std::env::consts::ARCH));
+                line("arch_bits", (usize::BITS).to_string());
+                line("multiplexing_api", "epoll".into());
+                line("process_id", std::process::id().to_string());
+                line("tcp_port", config.port.to_string());
+                line("uptime_in_seconds", uptime.to_string());
+                line("uptime_in_days", (uptime / 86_400).to_string());
+                line("hz", config.hz.to_string());
+                line("configured_hz", config.hz.to_string());
+                line("shards", shared.nshards.to_string());
+                line("io_threads_active", "0".into());
+                line(
+                    "executable",
+                    std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                );
+                line(
+                    "config_file",
+                    config.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                );
+            }
+            "clients" => {
+                line("connected_clients", shared.counters.connected_clients.load(Relaxed).to_string());
+                line("maxclients", config.maxclients.to_string());
+                line("blocked_clients", "0".into());
+                line("pubsub_clients", "0".into());
+            }
+            "memory" => {
+                let mem = memory_stats();
+                let peak = shared.counters.used_memory_peak.fetch_max(mem.allocated, Relaxed).max(mem.allocated);
+                let rss = rss_bytes();
+                line("used_memory", mem.allocated.to_string());
+                line("used_memory_human", human_bytes(mem.allocated));
+                line("used_memory_rss", rss.to_string());
+                line("used_memory_rss_human", human_bytes(rss));
+                line("used_memory_peak", peak.to_string());
+                line("used_memory_peak_human", human_bytes(peak));
+                line("allocator_allocated", mem.allocated.to_string());
+                line("allocator_active", mem.active.to_string());
+                line("allocator_resident", mem.resident.to_string());
+                line("maxmemory", "0".into());
+                line("maxmemory_policy", "noeviction".into());
+                line("mem_allocator", "jemalloc".into());
+            }
+            "persistence" => {
+                line("loading", "0".into());
+                line("rdb_changes_since_last_save", "0".into());
+                line("aof_enabled", "0".into());
+            }
+            "stats" => {
+                let c = &shared.counters;
+                line("total_connections_received", c.total_connections.load(Relaxed).to_string());
+                line("total_commands_processed", counters.commands_processed.to_string());
+                line("instantaneous_ops_per_sec", counters.ops_per_sec.to_string());
+                line("total_net_input_bytes", counters.net_input_bytes.to_string());
+                line("total_net_output_bytes", counters.net_output_bytes.to_string());
+                line("rejected_connections", c.rejected_connections.load(Relaxed).to_string());
+                line("expired_keys", expiry.expired_keys.to_string());
+                line("expired_stale_perc", format!("{:.2}", expiry.stale_perc));
+                line("expired_time_cap_reached_count", expiry.time_cap_reached.to_string());
+                line("expire_cycle_cpu_milliseconds", (expiry.cycle_cpu_us / 1000).to_string());
+                line("evicted_keys", "0".into());
+                line("keyspace_hits", expiry.hits.to_string());
+                line("keyspace_misses", expiry.misses.to_string());
+                line("expire_lag_p50_ms", expiry.lag_ms.value_at_quantile(0.5).to_string());
+                line("expire_lag_p99_ms", expiry.lag_ms.value_at_quantile(0.99).to_string());
+                line("expire_lag_max_ms", expiry.lag_ms.max().to_string());
+                line("expire_slices", expiry.slices.to_string());
+                line("expire_slice_max_us", expiry.slice_max_us.to_string());
+            }
+            "replication" => {
+                line("role", "master".into());
+                line("connected_slaves", "0".into());
+            }
+            "cpu" => {
+                let (sys, user) = cpu_times();
+                line("used_cpu_sys", format!("{sys:.6}"));
+                line("used_cpu_user", format!("{user:.6}"));
+            }
+            "commandstats" => {
+                let mut names: Vec<_> = counters.commands.iter().collect();
+                names.sort_by_key(|(n, _)| *n);
+                for (name, s) in names {
+                    let per_call = if s.calls > 0 { s.usec as f64 / s.calls as f64 } else { 0.0 };
+                    line(
+                        &format!("cmdstat_{name}"),
+                        format!("calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls={}", s.calls, s.usec, s.failed),
+                    );
+                }
+            }
+            "latencystats" => {
+                let mut names: Vec<_> = counters.commands.iter().collect();
+                names.sort_by_key(|(n, _)| *n);
+                for (name, s) in names {
+                    let q = |p: f64| s.latency.value_at_quantile(p) as f64;
+                    line(
+                        &format!("latency_percentiles_usec_{name}"),
+                        format!("p50={:.3},p99={:.3},p99.9={:.3}", q(0.5), q(0.99), q(0.999)),
+                    );
+                }
+            }
+            "shards" => {
+                for r in reports {
+                    let keys: usize = r.dbs.iter().map(|d| d.0).sum();
+                    let volatile: usize = r.dbs.iter().map(|d| d.1).sum();
+                    line(
+                        &format!("shard{}", r.shard),
+                        format!(
+                            "keys={keys},expires={volatile},expired_keys={},expire_slice_max_us={},commands={}",
+                            r.expiry.expired_keys, r.expiry.slice_max_us, r.counters.commands_processed
+                        ),
+                    );
+                }
+            }
+            "keyspace" => {
+                let ndbs = reports.first().map_or(0, |r| r.dbs.len());
+                for db in 0..ndbs {
+                    let keys: usize = reports.iter().map(|r| r.dbs[db].0).sum();
+                    if keys == 0 {
+                        continue;
+                    }
+                    let expires: usize = reports.iter().map(|r| r.dbs[db].1).sum();
+                    let weighted: f64 = reports.iter().map(|r| r.dbs[db].2 * r.dbs[db].1 as f64).sum();
+                    let avg_ttl = if expires > 0 { (weighted / expires as f64) as u64 } else { 0 };
+                    line(&format!("db{db}"), format!("keys={keys},expires={expires},avg_ttl={avg_ttl}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_selection() {
+        assert_eq!(sections_for(&[]), DEFAULT_SECTIONS);
+        assert!(sections_for(&["all".into()]).contains(&"commandstats"));
+        assert_eq!(sections_for(&["keyspace".into(), "stats".into()]), vec!["stats", "keyspace"]);
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(512), "512B");
+        assert_eq!(human_bytes(1536), "1.50K");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.00M");
+    }
+}

@@ -1,0 +1,8 @@
+//! Networking: SO_REUSEPORT listeners and connection buffers with an ordered
+//! reply queue.
+
+mod conn;
+mod listener;
+
+pub use conn::{Conn, Slot};
+pub use listener::listen;

@@ -1,0 +1,115 @@
+//! Work that crosses shards: ops sent to a shard's inbox, and the continuation
+//! that combines their results on the connection's own shard.
+
+use crate::cmd::Ctx;
+use crate::resp::Frame;
+use crate::store::Value;
+
+/// Work on one shard's store, run on that shard's thread.
+pub type StoreOp = Box<dyn FnOnce(&mut Ctx) -> Out + Send>;
+
+/// What a shard is asked to do for another.
+pub enum Op {
+    Store(StoreOp),
+    /// Client-table work (CLIENT LIST / KILL); run by the shard loop, which owns
+    /// the connections.
+    Clients(ClientsOp),
+}
+
+pub enum ClientsOp {
+    /// One CLIENT LIST line per connection, filtered by id when given.
+    List { ids: Option<Vec<u64>> },
+    /// Close the connections matching the filter; answers how many.
+    Kill(KillFilter),
+}
+
+/// CLIENT KILL's filters; every given one must match.
+#[derive(Clone, Debug, Default)]
+pub struct KillFilter {
+    pub id: Option<u64>,
+    pub addr: Option<String>,
+    pub laddr: Option<String>,
+    /// The id of the client asking, skipped unless SKIPME no.
+    pub skip_id: Option<u64>,
+}
+
+/// A shard's answer to an op.
+pub enum Out {
+    Frame(Frame),
+    /// A value and its deadline taken or copied from a store (RENAME, COPY).
+    Entry(Option<(Value, Option<u64>)>),
+    /// Lines or counts from the client table.
+    Lines(Vec<String>),
+    Count(i64),
+    /// INFO's per-shard figures.
+    Report(Box<crate::info::ShardReport>),
+}
+
+impl Out {
+    pub fn frame(self) -> Frame {
+        match self {
+            Out::Frame(f) => f,
+            Out::Count(n) => Frame::Integer(n),
+            _ => Frame::error("ERR internal: unexpected shard answer"),
+        }
+    }
+
+    pub fn count(&self) -> i64 {
+        match self {
+            Out::Frame(Frame::Integer(n)) | Out::Count(n) => *n,
+            _ => 0,
+        }
+    }
+}
+
+/// Combines the outputs (in op order) into the reply, or into further work.
+pub type Then = Box<dyn FnOnce(Vec<Out>) -> Action>;
+
+/// Ops to run on shards, then what to do with their outputs.
+pub struct Job {
+    pub ops: Vec<(usize, Op)>,
+    pub then: Then,
+    /// The job takes several steps: the client's later commands wait for it,
+    /// so they observe its effects (single-step jobs keep order by themselves,
+    /// since each shard's inbox is FIFO).
+    pub ordered: bool,
+}
+
+impl Job {
+    pub fn new(ops: Vec<(usize, Op)>, then: impl FnOnce(Vec<Out>) -> Action + 'static) -> Job {
+        Job { ops, then: Box::new(then), ordered: false }
+    }
+
+    /// Marks a multi-step job (see `ordered`).
+    pub fn ordered(mut self) -> Job {
+        self.ordered = true;
+        self
+    }
+
+    /// One store op on one shard whose frame is the reply.
+    pub fn single(shard: usize, op: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Job {
+        Job::new(vec![(shard, Op::Store(Box::new(op)))], |mut outs| {
+            Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+        })
+    }
+}
+
+/// What handling a command leads to.
+pub enum Action {
+    Reply(Frame),
+    Job(Job),
+    /// Reply, then close the connection once the reply is written (QUIT, protocol errors).
+    Close(Frame),
+}
+
+impl From<Frame> for Action {
+    fn from(f: Frame) -> Action {
+        Action::Reply(f)
+    }
+}
+
+impl From<Result<Frame, Frame>> for Action {
+    fn from(r: Result<Frame, Frame>) -> Action {
+        Action::Reply(r.unwrap_or_else(|e| e))
+    }
+}

@@ -1,0 +1,161 @@
+//! Shard threads: one per core, each with its own mio loop, listener,
+//! connections, store and inbox. Shards talk only through inboxes.
+
+mod job;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use mio::{Poll, Waker};
+
+pub use job::{Action, ClientsOp, Job, KillFilter, Op, Out, StoreOp, Then};
+pub use worker::Msg;
+
+use crate::config::Config;
+
+/// Token of the inbox waker in every shard's poll.
+pub const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
+
+/// A shard as others see it: where to send messages and how to wake it.
+pub struct Peer {
+    pub inbox: Sender<Vec<Msg>>,
+    pub waker: Arc<Waker>,
+}
+
+/// Limits read on the request path; changed by CONFIG SET.
+#[derive(Default)]
+pub struct Limits {
+    pub max_bulk_len: AtomicU64,
+    pub query_buffer_limit: AtomicU64,
+    pub maxclients: AtomicUsize,
+}
+
+impl Limits {
+    pub fn max_bulk_len(&self) -> usize {
+        self.max_bulk_len.load(Relaxed) as usize
+    }
+}
+
+/// Expiry knobs read by every shard at each tick.
+pub struct ExpireKnobs {
+    pub hz: AtomicU32,
+    pub effort: AtomicU32,
+    pub slice_us: AtomicU64,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns the sweep off (lazy expiry stays).
+    pub enabled: AtomicBool,
+}
+
+/// Process-wide counters that are not per shard.
+#[derive(Default)]
+pub struct Counters {
+    pub connected_clients: AtomicUsize,
+    pub total_connections: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub next_client_id: AtomicU64,
+    pub used_memory_peak: AtomicU64,
+}
+
+/// State shared by every shard thread. Nothing here is touched per key: the
+/// data path reads only the relaxed atomics in `limits` and `expire`.
+pub struct Shared {
+    pub nshards: usize,
+    pub config: RwLock<Config>,
+    pub limits: Limits,
+    pub expire: ExpireKnobs,
+    pub counters: Counters,
+    pub started: Instant,
+    pub peers: OnceLock<Vec<Peer>>,
+}
+
+impl Shared {
+    pub fn new(config: Config) -> Shared {
+        let shared = Shared {
+            nshards: config.shards,
+            limits: Limits::default(),
+            expire: ExpireKnobs {
+                hz: AtomicU32::new(10),
+                effort: AtomicU32::new(1),
+                slice_us: AtomicU64::new(500),
+                enabled: AtomicBool::new(true),
+            },
+            counters: Counters { next_client_id: AtomicU64::new(1), ..Counters::default() },
+            started: Instant::now(),
+            peers: OnceLock::new(),
+            config: RwLock::new(config),
+        };
+        shared.apply_config();
+        shared
+    }
+
+    /// Copies the hot settings from `config` into the atomics.
+    pub fn apply_config(&self) {
+        let c = self.config.read().expect("config lock");
+        self.limits.max_bulk_len.store(c.proto_max_bulk_len, Relaxed);
+        self.limits.query_buffer_limit.store(c.client_query_buffer_limit, Relaxed);
+        self.limits.maxclients.store(c.maxclients, Relaxed);
+        self.expire.hz.store(c.hz, Relaxed);
+        self.expire.effort.store(c.active_expire_effort, Relaxed);
+        self.expire.slice_us.store(c.active_expire_slice_us, Relaxed);
+        crate::logging::set_level(&c.loglevel);
+    }
+
+    pub fn peers(&self) -> &[Peer] {
+        self.peers.get().expect("peers are set before shards start")
+    }
+}
+
+/// Failures starting the server.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("could not listen on {addr}: {source}")]
+    Listen { addr: String, source: std::io::Error },
+    #[error("could not set up the event loop: {0}")]
+    Poll(std::io::Error),
+    #[error("could not start a shard thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// Starts every shard thread and returns their handles. Shard i is pinned to
+/// core i (mod the number of cores) when the platform allows it.
+pub fn start(config: Config) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
+    let n = config.shards;
+    let addr = format!("{}:{}", config.bind, config.port);
+    let shared = Arc::new(Shared::new(config));
+    let mut polls = Vec::with_capacity(n);
+    let mut peers = Vec::with_capacity(n);
+    let mut inboxes: Vec<Receiver<Vec<Msg>>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let poll = Poll::new().map_err(StartError::Poll)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER_TOKEN).map_err(StartError::Poll)?);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        peers.push(Peer { inbox: tx, waker });
+        inboxes.push(rx);
+        polls.push(poll);
+    }
+    let _ = shared.peers.set(peers);
+    // Bind every listener before any thread runs, so a port in use fails start-up.
+    let mut listeners = Vec::with_capacity(n);
+    for _ in 0..n {
+        listeners.push(crate::net::listen(&addr).map_err(|source| StartError::Listen { addr: addr.clone(), source })?);
+    }
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let mut handles = Vec::with_capacity(n);
+    for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate() {
+        let shared = Arc::clone(&shared);
+        let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
+        let handle = std::thread::Builder::new()
+            .name(format!("ember-shard-{id}"))
+            .spawn(move || {
+                if let Some(core) = core {
+                    core_affinity::set_for_current(core);
+                }
+                worker::Worker::new(id, shared, poll, listener, inbox).run();
+            })
+            .map_err(StartError::Thread)?;
+        handles.push(handle);
+    }
+    Ok((shared, handles))
+}

@@ -1,0 +1,521 @@
+//! The shard loop: one thread, one mio poll, its connections, its store.
+//!
+//! Each iteration: wait for socket events, inbox wake-ups or the expiry
+//! timer; serve readable sockets (running local commands inline, sending the
+//! rest to their owners); run the ops other shards sent; run one slice of
+//! active expiry if a cycle is under way; send this iteration's hops as one
+//! batch per shard; write replies out.
+
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use crossbeam_channel::Receiver;
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+
+use super::job::{Action, ClientsOp, Job, KillFilter, Op, Out, Then};
+use super::{Shared, WAKER_TOKEN};
+use crate::cmd::{self, Ctx, Session, ShardData};
+use crate::net::Conn;
+use crate::resp::{Frame, ParseLimits, Parser};
+use crate::store::{ActiveExpire, ExpireParams, SliceOutcome, Store};
+
+const LISTENER: Token = Token(usize::MAX - 2);
+/// Largest single read from a socket.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A message between shards.
+pub enum Msg {
+    /// Run `op` here and send the output back to shard `from`.
+    Run { from: usize, token: usize, conn_id: u64, seq: u64, part: usize, op: Op },
+    /// The output of an op this shard asked for.
+    Done { token: usize, conn_id: u64, seq: u64, part: usize, out: Out },
+}
+
+/// Where a job's output goes back to.
+#[derive(Clone, Copy)]
+struct ReplyTo {
+    token: usize,
+    conn_id: u64,
+    seq: u64,
+}
+
+pub struct Worker {
+    data: ShardData,
+    poll: Poll,
+    listener: TcpListener,
+    conns: Slab<Conn>,
+    inbox: Receiver<Vec<Msg>>,
+    /// Messages for each shard produced this iteration, sent as one batch.
+    outbox: Vec<Vec<Msg>>,
+    /// Connections with output to write at the end of the iteration.
+    dirty: Vec<usize>,
+    scratch: Vec<u8>,
+    next_tick: Instant,
+    next_cron: Instant,
+    params: ExpireParams,
+}
+
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn micros_since(start: Instant) -> u64 {
+    start.elapsed().as_micros() as u64
+}
+
+impl Worker {
+    pub fn new(id: usize, shared: Arc<Shared>, poll: Poll, listener: TcpListener, inbox: Receiver<Vec<Msg>>) -> Worker {
+        let databases = shared.config.read().expect("config lock").databases;
+        let n = shared.nshards;
+        let params = current_params(&shared);
+        Worker {
+            data: ShardData {
+                id,
+                store: Store::new(databases),
+                sweep: ActiveExpire::new(0x5eed ^ (id as u64) ^ unix_ms()),
+                now_ms: unix_ms(),
+                shared,
+                counters: Default::default(),
+            },
+            poll,
+            listener,
+            conns: Slab::new(),
+            inbox,
+            outbox: (0..n).map(|_| Vec::new()).collect(),
+            dirty: Vec::new(),
+            scratch: vec![0; READ_CHUNK],
+            next_tick: Instant::now(),
+            next_cron: Instant::now(),
+            params,
+        }
+    }
+
+    pub fn run(mut self) {
+        if let Err(e) = self.poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE) {
+            log::error!("shard {}: cannot register listener: {e}", self.data.id);
+            return;
+        }
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let sweeping = self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed);
+            let timeout = if sweeping {
+                Duration::ZERO
+            } else {
+                self.next_tick.saturating_duration_since(Instant::now())
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    log::error!("shard {}: poll failed: {e}", self.data.id);
+                    return;
+                }
+            }
+            self.data.now_ms = unix_ms();
+            for event in events.iter() {
+                match event.token() {
+                    LISTENER => self.accept(),
+                    WAKER_TOKEN => {}
+                    Token(t) => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.on_readable(t);
+                        }
+                        if event.is_writable() {
+                            self.dirty.push(t);
+                        }
+                    }
+                }
+            }
+            self.drain_inbox();
+            let now = Instant::now();
+            if now >= self.next_tick {
+                self.tick(now);
+            }
+            if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
+                let clock_origin = Instant::now();
+                let outcome = self.data.sweep.run_slice(&mut self.data.store, self.data.now_ms, &self.params, || {
+                    clock_origin.elapsed().as_micros() as u64
+                });
+                debug_assert_ne!(outcome, SliceOutcome::Idle);
+            }
+            self.send_outbox();
+            self.flush_dirty();
+        }
+    }
+
+    /// The timer: start an expiry cycle `hz` times a second; once a second,
+    /// close idle clients and sample ops/sec and memory.
+    fn tick(&mut self, now: Instant) {
+        self.params = current_params(&self.data.shared);
+        let hz = self.data.shared.expire.hz.load(Relaxed).clamp(1, 500);
+        let period = Duration::from_micros(1_000_000 / u64::from(hz));
+        self.next_tick += period;
+        if self.next_tick < now {
+            self.next_tick = now + period;
+        }
+        if self.data.shared.expire.enabled.load(Relaxed) {
+            self.data.sweep.start_cycle(&self.params, &self.data.store);
+        }
+        if now >= self.next_cron {
+            self.next_cron = now + Duration::from_secs(1);
+            self.cron();
+        }
+    }
+
+    fn cron(&mut self) {
+        let c = &mut self.data.counters;
+        c.ops_per_sec = c.commands_processed - c.ops_at_sample;
+        c.ops_at_sample = c.commands_processed;
+        if self.data.id == 0 {
+            let used = crate::info::memory_stats().allocated;
+            self.data.shared.counters.used_memory_peak.fetch_max(used, Relaxed);
+        }
+        let timeout_s = self.data.shared.config.read().map_or(0, |c| c.timeout);
+        if timeout_s > 0 {
+            let now = self.data.now_ms;
+            let idle: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000)
+                .map(|(t, _)| t)
+                .collect();
+            for token in idle {
+                self.close(token);
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, addr)) => {
+                    let shared = &self.data.shared;
+                    let counters = &shared.counters;
+                    counters.total_connections.fetch_add(1, Relaxed);
+                    let count = counters.connected_clients.fetch_add(1, Relaxed) + 1;
+                    if count > shared.limits.maxclients.load(Relaxed) {
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        counters.rejected_connections.fetch_add(1, Relaxed);
+                        use std::io::Write;
+                        let _ = stream.write(b"-ERR max number of clients reached\r\n");
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+                    let id = counters.next_client_id.fetch_add(1, Relaxed);
+                    let session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
+                    let limits = ParseLimits {
+                        max_bulk_len: shared.limits.max_bulk_len(),
+                        ..ParseLimits::default()
+                    };
+                    let entry = self.conns.vacant_entry();
+                    let token = entry.key();
+                    if let Err(e) = self.poll.registry().register(&mut stream, Token(token), Interest::READABLE) {
+                        log::warn!("cannot register a client: {e}");
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        continue;
+                    }
+                    entry.insert(Conn::new(stream, session, Parser::new(limits)));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of file descriptors and the like: try again on the next event.
+                    log::warn!("accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_readable(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let result = conn.fill_read_buffer(&mut self.scratch);
+        match result {
+            Ok((open, n)) => {
+                self.data.counters.net_input_bytes += n as u64;
+                let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
+                if conn.rbuf.len() > limit {
+                    log::warn!("closing client {} that reached max query buffer length", conn.session.addr);
+                    self.close(token);
+                    return;
+                }
+                self.process_input(token);
+                if !open {
+                    // The peer finished sending; answer what it sent, then close.
+                    if let Some(conn) = self.conns.get_mut(token) {
+                        conn.closing = true;
+                    }
+                }
+                self.dirty.push(token);
+            }
+            Err(_) => self.close(token),
+        }
+    }
+
+    /// Parses and dispatches every complete command in the read buffer.
+    fn process_input(&mut self, token: usize) {
+        loop {
+            let Some(conn) = self.conns.get_mut(token) else {
+                return;
+            };
+            if conn.closing || conn.barrier.is_some() {
+                return;
+            }
+            let argv = match conn.parser.next_command(&mut conn.rbuf) {
+                Ok(Some(argv)) => argv,
+                Ok(None) => return,
+                Err(e) => {
+                    conn.push_reply(Frame::Error(format!("ERR {}", e.0)));
+                    conn.closing = true;
+                    return;
+                }
+            };
+            self.execute(token, argv);
+        }
+    }
+
+    fn execute(&mut self, token: usize, argv: Vec<Bytes>) {
+        let conn = &mut self.conns[token];
+        conn.session.last_ms = self.data.now_ms;
+        let Some(spec) = cmd::lookup(&argv[0]) else {
+            conn.push_reply(cmd::unknown_command(&argv));
+            return;
+        };
+        if !spec.arity_ok(argv.len()) {
+            conn.push_reply(cmd::args::err::wrong_arity(spec.name));
+            return;
+        }
+        conn.session.last_cmd = spec.name.to_string();
+        let started = Instant::now();
+        match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
+            Action::Reply(frame) => {
+                self.data.counters.record(spec.name, micros_since(started), frame.is_error());
+                conn.push_reply(frame);
+            }
+            Action::Close(frame) => {
+                conn.push_reply(frame);
+                conn.closing = true;
+            }
+            Action::Job(job) => {
+                let ordered = job.ordered;
+                let seq = conn.push_waiting(0, Box::new(|_| Action::Reply(Frame::Null)), spec.name, started);
+                if ordered {
+                    conn.barrier = Some(seq);
+                }
+                let to = ReplyTo { token, conn_id: conn.session.id, seq };
+                self.launch(to, job);
+            }
+        }
+    }
+
+    /// Sends a job's ops (running local store ops at once) and completes the
+    /// slot when every output is in.
+    fn launch(&mut self, to: ReplyTo, job: Job) {
+        let mut job = Some(job);
+        while let Some(Job { ops, then, .. }) = job.take() {
+            let conn = &mut self.conns[to.token];
+            conn.rearm(to.seq, ops.len(), then);
+            let mut done = None;
+            if ops.is_empty() {
+                done = conn.take_if_complete(to.seq);
+            }
+            for (part, (shard, op)) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Store(f) if shard == self.data.id => {
+                        let out = f(&mut Ctx::new(&mut self.data, 0));
+                        if let Some(complete) = conn.fill(to.seq, part, out) {
+                            done = Some(complete);
+                        }
+                    }
+                    op => self.outbox[shard].push(Msg::Run {
+                        from: self.data.id,
+                        token: to.token,
+                        conn_id: to.conn_id,
+                        seq: to.seq,
+                        part,
+                        op,
+                    }),
+                }
+            }
+            if let Some((then, outs, cmd, started)) = done {
+                job = self.complete(to, then, outs, cmd, started);
+            }
+        }
+    }
+
+    /// Runs a finished slot's continuation; returns the next step's job, if any.
+    fn complete(&mut self, to: ReplyTo, then: Then, outs: Vec<Out>, cmd: &'static str, started: Instant) -> Option<Job> {
+        match then(outs) {
+            Action::Job(job) => Some(job),
+            action => {
+                let (frame, close) = match action {
+                    Action::Reply(f) => (f, false),
+                    Action::Close(f) => (f, true),
+                    Action::Job(_) => unreachable!(),
+                };
+                self.data.counters.record(cmd, micros_since(started), frame.is_error());
+                let conn = &mut self.conns[to.token];
+                conn.resolve(to.seq, frame);
+                conn.closing |= close;
+                self.dirty.push(to.token);
+                if conn.barrier == Some(to.seq) {
+                    conn.barrier = None;
+                    self.process_input(to.token);
+                }
+                None
+            }
+        }
+    }
+
+    fn on_done(&mut self, to: ReplyTo, part: usize, out: Out) {
+        let Some(conn) = self.conns.get_mut(to.token) else {
+            return;
+        };
+        if conn.session.id != to.conn_id {
+            return; // the client left and its token was reused
+        }
+        if let Some((then, outs, cmd, started)) = conn.fill(to.seq, part, out) {
+            if let Some(job) = self.complete(to, then, outs, cmd, started) {
+                self.launch(to, job);
+            }
+        }
+    }
+
+    fn drain_inbox(&mut self) {
+        while let Ok(batch) = self.inbox.try_recv() {
+            for msg in batch {
+                match msg {
+                    Msg::Run { from, token, conn_id, seq, part, op } => {
+                        let out = match op {
+                            Op::Store(f) => f(&mut Ctx::new(&mut self.data, 0)),
+                            Op::Clients(q) => self.clients_op(q),
+                        };
+                        let to = ReplyTo { token, conn_id, seq };
+                        if from == self.data.id {
+                            self.on_done(to, part, out);
+                        } else {
+                            self.outbox[from].push(Msg::Done { token, conn_id, seq, part, out });
+                        }
+                    }
+                    Msg::Done { token, conn_id, seq, part, out } => {
+                        self.on_done(ReplyTo { token, conn_id, seq }, part, out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn send_outbox(&mut self) {
+        let peers = self.data.shared.peers();
+        for (shard, batch) in self.outbox.iter_mut().enumerate() {
+            if batch.is_empty() {
+                continue;
+            }
+            let batch = std::mem::take(batch);
+            if peers[shard].inbox.send(batch).is_ok() {
+                let _ = peers[shard].waker.wake();
+            }
+        }
+    }
+
+    fn flush_dirty(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for token in dirty.drain(..) {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            conn.drain_ready();
+            match conn.flush() {
+                Ok((written, all)) => {
+                    self.data.counters.net_output_bytes += written as u64;
+                    if all && conn.closing && !conn.has_pending() {
+                        self.close(token);
+                        continue;
+                    }
+                    if all == conn.wants_write {
+                        conn.wants_write = !all;
+                        let interest = if all { Interest::READABLE } else { Interest::READABLE | Interest::WRITABLE };
+                        let _ = self.poll.registry().reregister(&mut conn.stream, Token(token), interest);
+                    }
+                }
+                Err(_) => self.close(token),
+            }
+        }
+        self.dirty = dirty;
+    }
+
+    fn close(&mut self, token: usize) {
+        if let Some(mut conn) = self.conns.try_remove(token) {
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.data.shared.counters.connected_clients.fetch_sub(1, Relaxed);
+        }
+    }
+
+    fn clients_op(&mut self, op: ClientsOp) -> Out {
+        match op {
+            ClientsOp::List { ids } => Out::Lines(
+                self.conns
+                    .iter()
+                    .filter(|(_, c)| ids.as_ref().is_none_or(|ids| ids.contains(&c.session.id)))
+                    .map(|(_, c)| client_line(c, self.data.now_ms))
+                    .collect(),
+            ),
+            ClientsOp::Kill(filter) => {
+                let victims: Vec<usize> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| kill_matches(&filter, &c.session))
+                    .map(|(t, _)| t)
+                    .collect();
+                let count = victims.len() as i64;
+                for token in victims {
+                    self.close(token);
+                }
+                Out::Count(count)
+            }
+        }
+    }
+}
+
+fn current_params(shared: &Shared) -> ExpireParams {
+    let k = &shared.expire;
+    ExpireParams::new(k.hz.load(Relaxed), k.effort.load(Relaxed), k.slice_us.load(Relaxed))
+}
+
+fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
+    filter.skip_id != Some(s.id)
+        && filter.id.is_none_or(|id| id == s.id)
+        && filter.addr.as_ref().is_none_or(|a| *a == s.addr)
+        && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
+}
+
+/// One CLIENT LIST line, with Redis's field names.
+pub fn client_line(c: &Conn, now_ms: u64) -> String {
+    let s = &c.session;
+    format!(
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        s.id,
+        s.addr,
+        s.laddr,
+        s.name.as_deref().unwrap_or(""),
+        now_ms.saturating_sub(s.created_ms) / 1000,
+        now_ms.saturating_sub(s.last_ms) / 1000,
+        s.db,
+        c.rbuf.len(),
+        c.rbuf.capacity(),
+        c.output_len(),
+        c.rbuf.capacity() + c.wbuf.capacity(),
+        s.last_cmd,
+        if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
+    )
+}

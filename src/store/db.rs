@@ -1,0 +1,407 @@
+//! One database of one shard: the key dict and its index of volatile keys.
+//!
+//! Both maps are `IndexMap`s because the sweep and RANDOMKEY need an O(1)
+//! random pick (`get_index`) and every removal must stay O(1)
+//! (`swap_remove`). SCAN walks the dict's positions from the top down: a
+//! swap-remove only ever moves the last entry (already visited) into the hole,
+//! and inserts append at the end (also visited), so a key present for the whole
+//! scan is never skipped.
+
+use ahash::RandomState;
+use bytes::Bytes;
+use indexmap::IndexMap;
+use rand_core::RngCore;
+
+use super::{ExpiryStats, Value};
+
+/// A stored key's value and metadata.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute deadline, Unix milliseconds. Mirrors the `expires` index.
+    expire_at: Option<u64>,
+    /// Last access, Unix seconds (OBJECT IDLETIME).
+    pub access_s: u32,
+}
+
+impl Entry {
+    pub fn expire_at(&self) -> Option<u64> {
+        self.expire_at
+    }
+}
+
+#[derive(Default)]
+pub struct Db {
+    dict: IndexMap<Bytes, Entry, RandomState>,
+    /// Volatile keys and their deadlines; a key here is always in `dict`.
+    expires: IndexMap<Bytes, u64, RandomState>,
+    /// Estimated average remaining TTL of volatile keys in ms (INFO `avg_ttl`),
+    /// refreshed by the sweep as Redis does.
+    pub avg_ttl_ms: f64,
+}
+
+impl Db {
+    pub fn len(&self) -> usize {
+        self.dict.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dict.is_empty()
+    }
+
+    pub fn volatile_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    pub fn clear(&mut self) -> Db {
+        std::mem::take(self)
+    }
+
+    /// Removes a key unconditionally, keeping both maps consistent.
+    pub fn remove_raw(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.dict.swap_remove(key)?;
+        if entry.expire_at.is_some() {
+            self.expires.swap_remove(key);
+        }
+        Some(entry)
+    }
+
+    /// Inserts or replaces a key with the given deadline (None clears it).
+    pub fn insert_raw(&mut self, key: &[u8], value: Value, expire_at: Option<u64>, now_ms: u64) {
+        let access_s = (now_ms / 1000) as u32;
+        match self.dict.get_full_mut(key) {
+            Some((_, stored_key, entry)) => {
+                match (entry.expire_at, expire_at) {
+                    (_, Some(at)) => {
+                        self.expires.insert(stored_key.clone(), at);
+                    }
+                    (Some(_), None) => {
+                        self.expires.swap_remove(key);
+                    }
+                    (None, None) => {}
+                }
+                entry.value = value;
+                entry.expire_at = expire_at;
+                entry.access_s = access_s;
+            }
+            None => {
+                let key = Bytes::copy_from_slice(key);
+                if let Some(at) = expire_at {
+                    self.expires.insert(key.clone(), at);
+                }
+                self.dict.insert(key, Entry { value, expire_at, access_s });
+            }
+        }
+    }
+
+    /// Sets or clears the deadline of an existing key. Returns false if absent.
+    pub fn set_expire_raw(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
+        let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) else {
+            return false;
+        };
+        match expire_at {
+            Some(at) => {
+                self.expires.insert(stored_key.clone(), at);
+            }
+            None => {
+                if entry.expire_at.is_some() {
+                    self.expires.swap_remove(key);
+                }
+            }
+        }
+        entry.expire_at = expire_at;
+        true
+    }
+
+    pub fn peek(&self, key: &[u8]) -> Option<&Entry> {
+        self.dict.get(key)
+    }
+
+    /// The key and entry at dict position `index` (for SCAN, RANDOMKEY).
+    pub fn at(&self, index: usize) -> Option<(&Bytes, &Entry)> {
+        self.dict.get_index(index)
+    }
+
+    /// The volatile key at `index` of the expires index and its deadline.
+    pub fn volatile_at(&self, index: usize) -> Option<(&Bytes, u64)> {
+        self.expires.get_index(index).map(|(k, at)| (k, *at))
+    }
+
+    /// Every key and entry, in dict order (KEYS, DEBUG, tests).
+    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &Entry)> {
+        self.dict.iter()
+    }
+
+    /// Removes the volatile key at expires position `index` if its deadline
+    /// passed; returns its deadline when it was removed.
+    pub fn expire_volatile_at(&mut self, index: usize, now_ms: u64) -> Option<u64> {
+        let (key, &at) = self.expires.get_index(index)?;
+        if now_ms <= at {
+            return None;
+        }
+        let key = key.clone();
+        self.expires.swap_remove_index(index);
+        self.dict.swap_remove(&key);
+        Some(at)
+    }
+}
+
+/// A database seen at one instant: every lookup first removes the key if its
+/// deadline has passed (lazy expiry) and accounts for it.
+pub struct Keyspace<'a> {
+    db: &'a mut Db,
+    stats: &'a mut ExpiryStats,
+    now_ms: u64,
+}
+
+impl<'a> Keyspace<'a> {
+    pub fn new(db: &'a mut Db, stats: &'a mut ExpiryStats, now_ms: u64) -> Keyspace<'a> {
+        Keyspace { db, stats, now_ms }
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    pub fn db(&mut self) -> &mut Db {
+        self.db
+    }
+
+    /// Removes `key` if it is logically expired. Returns true if it was.
+    fn expire_if_needed(&mut self, key: &[u8]) -> bool {
+        match self.db.dict.get(key).and_then(|e| e.expire_at) {
+            Some(at) if self.now_ms > at => {
+                self.db.remove_raw(key);
+                self.stats.record_expired(at, self.now_ms);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Looks a key up for reading or in-place change; touches its access time.
+    pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        if self.expire_if_needed(key) {
+            return None;
+        }
+        let now_s = (self.now_ms / 1000) as u32;
+        let entry = self.db.dict.get_mut(key)?;
+        entry.access_s = now_s;
+        Some(entry)
+    }
+
+    /// Like [`get`](Self::get) but counts a keyspace hit or miss (read commands).
+    pub fn read(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let found = !self.expire_if_needed(key) && self.db.dict.contains_key(key);
+        if found {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
+        }
+        self.get(key)
+    }
+
+    /// Looks a key up without touching its access time (OBJECT IDLETIME, TYPE).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        if self.expire_if_needed(key) {
+            return None;
+        }
+        self.db.dict.get(key)
+    }
+
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.peek(key).is_some()
+    }
+
+    /// Stores `value` replacing whatever was there; `expire_at` None clears the TTL.
+    pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<u64>) {
+        self.db.insert_raw(key, value, expire_at, self.now_ms);
+    }
+
+    /// Stores `value`, keeping the current TTL of a live key (KEEPTTL, in-place changes).
+    pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
+        let ttl = self.peek(key).and_then(Entry::expire_at);
+        self.db.insert_raw(key, value, ttl, self.now_ms);
+    }
+
+    /// Deletes a live key, returning it.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        if self.expire_if_needed(key) {
+            return None;
+        }
+        self.db.remove_raw(key)
+    }
+
+    /// Sets the deadline of a live key; false if the key does not exist.
+    pub fn set_expire(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
+        if self.expire_if_needed(key) {
+            return false;
+        }
+        self.db.set_expire_raw(key, expire_at)
+    }
+
+    pub fn len(&self) -> usize {
+        self.db.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.db.is_empty()
+    }
+
+    /// A random live key, deleting expired ones met on the way (RANDOMKEY).
+    pub fn random_key(&mut self, rng: &mut impl RngCore) -> Option<Bytes> {
+        // Bounded like Redis: if nearly everything is expired, give up after
+        // enough tries rather than spin.
+        for _ in 0..100 {
+            let len = self.db.len();
+            if len == 0 {
+                return None;
+            }
+            let index = (rng.next_u64() % len as u64) as usize;
+            let (key, entry) = self.db.at(index)?;
+            match entry.expire_at {
+                Some(at) if self.now_ms > at => {
+                    let key = key.clone();
+                    self.db.remove_raw(&key);
+                    self.stats.record_expired(at, self.now_ms);
+                }
+                _ => return Some(key.clone()),
+            }
+        }
+        None
+    }
+
+    /// One SCAN step: visits up to `count` dict positions below `from`
+    /// (None = start at the top), deleting expired keys met.
+    /// Returns the live keys visited and the next position (None = done).
+    pub fn scan(&mut self, from: Option<usize>, count: usize) -> (Vec<Bytes>, Option<usize>) {
+        let mut pos = from.unwrap_or(usize::MAX).min(self.db.len());
+        let mut keys = Vec::with_capacity(count.min(pos));
+        let mut visited = 0;
+        while pos > 0 && visited < count {
+            pos -= 1;
+            visited += 1;
+            let Some((key, entry)) = self.db.at(pos) else {
+                continue;
+            };
+            match entry.expire_at {
+                Some(at) if self.now_ms > at => {
+                    let key = key.clone();
+                    self.db.remove_raw(&key);
+                    self.stats.record_expired(at, self.now_ms);
+                }
+                _ => keys.push(key.clone()),
+            }
+        }
+        (keys, (pos > 0).then_some(pos))
+    }
+
+    /// Live keys matching `keep` without deleting expired ones (KEYS).
+    pub fn live_keys(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Vec<Bytes> {
+        self.db
+            .iter()
+            .filter(|(_, e)| e.expire_at.is_none_or(|at| self.now_ms <= at))
+            .filter(|(k, _)| keep(k))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn s(v: &str) -> Value {
+        Value::Str(Bytes::copy_from_slice(v.as_bytes()))
+    }
+
+    #[test]
+    fn expires_index_follows_the_dict() {
+        let mut db = Db::default();
+        db.insert_raw(b"a", s("1"), Some(100), 0);
+        db.insert_raw(b"b", s("2"), None, 0);
+        assert_eq!((db.len(), db.volatile_len()), (2, 1));
+        db.insert_raw(b"a", s("3"), None, 0);
+        assert_eq!(db.volatile_len(), 0);
+        assert!(db.set_expire_raw(b"b", Some(5)));
+        assert_eq!(db.volatile_len(), 1);
+        db.remove_raw(b"b");
+        assert_eq!((db.len(), db.volatile_len()), (1, 0));
+        assert!(!db.set_expire_raw(b"zz", Some(1)));
+    }
+
+    #[test]
+    fn lookups_expire_lazily_and_count() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        db.insert_raw(b"k", s("v"), Some(1_000), 0);
+        let mut ks = Keyspace::new(&mut db, &mut stats, 1_000);
+        assert!(ks.get(b"k").is_some(), "not expired at its deadline");
+        let mut ks = Keyspace::new(&mut db, &mut stats, 1_001);
+        assert!(ks.get(b"k").is_none());
+        assert_eq!(stats.expired_keys, 1);
+        assert_eq!(db.len(), 0);
+        assert_eq!(db.volatile_len(), 0);
+    }
+
+    #[test]
+    fn keep_ttl_keeps_and_set_clears() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        let mut ks = Keyspace::new(&mut db, &mut stats, 10);
+        ks.set(b"k", s("v"), Some(500));
+        ks.set_keep_ttl(b"k", s("w"));
+        assert_eq!(ks.peek(b"k").unwrap().expire_at(), Some(500));
+        ks.set(b"k", s("x"), None);
+        assert_eq!(ks.peek(b"k").unwrap().expire_at(), None);
+        assert_eq!(db.volatile_len(), 0);
+    }
+
+    #[test]
+    fn scan_never_misses_a_key_present_throughout() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        for i in 0..1000u32 {
+            // Every third key is already expired and will be deleted when met.
+            let ttl = (i % 3 == 0).then_some(5);
+            db.insert_raw(format!("k{i}").as_bytes(), s("v"), ttl, 0);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = None;
+        let mut round = 0u32;
+        loop {
+            let mut ks = Keyspace::new(&mut db, &mut stats, 10);
+            let (keys, next) = ks.scan(cursor, 7);
+            seen.extend(keys);
+            // Churn between steps: new keys appear, some live keys vanish.
+            ks.set(format!("new{round}").as_bytes(), s("v"), None);
+            round += 1;
+            match next {
+                Some(p) => cursor = Some(p),
+                None => break,
+            }
+        }
+        for i in (0..1000u32).filter(|i| i % 3 != 0) {
+            assert!(seen.contains(format!("k{i}").as_bytes()), "missed k{i}");
+        }
+        assert!(seen.iter().all(|k| !k.starts_with(b"k") || {
+            let n: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
+            n % 3 != 0
+        }));
+    }
+
+    #[test]
+    fn random_key_skips_and_removes_expired() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        db.insert_raw(b"dead", s("v"), Some(1), 0);
+        db.insert_raw(b"live", s("v"), None, 0);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut ks = Keyspace::new(&mut db, &mut stats, 100);
+        for _ in 0..20 {
+            assert_eq!(ks.random_key(&mut rng).as_deref(), Some(&b"live"[..]));
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Active expiry: the per-shard sampling sweep, cut into short slices.
+//!
+//! Redis runs `activeExpireCycle` `hz` times a second and lets each run take
+//! up to 25% of a tick (25 ms at hz 10) in one go, stalling every client for
+//! that long during an expiry storm. ember keeps Redis's algorithm and budget
+//! but spends the budget in slices of at most `active-expire-slice-us`; the
+//! shard loop serves its sockets between slices, so no request waits behind
+//! more than one slice.
+//!
+//! One cycle (started at every tick):
+//! 1. For each database with volatile keys, sample `keys_per_loop` of them at
+//!    random (O(1) pick from the expires index) and delete the expired ones.
+//! 2. Repeat on the same database while more than `acceptable_stale` percent
+//!    of a sample was expired; otherwise move to the next database.
+//! 3. Stop when every database is done, or when the cycle's time budget is
+//!    spent (counted in `expired_time_cap_reached_count`).
+//! 4. A slice ends after `slice_us` microseconds; the cycle resumes in the
+//!    next slice where it stopped.
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::Store;
+
+/// Redis's `ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`: keys sampled per round at effort 1.
+const KEYS_PER_LOOP: usize = 20;
+/// Redis's `ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`: share of CPU per cycle at effort 1, percent.
+const SLOW_TIME_PERC: u64 = 25;
+/// Redis's `ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`: percent of expired keys in a sample
+/// below which a database is considered clean enough, at effort 1.
+const ACCEPTABLE_STALE: u64 = 10;
+/// Rounds between clock reads: reading the clock costs more than a round of 20 picks.
+const ROUNDS_PER_CLOCK_READ: u32 = 4;
+
+/// The sweep's tunables, derived from `hz`, `active-expire-effort` and
+/// `active-expire-slice-us` exactly as Redis derives them from effort.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExpireParams {
+    pub keys_per_loop: usize,
+    pub acceptable_stale_pct: u64,
+    /// Time one cycle may use, microseconds (25% of a tick at effort 1).
+    pub cycle_budget_us: u64,
+    /// Longest uninterrupted run of sweep work, microseconds.
+    pub slice_us: u64,
+}
+
+impl ExpireParams {
+    pub fn new(hz: u32, effort: u32, slice_us: u64) -> ExpireParams {
+        let hz = u64::from(hz.clamp(1, 500));
+        let extra = u64::from(effort.clamp(1, 10) - 1);
+        let cpu_perc = SLOW_TIME_PERC + 2 * extra;
+        ExpireParams {
+            keys_per_loop: KEYS_PER_LOOP + KEYS_PER_LOOP / 4 * extra as usize,
+            acceptable_stale_pct: ACCEPTABLE_STALE - extra,
+            cycle_budget_us: 1_000_000 * cpu_perc / hz / 100,
+            slice_us: slice_us.max(10),
+        }
+    }
+}
+
+/// What a slice left behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceOutcome {
+    /// No cycle is running.
+    Idle,
+    /// The slice ran out of time; the cycle has more work.
+    More,
+    /// The cycle finished (clean or out of budget).
+    Done,
+}
+
+struct Cycle {
+    budget_left_us: u64,
+    /// Next database to visit, and how many were finished this cycle.
+    db: usize,
+    dbs_done: usize,
+    sampled: u64,
+    expired: u64,
+}
+
+/// The sweep state of one shard.
+pub struct ActiveExpire {
+    rng: Xoshiro256PlusPlus,
+    cycle: Option<Cycle>,
+}
+
+impl ActiveExpire {
+    pub fn new(seed: u64) -> ActiveExpire {
+        ActiveExpire { rng: Xoshiro256PlusPlus::seed_from_u64(seed), cycle: None }
+    }
+
+    pub fn rng(&mut self) -> &mut Xoshiro256PlusPlus {
+        &mut self.rng
+    }
+
+    /// True while a cycle has work left (the loop should not sleep).
+    pub fn in_cycle(&self) -> bool {
+        self.cycle.is_some()
+    }
+
+    /// Starts a new cycle at a timer tick. A cycle still running from the last
+    /// tick is replaced: its unspent budget does not carry over, as in Redis.
+    pub fn start_cycle(&mut self, params: &ExpireParams, store: &Store) {
+        if store.dbs.iter().all(|db| db.volatile_len() == 0) {
+            self.cycle = None;
+            return;
+        }
+        let db = self.cycle.as_ref().map_or(0, |c| c.db);
+        self.cycle = Some(Cycle {
+            budget_left_us: params.cycle_budget_us,
+            db,
+            dbs_done: 0,
+            sampled: 0,
+            expired: 0,
+        });
+    }
+
+    /// Runs sweep work for at most one slice. `clock_us` reads a monotonic
+    /// clock in microseconds (injected so tests can drive time).
+    pub fn run_slice(
+        &mut self,
+        store: &mut Store,
+        now_ms: u64,
+        params: &ExpireParams,
+        mut clock_us: impl FnMut() -> u64,
+    ) -> SliceOutcome {
+        let Some(cycle) = self.cycle.as_mut() else {
+            return SliceOutcome::Idle;
+        };
+        let start = clock_us();
+        let limit = params.slice_us.min(cycle.budget_left_us);
+        let ndbs = store.dbs.len();
+        let mut elapsed = 0;
+        let mut rounds = 0u32;
+        let mut out_of_time = false;
+
+        'dbs: while cycle.dbs_done < ndbs {
+            let db_index = cycle.db % ndbs;
+            loop {
+                let db = &mut store.dbs[db_index];
+                let volatile = db.volatile_len();
+                if volatile == 0 {
+                    break;
+                }
+                let (sampled, expired, ttl_sum) = sample_round(
+                    db,
+                    &mut store.stats,
+                    &mut self.rng,
+                    params.keys_per_loop,
+                    now_ms,
+                );
+                cycle.sampled += sampled;
+                cycle.expired += expired;
+                let live = sampled - expired;
+                if live > 0 {
+                    // Redis's running estimate: avg_ttl = avg_ttl*49/50 + sample/50.
+                    let sample_avg = ttl_sum as f64 / live as f64;
+                    db.avg_ttl_ms = if db.avg_ttl_ms == 0.0 {
+                        sample_avg
+                    } else {
+                        db.avg_ttl_ms / 50.0 * 49.0 + sample_avg / 50.0
+                    };
+                }
+                rounds += 1;
+                if rounds % ROUNDS_PER_CLOCK_READ == 0 {
+                    elapsed = clock_us().saturating_sub(start);
+                    if elapsed >= limit {
+                        out_of_time = true;
+                        break 'dbs;
+                    }
+                }
+                if sampled == 0 || expired * 100 <= sampled * params.acceptable_stale_pct {
+                    break;
+                }
+            }
+            cycle.db = db_index + 1;
+            cycle.dbs_done += 1;
+        }
+        if !out_of_time {
+            elapsed = clock_us().saturating_sub(start);
+        }
+
+        let stats = &mut store.stats;
+        stats.slices += 1;
+        stats.slice_max_us = stats.slice_max_us.max(elapsed);
+        stats.cycle_cpu_us += elapsed;
+        cycle.budget_left_us = cycle.budget_left_us.saturating_sub(elapsed);
+
+        let budget_spent = cycle.budget_left_us == 0;
+        if cycle.dbs_done < ndbs && !budget_spent {
+            return SliceOutcome::More;
+        }
+        if budget_spent && cycle.dbs_done < ndbs {
+            stats.time_cap_reached += 1;
+        }
+        if cycle.sampled > 0 {
+            let perc = cycle.expired as f64 * 100.0 / cycle.sampled as f64;
+            stats.stale_perc = perc * 0.05 + stats.stale_perc * 0.95;
+        }
+        self.cycle = None;
+        SliceOutcome::Done
+    }
+}
+
+/// Samples up to `n` volatile keys of `db`, deleting the expired ones.
+/// Returns (sampled, expired, sum of remaining TTLs of the live ones in ms).
+fn sample_round(
+    db: &mut super::Db,
+    stats: &mut super::ExpiryStats,
+    rng: &mut Xoshiro256PlusPlus,
+    n: usize,
+    now_ms: u64,
+) -> (u64, u64, u64) {
+    let (mut sampled, mut expired, mut ttl_sum) = (0u64, 0u64, 0u64);
+    let len = db.volatile_len();
+    if len <= n {
+        // Few enough to check them all; walk down so a removal (which moves
+        // the last entry into the hole) never skips one.
+        for index in (0..len).rev() {
+            sampled += 1;
+            match db.expire_volatile_at(index, now_ms) {
+                Some(at) => {
+                    expired += 1;
+                    stats.record_expired(at, now_ms);
+                }
+                None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
+            }
+        }
+        return (sampled, expired, ttl_sum);
+    }
+    for _ in 0..n {
+        let len = db.volatile_len();
+        if len == 0 {
+            break;
+        }
+        let index = (rng.next_u64() % len as u64) as usize;
+        sampled += 1;
+        match db.expire_volatile_at(index, now_ms) {
+            Some(at) => {
+                expired += 1;
+                stats.record_expired(at, now_ms);
+            }
+            None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
+        }
+    }
+    (sampled, expired, ttl_sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Value;
+    use bytes::Bytes;
+    use std::cell::Cell;
+
+    fn fill(store: &mut Store, prefix: &str, n: usize, deadline: Option<u64>) {
+        for i in 0..n {
+            let key = format!("{prefix}{i}");
+            store.dbs[0].insert_raw(key.as_bytes(), Value::Str(Bytes::from_static(b"v")), deadline, 0);
+        }
+    }
+
+    /// A clock that advances `step` µs on every read.
+    fn ticking(step: u64) -> (Cell<u64>, u64) {
+        (Cell::new(0), step)
+    }
+
+    #[test]
+    fn params_follow_redis_effort_scaling() {
+        let p1 = ExpireParams::new(10, 1, 500);
+        assert_eq!((p1.keys_per_loop, p1.acceptable_stale_pct, p1.cycle_budget_us), (20, 10, 25_000));
+        let p10 = ExpireParams::new(10, 10, 500);
+        assert_eq!((p10.keys_per_loop, p10.acceptable_stale_pct, p10.cycle_budget_us), (65, 1, 43_000));
+    }
+
+    #[test]
+    fn a_cycle_removes_every_expired_key_and_no_live_one() {
+        let mut store = Store::new(2);
+        fill(&mut store, "dead", 5_000, Some(10));
+        fill(&mut store, "live", 5_000, Some(1_000_000));
+        fill(&mut store, "plain", 100, None);
+        let params = ExpireParams::new(10, 1, 1_000_000);
+        let mut sweep = ActiveExpire::new(1);
+        for _ in 0..200 {
+            sweep.start_cycle(&params, &store);
+            let (clock, step) = ticking(0);
+            while sweep.run_slice(&mut store, 100, &params, || { clock.set(clock.get() + step); clock.get() }) == SliceOutcome::More {}
+            if store.dbs[0].volatile_len() == 5_000 {
+                break;
+            }
+        }
+        assert_eq!(store.dbs[0].volatile_len(), 5_000, "only live volatile keys remain");
+        assert_eq!(store.dbs[0].len(), 5_100);
+        assert_eq!(store.stats.expired_keys, 5_000);
+        assert!(store.dbs[0].iter().all(|(k, _)| !k.starts_with(b"dead")));
+    }
+
+    #[test]
+    fn slices_stop_at_their_limit_and_cycles_at_their_budget() {
+        let mut store = Store::new(1);
+        fill(&mut store, "dead", 50_000, Some(10));
+        // slice 100 µs, budget 25 ms; every clock read advances 10 µs.
+        let params = ExpireParams::new(10, 1, 100);
+        let mut sweep = ActiveExpire::new(2);
+        sweep.start_cycle(&params, &store);
+        let clock = Cell::new(0u64);
+        let read = || { clock.set(clock.get() + 10); clock.get() };
+        let mut slices = 0;
+        loop {
+            let before = store.stats.expired_keys;
+            let outcome = sweep.run_slice(&mut store, 100, &params, read);
+            slices += 1;
+            let removed = store.stats.expired_keys - before;
+            // 10 clock reads at most per slice, ROUNDS_PER_CLOCK_READ rounds of 20 keys each.
+            assert!(removed <= 10 * ROUNDS_PER_CLOCK_READ as u64 * 20, "slice removed {removed}");
+            if outcome == SliceOutcome::Done {
+                break;
+            }
+        }
+        assert!(store.stats.slice_max_us <= 110);
+        assert_eq!(store.stats.time_cap_reached, 1);
+        // 25 ms of budget in slices of ~100 µs.
+        assert!((200..=300).contains(&slices), "{slices} slices");
+        assert!(store.dbs[0].len() > 0, "the budget stopped the cycle before the end");
+    }
+
+    #[test]
+    fn a_clean_database_ends_the_cycle_quickly() {
+        let mut store = Store::new(1);
+        fill(&mut store, "live", 1_000, Some(1_000_000));
+        let params = ExpireParams::new(10, 1, 1_000);
+        let mut sweep = ActiveExpire::new(3);
+        sweep.start_cycle(&params, &store);
+        let outcome = sweep.run_slice(&mut store, 100, &params, || 0);
+        assert_eq!(outcome, SliceOutcome::Done);
+        assert_eq!(store.stats.expired_keys, 0);
+        assert!(store.dbs[0].avg_ttl_ms > 0.0);
+    }
+}

@@ -1,0 +1,51 @@
+//! Per-shard keyspace: databases, values, deadlines and the active expiry sweep.
+//!
+//! A shard owns one [`Store`]; nothing here is shared between threads.
+
+pub mod db;
+pub mod expire;
+pub mod stats;
+pub mod value;
+
+pub use db::{Db, Entry, Keyspace};
+pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
+pub use stats::ExpiryStats;
+pub use value::Value;
+
+/// Every database of one shard plus its expiry accounting.
+pub struct Store {
+    pub dbs: Vec<Db>,
+    pub stats: ExpiryStats,
+}
+
+impl Store {
+    pub fn new(databases: usize) -> Store {
+        Store {
+            dbs: (0..databases).map(|_| Db::default()).collect(),
+            stats: ExpiryStats::default(),
+        }
+    }
+
+    /// A view of database `db` that expires keys lazily as of `now_ms`.
+    pub fn keyspace(&mut self, db: usize, now_ms: u64) -> Keyspace<'_> {
+        Keyspace::new(&mut self.dbs[db], &mut self.stats, now_ms)
+    }
+
+    /// Two distinct databases at once (MOVE, COPY ... DB).
+    /// Requires: `a != b`.
+    pub fn two_dbs(&mut self, a: usize, b: usize) -> (&mut Db, &mut Db, &mut ExpiryStats) {
+        assert_ne!(a, b);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(hi);
+        let (first, second) = (&mut left[lo], &mut right[0]);
+        if a < b {
+            (first, second, &mut self.stats)
+        } else {
+            (second, first, &mut self.stats)
+        }
+    }
+
+    pub fn key_count(&self) -> usize {
+        self.dbs.iter().map(Db::len).sum()
+    }
+}

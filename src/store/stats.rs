@@ -1,0 +1,76 @@
+//! Counters the expiry machinery moves, summed across shards for INFO.
+
+use hdrhistogram::Histogram;
+
+/// Expiry accounting for one shard.
+pub struct ExpiryStats {
+    /// Keys removed because their deadline passed (lazy or active): `expired_keys`.
+    pub expired_keys: u64,
+    /// Running estimate of the share of sampled volatile keys found expired
+    /// (Redis's `expired_stale_perc`, 0..100).
+    pub stale_perc: f64,
+    /// Cycles stopped by their time budget: `expired_time_cap_reached_count`.
+    pub time_cap_reached: u64,
+    /// CPU time spent in active expiry, microseconds.
+    pub cycle_cpu_us: u64,
+    /// Slices of active expiry run, and the longest one (microseconds).
+    pub slices: u64,
+    pub slice_max_us: u64,
+    /// How late keys were removed: deadline to removal, milliseconds.
+    pub lag_ms: Histogram<u64>,
+    /// Reads that found / missed their key (`keyspace_hits` / `keyspace_misses`).
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Default for ExpiryStats {
+    fn default() -> Self {
+        ExpiryStats {
+            expired_keys: 0,
+            stale_perc: 0.0,
+            time_cap_reached: 0,
+            cycle_cpu_us: 0,
+            slices: 0,
+            slice_max_us: 0,
+            // One hour at 2 significant digits; later removals saturate.
+            lag_ms: Histogram::new_with_bounds(1, 3_600_000, 2).expect("static bounds"),
+            hits: 0,
+            misses: 0,
+        }
+    }
+}
+
+impl ExpiryStats {
+    /// Records one key removed at `now_ms` whose deadline was `deadline_ms`.
+    pub fn record_expired(&mut self, deadline_ms: u64, now_ms: u64) {
+        self.expired_keys += 1;
+        let lag = now_ms.saturating_sub(deadline_ms).max(1);
+        self.lag_ms.saturating_record(lag);
+    }
+
+    /// Adds `other` into `self` (INFO sums shards).
+    pub fn merge(&mut self, other: &ExpiryStats) {
+        self.expired_keys += other.expired_keys;
+        self.stale_perc = self.stale_perc.max(other.stale_perc);
+        self.time_cap_reached += other.time_cap_reached;
+        self.cycle_cpu_us += other.cycle_cpu_us;
+        self.slices += other.slices;
+        self.slice_max_us = self.slice_max_us.max(other.slice_max_us);
+        let _ = self.lag_ms.add(&other.lag_ms);
+        self.hits += other.hits;
+        self.misses += other.misses;
+    }
+
+    pub fn reset(&mut self) {
+        *self = ExpiryStats::default();
+    }
+}
+
+impl Clone for ExpiryStats {
+    fn clone(&self) -> Self {
+        let mut copy = ExpiryStats::default();
+        copy.merge(self);
+        copy.stale_perc = self.stale_perc;
+        copy
+    }
+}
