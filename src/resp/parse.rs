@@ -1,4 +1,21 @@
-use bytes::{Bytes, BytesMut};
+//! Incremental request parser matching Redis 7's `processMultibulkBuffer`
+//! and `processInlineBuffer`, including their lenient corners (a count line
+//! ends at `\r` and the following byte is skipped unchecked; the two bytes
+//! after a bulk payload are not checked either), because clients and test
+//! suites observe those.
+//!
+//! Deliberate differences from Redis:
+//! - Redis searches for line ends with `strchr`, so a NUL byte before the
+//!   line end hides it and the request stalls; we search the real bytes.
+//!   Inside an inline line a NUL still ends the arguments, as in Redis.
+//! - `expected '$', got 'X'` carries X as a Latin-1 char in a `String`,
+//!   where Redis sends the raw byte (identical for ASCII).
+//! - The multibulk count limit is [`ParseLimits::max_multibulk_len`]
+//!   (1M by default); Redis 7.0 accepts counts up to `INT_MAX`.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+mod inline;
 
 /// Size limits enforced while parsing (Redis's `proto-max-bulk-len` etc.).
 #[derive(Clone, Copy, Debug)]
@@ -27,21 +44,526 @@ impl Default for ParseLimits {
 #[error("{0}")]
 pub struct ProtocolError(pub String);
 
+impl ProtocolError {
+    fn new(text: &str) -> ProtocolError {
+        ProtocolError(format!("Protocol error: {text}"))
+    }
+}
+
 /// Incremental request parser: keeps its place inside a partly received
 /// multibulk so a large argument is not rescanned on every read.
 #[derive(Debug, Default)]
-pub struct Parser {}
+pub struct Parser {
+    limits: ParseLimits,
+    /// Arguments of the current multibulk not yet received; 0 between commands.
+    remaining: usize,
+    /// Arguments of the current multibulk received so far.
+    args: Vec<Bytes>,
+    /// Payload length of the bulk whose `$len` line was already consumed.
+    bulk_len: Option<usize>,
+    /// Bytes at the front of the buffer already searched for the current
+    /// line terminator without finding it, so a slowly arriving line is not
+    /// rescanned from the start on every read.
+    scanned: usize,
+}
+
+/// Outcome of looking for a line terminator.
+enum Line {
+    /// The line's content ends at this index; the terminator takes `len` bytes.
+    Found {
+        end: usize,
+        consumed: usize,
+    },
+    NeedMore,
+}
 
 impl Parser {
     pub fn new(limits: ParseLimits) -> Parser {
-        let _ = limits;
-        todo!()
+        Parser {
+            limits,
+            ..Parser::default()
+        }
+    }
+
+    /// The limits this parser enforces.
+    pub fn limits(&self) -> ParseLimits {
+        self.limits
+    }
+
+    /// Bytes still missing for the bulk argument being received (payload plus
+    /// CRLF), given `buffered` bytes already in the buffer. Lets the
+    /// connection reserve room for a large argument in one allocation.
+    pub fn pending_bulk_bytes(&self, buffered: usize) -> Option<usize> {
+        self.bulk_len.map(|len| (len + 2).saturating_sub(buffered))
+    }
+
+    /// True when the parser is between commands (no partial multibulk held).
+    pub fn is_idle(&self) -> bool {
+        self.remaining == 0
     }
 
     /// Takes one complete command off the front of `buf`.
     /// `Ok(None)`: more bytes needed. Empty inline lines are skipped.
-    pub fn next_command(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-        let _ = buf;
-        todo!()
+    ///
+    /// After an error the parser is reset; the connection is expected to
+    /// reply and close, as Redis does.
+    pub fn next_command(
+        &mut self,
+        buf: &mut BytesMut,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let result = self.parse(buf);
+        if result.is_err() {
+            self.reset();
+        }
+        result
+    }
+
+    fn reset(&mut self) {
+        self.remaining = 0;
+        self.args = Vec::new();
+        self.bulk_len = None;
+        self.scanned = 0;
+    }
+
+    fn parse(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        loop {
+            if self.remaining == 0 {
+                let Some(&first) = buf.first() else {
+                    return Ok(None);
+                };
+                if first != b'*' {
+                    match self.parse_inline(buf)? {
+                        None => return Ok(None),
+                        Some(args) if args.is_empty() => continue,
+                        Some(args) => return Ok(Some(args)),
+                    }
+                }
+                let Some(count) = self.parse_multibulk_len(buf)? else {
+                    return Ok(None);
+                };
+                if count <= 0 {
+                    // `*0`, `*-1`: an empty command, silently skipped.
+                    continue;
+                }
+                self.remaining = count as usize;
+                self.args = Vec::with_capacity(self.remaining.min(1024));
+            }
+            while self.remaining > 0 {
+                let len = match self.bulk_len {
+                    Some(len) => len,
+                    None => match self.parse_bulk_len(buf)? {
+                        Some(len) => len,
+                        None => return Ok(None),
+                    },
+                };
+                if buf.len() < len.saturating_add(2) {
+                    return Ok(None);
+                }
+                self.args.push(buf.split_to(len).freeze());
+                // Redis skips the two bytes after the payload without checking them.
+                buf.advance(2);
+                self.bulk_len = None;
+                self.remaining -= 1;
+            }
+            return Ok(Some(std::mem::take(&mut self.args)));
+        }
+    }
+
+    /// Finds the `\r` ending a count line (Redis: `strchr(..., '\r')`), which
+    /// must be followed by one more byte (assumed `\n`).
+    fn find_count_line(&mut self, buf: &BytesMut, too_big: &str) -> Result<Line, ProtocolError> {
+        match memchr(b'\r', &buf[self.scanned..]) {
+            None => {
+                if buf.len() > self.limits.max_inline_len {
+                    return Err(ProtocolError::new(too_big));
+                }
+                self.scanned = buf.len();
+                Ok(Line::NeedMore)
+            }
+            Some(off) => {
+                let end = self.scanned + off;
+                if end + 2 > buf.len() {
+                    self.scanned = end;
+                    return Ok(Line::NeedMore);
+                }
+                self.scanned = 0;
+                Ok(Line::Found {
+                    end,
+                    consumed: end + 2,
+                })
+            }
+        }
+    }
+
+    /// Parses `*<count>\r\n`; `Some(count)` may be zero or negative.
+    fn parse_multibulk_len(&mut self, buf: &mut BytesMut) -> Result<Option<i64>, ProtocolError> {
+        let Line::Found { end, consumed } =
+            self.find_count_line(buf, "too big mbulk count string")?
+        else {
+            return Ok(None);
+        };
+        match crate::util::num::parse_i64(&buf[1..end]) {
+            Some(n) if n <= self.limits.max_multibulk_len as i64 => {
+                buf.advance(consumed);
+                Ok(Some(n))
+            }
+            _ => Err(ProtocolError::new("invalid multibulk length")),
+        }
+    }
+
+    /// Parses `$<len>\r\n` and records the length as pending.
+    fn parse_bulk_len(&mut self, buf: &mut BytesMut) -> Result<Option<usize>, ProtocolError> {
+        let Line::Found { end, consumed } =
+            self.find_count_line(buf, "too big bulk count string")?
+        else {
+            return Ok(None);
+        };
+        let first = buf[0];
+        if first != b'$' {
+            // Redis's addReplyErrorFormat turns CR/LF into spaces.
+            let shown = if first == b'\r' || first == b'\n' {
+                ' '
+            } else {
+                char::from(first)
+            };
+            return Err(ProtocolError(format!(
+                "Protocol error: expected '$', got '{shown}'"
+            )));
+        }
+        match crate::util::num::parse_i64(&buf[1..end]) {
+            Some(n) if n >= 0 && n as u64 <= self.limits.max_bulk_len as u64 => {
+                buf.advance(consumed);
+                let len = n as usize;
+                self.bulk_len = Some(len);
+                Ok(Some(len))
+            }
+            _ => Err(ProtocolError::new("invalid bulk length")),
+        }
+    }
+
+    /// Parses one inline command line; `Some(vec![])` for a blank line.
+    fn parse_inline(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let Some(off) = memchr(b'\n', &buf[self.scanned..]) else {
+            if buf.len() > self.limits.max_inline_len {
+                return Err(ProtocolError::new("too big inline request"));
+            }
+            self.scanned = buf.len();
+            return Ok(None);
+        };
+        let newline = self.scanned + off;
+        self.scanned = 0;
+        let end = if newline > 0 && buf[newline - 1] == b'\r' {
+            newline - 1
+        } else {
+            newline
+        };
+        let args = inline::split_args(&buf[..end])
+            .ok_or_else(|| ProtocolError::new("unbalanced quotes in request"))?;
+        buf.advance(newline + 1);
+        Ok(Some(args))
+    }
+}
+
+/// Position of the first `needle` in `haystack`.
+#[inline]
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&c| c == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn parse_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
+        let mut p = Parser::default();
+        let mut buf = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(cmd) = p.next_command(&mut buf)? {
+            out.push(cmd.iter().map(|a| a.to_vec()).collect());
+        }
+        Ok(out)
+    }
+
+    fn args(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    fn err(input: &[u8]) -> String {
+        parse_all(input).unwrap_err().0
+    }
+
+    fn encode_multibulk(cmd: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", cmd.len()).into_bytes();
+        for a in cmd {
+            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    }
+
+    #[test]
+    fn multibulk() {
+        assert_eq!(
+            parse_all(b"*1\r\n$4\r\nPING\r\n").unwrap(),
+            vec![args(&["PING"])]
+        );
+        assert_eq!(
+            parse_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n*1\r\n$4\r\nPING\r\n").unwrap(),
+            vec![args(&["SET", "k", ""]), args(&["PING"])]
+        );
+        // Binary payloads, including CRLF inside.
+        assert_eq!(
+            parse_all(b"*1\r\n$4\r\n\r\n\0\xff\r\n").unwrap(),
+            vec![vec![b"\r\n\0\xff".to_vec()]]
+        );
+    }
+
+    #[test]
+    fn empty_multibulks_are_skipped() {
+        assert_eq!(
+            parse_all(b"*0\r\n*-1\r\n*-5\r\n*1\r\n$4\r\nPING\r\n").unwrap(),
+            vec![args(&["PING"])]
+        );
+        assert_eq!(parse_all(b"*0\r\n").unwrap(), Vec::<Vec<Vec<u8>>>::new());
+    }
+
+    #[test]
+    fn redis_lenient_corners() {
+        // A count line ends at '\r'; the next byte is skipped unchecked.
+        assert_eq!(
+            parse_all(b"*1\rx$4\r\nPING\r\n").unwrap(),
+            vec![args(&["PING"])]
+        );
+        // The two bytes after a payload are not checked.
+        assert_eq!(
+            parse_all(b"*1\r\n$3\r\nPINGX").unwrap(),
+            vec![args(&["PIN"])]
+        );
+    }
+
+    #[test]
+    fn errors_match_redis() {
+        assert_eq!(err(b"*\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(err(b"*1x\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(err(b"*01\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(
+            err(b"*2000000\r\n"),
+            "Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            err(b"*1\r\n:3\r\n"),
+            "Protocol error: expected '$', got ':'"
+        );
+        assert_eq!(err(b"*1\r\n\r\n"), "Protocol error: expected '$', got ' '");
+        assert_eq!(err(b"*1\r\n$-1\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"*1\r\n$\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"*1\r\n$x\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(
+            err(b"PING \"a\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(
+            err(b"ECHO \"a\"b\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
+    }
+
+    #[test]
+    fn bulk_limit() {
+        let mut p = Parser::new(ParseLimits {
+            max_bulk_len: 10,
+            ..ParseLimits::default()
+        });
+        let mut buf = BytesMut::from(&b"*1\r\n$10\r\n0123456789\r\n*1\r\n$11\r\n"[..]);
+        assert_eq!(
+            p.next_command(&mut buf).unwrap().unwrap(),
+            vec![Bytes::from_static(b"0123456789")]
+        );
+        assert_eq!(
+            p.next_command(&mut buf).unwrap_err().0,
+            "Protocol error: invalid bulk length"
+        );
+    }
+
+    #[test]
+    fn too_big_count_lines() {
+        let limit = ParseLimits::default().max_inline_len;
+        let mut p = Parser::default();
+        let mut buf = BytesMut::from(&b"*1"[..]);
+        buf.extend_from_slice(&vec![b'1'; limit - 2]);
+        assert_eq!(p.next_command(&mut buf), Ok(None));
+        buf.extend_from_slice(b"11");
+        assert_eq!(
+            p.next_command(&mut buf).unwrap_err().0,
+            "Protocol error: too big mbulk count string"
+        );
+
+        let mut p = Parser::default();
+        let mut buf = BytesMut::from(&b"*1\r\n$"[..]);
+        buf.extend_from_slice(&vec![b'1'; limit]);
+        assert_eq!(
+            p.next_command(&mut buf).unwrap_err().0,
+            "Protocol error: too big bulk count string"
+        );
+
+        let mut p = Parser::default();
+        let mut buf = BytesMut::from(&vec![b'a'; limit + 1][..]);
+        assert_eq!(
+            p.next_command(&mut buf).unwrap_err().0,
+            "Protocol error: too big inline request"
+        );
+    }
+
+    #[test]
+    fn inline() {
+        assert_eq!(parse_all(b"PING\r\n").unwrap(), vec![args(&["PING"])]);
+        assert_eq!(parse_all(b"PING\n").unwrap(), vec![args(&["PING"])]);
+        assert_eq!(
+            parse_all(b"\r\n\n  \r\nPING\r\n").unwrap(),
+            vec![args(&["PING"])]
+        );
+        assert_eq!(
+            parse_all(b"SET  k \t v\r\n").unwrap(),
+            vec![args(&["SET", "k", "v"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO \"a b\"\r\n").unwrap(),
+            vec![args(&["ECHO", "a b"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO a\"b c\"\r\n").unwrap(),
+            vec![args(&["ECHO", "ab c"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO \"\\x41\\x4g\"\r\n").unwrap(),
+            vec![args(&["ECHO", "Ax4g"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO 'it\\'s'\r\n").unwrap(),
+            vec![args(&["ECHO", "it's"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO 'a\\nb'\r\n").unwrap(),
+            vec![args(&["ECHO", "a\\nb"])]
+        );
+        assert_eq!(
+            parse_all(b"ECHO \"\\n\\r\\t\\b\\a\\\\\\\"\\q\"\r\n").unwrap(),
+            vec![vec![b"ECHO".to_vec(), b"\n\r\t\x08\x07\\\"q".to_vec()]]
+        );
+        assert_eq!(
+            parse_all(b"ECHO \"\"\r\n").unwrap(),
+            vec![args(&["ECHO", ""])]
+        );
+        // \v separates leading blanks but does not end a token.
+        assert_eq!(
+            parse_all(b" \x0b ECHO a\x0bb\r\n").unwrap(),
+            vec![args(&["ECHO", "a\x0bb"])]
+        );
+        // A NUL ends the argument list, as sdssplitargs sees a C string.
+        assert_eq!(
+            parse_all(b"ECHO a\0b c\r\nPING\r\n").unwrap(),
+            vec![args(&["ECHO", "a"]), args(&["PING"])]
+        );
+        // Mixed inline and multibulk on one connection.
+        assert_eq!(
+            parse_all(b"PING\r\n*1\r\n$4\r\nPING\r\nPING\n").unwrap(),
+            vec![args(&["PING"]); 3]
+        );
+    }
+
+    #[test]
+    fn incremental_keeps_state() {
+        let mut p = Parser::default();
+        let mut buf = BytesMut::new();
+        let payload = vec![b'x'; 100_000];
+        let cmd = encode_multibulk(&[b"SET".to_vec(), b"k".to_vec(), payload.clone()]);
+        let mut got = None;
+        for chunk in cmd.chunks(1000) {
+            buf.extend_from_slice(chunk);
+            if let Some(c) = p.next_command(&mut buf).unwrap() {
+                got = Some(c);
+            } else if buf.len() > 100 {
+                // Headers were consumed; only the payload waits in the buffer.
+                assert!(p.pending_bulk_bytes(buf.len()).is_some());
+            }
+        }
+        let got = got.unwrap();
+        assert_eq!(got[2].as_ref(), &payload[..]);
+        assert!(buf.is_empty());
+        assert!(p.is_idle());
+    }
+
+    proptest! {
+        #[test]
+        fn chunked_round_trip(
+            cmds in proptest::collection::vec(
+                proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 1..6), 1..5),
+            chunk in 1usize..50,
+        ) {
+            let mut wire = Vec::new();
+            for c in &cmds {
+                wire.extend_from_slice(&encode_multibulk(c));
+            }
+            let mut p = Parser::default();
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            for piece in wire.chunks(chunk) {
+                buf.extend_from_slice(piece);
+                while let Some(c) = p.next_command(&mut buf).unwrap() {
+                    got.push(c.iter().map(|a| a.to_vec()).collect::<Vec<_>>());
+                }
+            }
+            prop_assert_eq!(got, cmds);
+            prop_assert!(buf.is_empty());
+        }
+
+        #[test]
+        fn inline_chunked_round_trip(
+            cmds in proptest::collection::vec(proptest::collection::vec("[a-zA-Z0-9:]{1,8}", 1..5), 1..5),
+            chunk in 1usize..20,
+        ) {
+            let wire: String = cmds.iter().map(|c| c.join(" ") + "\r\n").collect();
+            let mut p = Parser::default();
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            for piece in wire.as_bytes().chunks(chunk) {
+                buf.extend_from_slice(piece);
+                while let Some(c) = p.next_command(&mut buf).unwrap() {
+                    got.push(c.iter().map(|a| String::from_utf8(a.to_vec()).unwrap()).collect::<Vec<_>>());
+                }
+            }
+            prop_assert_eq!(got, cmds);
+        }
+
+        #[test]
+        fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..300), chunk in 1usize..64) {
+            let mut p = Parser::new(ParseLimits { max_bulk_len: 100, max_multibulk_len: 100, max_inline_len: 128 });
+            let mut buf = BytesMut::new();
+            for piece in data.chunks(chunk) {
+                buf.extend_from_slice(piece);
+                loop {
+                    match p.next_command(&mut buf) {
+                        Ok(Some(_)) => continue,
+                        Ok(None) => break,
+                        Err(e) => {
+                            prop_assert!(e.0.starts_with("Protocol error: "));
+                            buf.clear();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn protocolish_bytes_never_panic(
+            data in proptest::collection::vec(prop::sample::select(b"*$\r\n0123-9 \"'\\xa".to_vec()), 0..200),
+        ) {
+            let mut p = Parser::new(ParseLimits { max_bulk_len: 50, max_multibulk_len: 50, max_inline_len: 64 });
+            let mut buf = BytesMut::from(&data[..]);
+            while let Ok(Some(_)) = p.next_command(&mut buf) {}
+        }
     }
 }
