@@ -7,7 +7,11 @@ use clap::Parser;
 
 /// Command-line flags. Flags override the config file, as with redis-server.
 #[derive(Parser, Debug, Clone, Default)]
-#[command(name = "ember", version, about = "A Redis-compatible cache server with per-core shards")]
+#[command(
+    name = "ember",
+    version,
+    about = "A Redis-compatible cache server with per-core shards"
+)]
 pub struct Flags {
     /// Config file (redis.conf subset).
     #[arg(long = "config", value_name = "FILE")]
@@ -78,11 +82,19 @@ impl Default for Config {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("could not read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "\n*** FATAL CONFIG FILE ERROR (ember {version}) ***\nReading the configuration file, at line {line}\n>>> '{text}'\n{reason}"
     )]
-    Directive { version: &'static str, line: usize, text: String, reason: String },
+    Directive {
+        version: &'static str,
+        line: usize,
+        text: String,
+        reason: String,
+    },
     #[error("invalid value for --{flag}: {reason}")]
     Flag { flag: &'static str, reason: String },
 }
@@ -92,7 +104,10 @@ impl Config {
     pub fn load(flags: &Flags) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         if let Some(path) = &flags.config {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?;
             config.apply_file(&text)?;
             config.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
         }
@@ -104,7 +119,10 @@ impl Config {
         }
         if let Some(shards) = flags.shards {
             if shards == 0 || shards > 1024 {
-                return Err(ConfigError::Flag { flag: "shards", reason: "must be between 1 and 1024".into() });
+                return Err(ConfigError::Flag {
+                    flag: "shards",
+                    reason: "must be between 1 and 1024".into(),
+                });
             }
             config.shards = shards;
         }
@@ -112,8 +130,12 @@ impl Config {
             config.hz = hz.clamp(1, 500);
         }
         if let Some(level) = &flags.loglevel {
-            set_param(&mut config, "loglevel", level, true)
-                .map_err(|reason| ConfigError::Flag { flag: "loglevel", reason })?;
+            set_param(&mut config, "loglevel", level, true).map_err(|reason| {
+                ConfigError::Flag {
+                    flag: "loglevel",
+                    reason,
+                }
+            })?;
         }
         Ok(config)
     }
@@ -131,7 +153,8 @@ impl Config {
                 text: line.to_string(),
                 reason,
             };
-            let words = split_config_line(line).ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
+            let words = split_config_line(line)
+                .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
             let (name, values) = words.split_first().expect("non-empty line");
             let name = name.to_ascii_lowercase();
             if find_param(&name).is_none() || values.is_empty() {
@@ -187,7 +210,9 @@ pub struct Param {
 }
 
 fn int_in(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
-    let n: i64 = v.parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    let n: i64 = v
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
     if n < lo || n > hi {
         return Err(format!("argument must be between {lo} and {hi} inclusive"));
     }
@@ -197,7 +222,9 @@ fn int_in(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
 /// Redis's memory sizes: plain bytes, or k/kb/m/mb/g/gb (k = 1000, kb = 1024).
 pub fn parse_memory(v: &str) -> Option<u64> {
     let lower = v.to_ascii_lowercase();
-    let split = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
     let (num, unit) = lower.split_at(split);
     let n: u64 = num.parse().ok()?;
     let mul = match unit {
@@ -222,7 +249,10 @@ fn one_of(v: &str, options: &[&str]) -> Result<String, String> {
     if options.contains(&lower.as_str()) {
         Ok(lower)
     } else {
-        Err(format!("argument(s) must be one of the following: {}", options.join(", ")))
+        Err(format!(
+            "argument(s) must be one of the following: {}",
+            options.join(", ")
+        ))
     }
 }
 
@@ -296,12 +326,19 @@ pub static PARAMS: &[Param] = &[
 ];
 
 pub fn find_param(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
+    PARAMS.iter().find(|p| {
+        p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
+    })
 }
 
 /// Sets a parameter; `at_startup` allows immutable ones. The error is the
 /// reason text Redis puts after "CONFIG SET failed (...) - ".
-pub fn set_param(config: &mut Config, name: &str, value: &str, at_startup: bool) -> Result<(), String> {
+pub fn set_param(
+    config: &mut Config,
+    name: &str,
+    value: &str,
+    at_startup: bool,
+) -> Result<(), String> {
     let param = find_param(name).ok_or_else(|| "unknown option".to_string())?;
     if !param.mutable && !at_startup {
         return Err("can't set immutable config".into());
@@ -329,11 +366,17 @@ mod tests {
     #[test]
     fn config_file_directives_and_errors() {
         let mut c = Config::default();
-        c.apply_file("# comment\nport 7000\nhz 100\nnotify-keyspace-events \"Ex\"\n\nmaxclients 50\n").unwrap();
+        c.apply_file(
+            "# comment\nport 7000\nhz 100\nnotify-keyspace-events \"Ex\"\n\nmaxclients 50\n",
+        )
+        .unwrap();
         assert_eq!((c.port, c.hz, c.maxclients), (7000, 100, 50));
         assert_eq!(c.notify_keyspace_events, "xE");
         let e = c.apply_file("port 1\nfoo bar\n").unwrap_err().to_string();
-        assert!(e.contains("at line 2") && e.contains(">>> 'foo bar'") && e.contains("Bad directive"), "{e}");
+        assert!(
+            e.contains("at line 2") && e.contains(">>> 'foo bar'") && e.contains("Bad directive"),
+            "{e}"
+        );
         let e = c.apply_file("hz abc").unwrap_err().to_string();
         assert!(e.contains("couldn't be parsed into an integer"), "{e}");
     }
@@ -358,7 +401,10 @@ mod tests {
     #[test]
     fn immutable_params_refuse_runtime_changes() {
         let mut c = Config::default();
-        assert_eq!(set_param(&mut c, "databases", "3", false).unwrap_err(), "can't set immutable config");
+        assert_eq!(
+            set_param(&mut c, "databases", "3", false).unwrap_err(),
+            "can't set immutable config"
+        );
         assert!(set_param(&mut c, "hz", "1000", false).is_ok());
         assert_eq!(c.hz, 500);
         assert!(get_params(&c, b"active-expire-*").len() == 2);

@@ -82,7 +82,12 @@ impl ShardReport {
     pub fn of(data: &ShardData) -> ShardReport {
         ShardReport {
             shard: data.id,
-            dbs: data.store.dbs.iter().map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms)).collect(),
+            dbs: data
+                .store
+                .dbs
+                .iter()
+                .map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms))
+                .collect(),
             expiry: data.store.stats.clone(),
             counters: data.counters.clone(),
         }
@@ -108,15 +113,29 @@ pub fn memory_stats() -> MemoryStats {
 
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
 /// Redis's human-readable sizes: 1.23M etc.
 pub fn human_bytes(n: u64) -> String {
     let n = n as f64;
-    let units = [("B", 1.0), ("K", 1024.0), ("M", 1024.0 * 1024.0), ("G", 1024.0 * 1024.0 * 1024.0)];
-    let (unit, size) = units.iter().rev().find(|(_, s)| n >= *s).copied().unwrap_or(("B", 1.0));
+    let units = [
+        ("B", 1.0),
+        ("K", 1024.0),
+        ("M", 1024.0 * 1024.0),
+        ("G", 1024.0 * 1024.0 * 1024.0),
+    ];
+    let (unit, size) = units
+        .iter()
+        .rev()
+        .find(|(_, s)| n >= *s)
+        .copied()
+        .unwrap_or(("B", 1.0));
     if unit == "B" {
         format!("{}B", n as u64)
     } else {
@@ -135,9 +154,28 @@ fn cpu_times() -> (f64, f64) {
     (secs(usage.ru_stime), secs(usage.ru_utime))
 }
 
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "keyspace",
+];
 const ALL_SECTIONS: &[&str] = &[
-    "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "commandstats", "latencystats", "shards", "keyspace",
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "commandstats",
+    "latencystats",
+    "shards",
+    "keyspace",
 ];
 
 /// Which sections INFO's arguments ask for.
@@ -148,7 +186,11 @@ pub fn sections_for(args: &[String]) -> Vec<&'static str> {
     if args.iter().any(|a| a == "all" || a == "everything") {
         return ALL_SECTIONS.to_vec();
     }
-    ALL_SECTIONS.iter().copied().filter(|s| args.iter().any(|a| a == s)).collect()
+    ALL_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| args.iter().any(|a| a == s))
+        .collect()
 }
 
 /// Builds the INFO text from every shard's report.
@@ -179,7 +221,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("redis_version", "7.0.15".into());
                 line("ember_version", env!("CARGO_PKG_VERSION").into());
                 line("redis_mode", "standalone".into());
-                line("os", format!("{} {}", std::env::consts::OS, std::env::consts::ARCH));
+                line(
+                    "os",
+                    format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+                );
                 line("arch_bits", (usize::BITS).to_string());
                 line("multiplexing_api", "epoll".into());
                 line("process_id", std::process::id().to_string());
@@ -192,22 +237,35 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("io_threads_active", "0".into());
                 line(
                     "executable",
-                    std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                    std::env::current_exe()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
                 );
                 line(
                     "config_file",
-                    config.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    config
+                        .config_file
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
                 );
             }
             "clients" => {
-                line("connected_clients", shared.counters.connected_clients.load(Relaxed).to_string());
+                line(
+                    "connected_clients",
+                    shared.counters.connected_clients.load(Relaxed).to_string(),
+                );
                 line("maxclients", config.maxclients.to_string());
                 line("blocked_clients", "0".into());
                 line("pubsub_clients", "0".into());
             }
             "memory" => {
                 let mem = memory_stats();
-                let peak = shared.counters.used_memory_peak.fetch_max(mem.allocated, Relaxed).max(mem.allocated);
+                let peak = shared
+                    .counters
+                    .used_memory_peak
+                    .fetch_max(mem.allocated, Relaxed)
+                    .max(mem.allocated);
                 let rss = rss_bytes();
                 line("used_memory", mem.allocated.to_string());
                 line("used_memory_human", human_bytes(mem.allocated));
@@ -229,21 +287,51 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             }
             "stats" => {
                 let c = &shared.counters;
-                line("total_connections_received", c.total_connections.load(Relaxed).to_string());
-                line("total_commands_processed", counters.commands_processed.to_string());
-                line("instantaneous_ops_per_sec", counters.ops_per_sec.to_string());
-                line("total_net_input_bytes", counters.net_input_bytes.to_string());
-                line("total_net_output_bytes", counters.net_output_bytes.to_string());
-                line("rejected_connections", c.rejected_connections.load(Relaxed).to_string());
+                line(
+                    "total_connections_received",
+                    c.total_connections.load(Relaxed).to_string(),
+                );
+                line(
+                    "total_commands_processed",
+                    counters.commands_processed.to_string(),
+                );
+                line(
+                    "instantaneous_ops_per_sec",
+                    counters.ops_per_sec.to_string(),
+                );
+                line(
+                    "total_net_input_bytes",
+                    counters.net_input_bytes.to_string(),
+                );
+                line(
+                    "total_net_output_bytes",
+                    counters.net_output_bytes.to_string(),
+                );
+                line(
+                    "rejected_connections",
+                    c.rejected_connections.load(Relaxed).to_string(),
+                );
                 line("expired_keys", expiry.expired_keys.to_string());
                 line("expired_stale_perc", format!("{:.2}", expiry.stale_perc));
-                line("expired_time_cap_reached_count", expiry.time_cap_reached.to_string());
-                line("expire_cycle_cpu_milliseconds", (expiry.cycle_cpu_us / 1000).to_string());
+                line(
+                    "expired_time_cap_reached_count",
+                    expiry.time_cap_reached.to_string(),
+                );
+                line(
+                    "expire_cycle_cpu_milliseconds",
+                    (expiry.cycle_cpu_us / 1000).to_string(),
+                );
                 line("evicted_keys", "0".into());
                 line("keyspace_hits", expiry.hits.to_string());
                 line("keyspace_misses", expiry.misses.to_string());
-                line("expire_lag_p50_ms", expiry.lag_ms.value_at_quantile(0.5).to_string());
-                line("expire_lag_p99_ms", expiry.lag_ms.value_at_quantile(0.99).to_string());
+                line(
+                    "expire_lag_p50_ms",
+                    expiry.lag_ms.value_at_quantile(0.5).to_string(),
+                );
+                line(
+                    "expire_lag_p99_ms",
+                    expiry.lag_ms.value_at_quantile(0.99).to_string(),
+                );
                 line("expire_lag_max_ms", expiry.lag_ms.max().to_string());
                 line("expire_slices", expiry.slices.to_string());
                 line("expire_slice_max_us", expiry.slice_max_us.to_string());
@@ -261,7 +349,11 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 let mut names: Vec<_> = counters.commands.iter().collect();
                 names.sort_by_key(|(n, _)| *n);
                 for (name, s) in names {
-                    let per_call = if s.calls > 0 { s.usec as f64 / s.calls as f64 } else { 0.0 };
+                    let per_call = if s.calls > 0 {
+                        s.usec as f64 / s.calls as f64
+                    } else {
+                        0.0
+                    };
                     line(
                         &format!("cmdstat_{name}"),
                         format!("calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls={}", s.calls, s.usec, s.failed),
@@ -300,9 +392,19 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                         continue;
                     }
                     let expires: usize = reports.iter().map(|r| r.dbs[db].1).sum();
-                    let weighted: f64 = reports.iter().map(|r| r.dbs[db].2 * r.dbs[db].1 as f64).sum();
-                    let avg_ttl = if expires > 0 { (weighted / expires as f64) as u64 } else { 0 };
-                    line(&format!("db{db}"), format!("keys={keys},expires={expires},avg_ttl={avg_ttl}"));
+                    let weighted: f64 = reports
+                        .iter()
+                        .map(|r| r.dbs[db].2 * r.dbs[db].1 as f64)
+                        .sum();
+                    let avg_ttl = if expires > 0 {
+                        (weighted / expires as f64) as u64
+                    } else {
+                        0
+                    };
+                    line(
+                        &format!("db{db}"),
+                        format!("keys={keys},expires={expires},avg_ttl={avg_ttl}"),
+                    );
                 }
             }
             _ => {}
@@ -319,7 +421,10 @@ mod tests {
     fn section_selection() {
         assert_eq!(sections_for(&[]), DEFAULT_SECTIONS);
         assert!(sections_for(&["all".into()]).contains(&"commandstats"));
-        assert_eq!(sections_for(&["keyspace".into(), "stats".into()]), vec!["stats", "keyspace"]);
+        assert_eq!(
+            sections_for(&["keyspace".into(), "stats".into()]),
+            vec!["stats", "keyspace"]
+        );
     }
 
     #[test]

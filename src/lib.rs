@@ -50,7 +50,10 @@ pub fn run(config: config::Config) -> Result<(), shard::StartError> {
     let addr = format!("{}:{}", config.bind, config.port);
     let shards = config.shards;
     let (_shared, handles) = shard::start(config)?;
-    log::info!("ember {} ready to accept connections on {addr} with {shards} shard(s)", env!("CARGO_PKG_VERSION"));
+    log::info!(
+        "ember {} ready to accept connections on {addr} with {shards} shard(s)",
+        env!("CARGO_PKG_VERSION")
+    );
     for handle in handles {
         let _ = handle.join();
     }

@@ -24,7 +24,9 @@ impl Log for StderrLogger {
             Level::Debug => '-',
             Level::Trace => '.',
         };
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         let thread = std::thread::current();
         let _ = writeln!(
             std::io::stderr().lock(),

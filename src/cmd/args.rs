@@ -38,7 +38,10 @@ pub mod err {
     }
 
     pub fn wrong_arity(name: &str) -> Frame {
-        Frame::Error(format!("ERR wrong number of arguments for '{}' command", name.to_ascii_lowercase()))
+        Frame::Error(format!(
+            "ERR wrong number of arguments for '{}' command",
+            name.to_ascii_lowercase()
+        ))
     }
 
     pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Frame {
@@ -59,7 +62,10 @@ pub struct Args<'a> {
 impl<'a> Args<'a> {
     /// Starts after the command name (`argv[0]`).
     pub fn new(argv: &'a [Bytes]) -> Args<'a> {
-        Args { items: argv, pos: 1 }
+        Args {
+            items: argv,
+            pos: 1,
+        }
     }
 
     pub fn remaining(&self) -> usize {
@@ -89,7 +95,7 @@ impl<'a> Args<'a> {
     }
 
     /// The next argument upper-cased, for matching options.
-    pub fn next_keyword(&mut self) -> Result<Keyword, Frame> {
+    pub fn next_keyword(&mut self) -> Result<Keyword<'a>, Frame> {
         Ok(Keyword::new(self.next_bytes()?))
     }
 

@@ -57,7 +57,14 @@ fn hello_map(session: &Session) -> Frame {
     Frame::Map(vec![
         (Frame::bulk("server"), Frame::bulk("redis")),
         (Frame::bulk("version"), Frame::bulk("7.0.15")),
-        (Frame::bulk("proto"), Frame::Integer(if session.proto == Protocol::Resp3 { 3 } else { 2 })),
+        (
+            Frame::bulk("proto"),
+            Frame::Integer(if session.proto == Protocol::Resp3 {
+                3
+            } else {
+                2
+            }),
+        ),
         (Frame::bulk("id"), Frame::Integer(session.id as i64)),
         (Frame::bulk("mode"), Frame::bulk("standalone")),
         (Frame::bulk("role"), Frame::bulk("master")),
@@ -73,7 +80,9 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
             Some(2) => proto = Protocol::Resp2,
             Some(3) => proto = Protocol::Resp3,
             Some(_) => return err::frame("NOPROTO unsupported protocol version").into(),
-            None => return err::frame("ERR Protocol version is not an integer or out of range").into(),
+            None => {
+                return err::frame("ERR Protocol version is not an integer or out of range").into()
+            }
         }
         i = 2;
     }
@@ -81,7 +90,8 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
     while i < argv.len() {
         let opt = &argv[i];
         if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < argv.len() {
-            return err::frame("WRONGPASS invalid username-password pair or user is disabled.").into();
+            return err::frame("WRONGPASS invalid username-password pair or user is disabled.")
+                .into();
         } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < argv.len() {
             match valid_name(&argv[i + 1]) {
                 Ok(n) => name = Some(n),
@@ -89,7 +99,11 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
             }
             i += 2;
         } else {
-            return Frame::Error(format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(opt))).into();
+            return Frame::Error(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(opt)
+            ))
+            .into();
         }
     }
     session.proto = proto;
@@ -102,7 +116,9 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
 /// Client names: no spaces, newlines or special characters; empty clears.
 fn valid_name(name: &[u8]) -> Result<Option<String>, Frame> {
     if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-        return Err(err::frame("ERR Client names cannot contain spaces, newlines or special characters."));
+        return Err(err::frame(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
     }
     Ok((!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned()))
 }
@@ -135,7 +151,11 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
     match sub.as_str() {
         "help" if arity(2) => help_reply(CLIENT_HELP).into(),
         "id" if arity(2) => Frame::Integer(session.id as i64).into(),
-        "getname" if arity(2) => session.name.as_ref().map_or(Frame::Null, Frame::bulk).into(),
+        "getname" if arity(2) => session
+            .name
+            .as_ref()
+            .map_or(Frame::Null, Frame::bulk)
+            .into(),
         "setname" if arity(3) => match valid_name(&argv[2]) {
             Ok(name) => {
                 session.name = name;
@@ -151,7 +171,8 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
         "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
         "no-evict" | "no-touch" if arity(3) => Frame::OK.into(),
         "setinfo" if arity(4) => Frame::OK.into(),
-        "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch" | "setinfo" => wrong().into(),
+        "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch"
+        | "setinfo" => wrong().into(),
         _ => err::unknown_subcommand(&argv[1], "client").into(),
     }
 }
@@ -177,12 +198,29 @@ fn client_list_ids(rest: &[Bytes]) -> Result<Option<Vec<u64>>, Frame> {
 /// Gathers CLIENT LIST lines from every shard, in client id order.
 fn list_job(shard: &ShardData, ids: Option<Vec<u64>>) -> Action {
     let n = shard.shared.nshards;
-    let ops = (0..n).map(|s| (s, Op::Clients(ClientsOp::List { ids: ids.clone() }))).collect();
+    let ops = (0..n)
+        .map(|s| (s, Op::Clients(ClientsOp::List { ids: ids.clone() })))
+        .collect();
     Action::Job(Job::new(ops, |outs| {
         let mut lines: Vec<(u64, String)> = outs
             .into_iter()
-            .flat_map(|out| if let Out::Lines(l) = out { l } else { Vec::new() })
-            .map(|line| (line[3..].split(' ').next().and_then(|id| id.parse().ok()).unwrap_or(0), line))
+            .flat_map(|out| {
+                if let Out::Lines(l) = out {
+                    l
+                } else {
+                    Vec::new()
+                }
+            })
+            .map(|line| {
+                (
+                    line[3..]
+                        .split(' ')
+                        .next()
+                        .and_then(|id| id.parse().ok())
+                        .unwrap_or(0),
+                    line,
+                )
+            })
             .collect();
         lines.sort_by_key(|(id, _)| *id);
         let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
@@ -193,10 +231,16 @@ fn list_job(shard: &ShardData, ids: Option<Vec<u64>>) -> Action {
 fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
     // Old form: CLIENT KILL ip:port, answers OK or an error.
     if argv.len() == 3 {
-        let filter = KillFilter { addr: Some(String::from_utf8_lossy(&argv[2]).into_owned()), ..KillFilter::default() };
+        let filter = KillFilter {
+            addr: Some(String::from_utf8_lossy(&argv[2]).into_owned()),
+            ..KillFilter::default()
+        };
         return kill_job(shard, filter, true);
     }
-    let mut filter = KillFilter { skip_id: Some(session.id), ..KillFilter::default() };
+    let mut filter = KillFilter {
+        skip_id: Some(session.id),
+        ..KillFilter::default()
+    };
     let mut pairs = argv[2..].chunks(2);
     for pair in pairs.by_ref() {
         let [key, value] = pair else {
@@ -223,7 +267,9 @@ fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Acti
 
 fn kill_job(shard: &ShardData, filter: KillFilter, old_form: bool) -> Action {
     let n = shard.shared.nshards;
-    let ops = (0..n).map(|s| (s, Op::Clients(ClientsOp::Kill(filter.clone())))).collect();
+    let ops = (0..n)
+        .map(|s| (s, Op::Clients(ClientsOp::Kill(filter.clone()))))
+        .collect();
     Action::Job(Job::new(ops, move |outs| {
         let killed: i64 = outs.iter().map(Out::count).sum();
         Action::Reply(match (old_form, killed) {

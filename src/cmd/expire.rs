@@ -47,15 +47,22 @@ impl Conditions {
                 b"GT" => c.gt = true,
                 b"LT" => c.lt = true,
                 _ => {
-                    return Err(Frame::Error(format!("ERR Unsupported option {}", String::from_utf8_lossy(w))));
+                    return Err(Frame::Error(format!(
+                        "ERR Unsupported option {}",
+                        String::from_utf8_lossy(w)
+                    )));
                 }
             }
         }
         if c.nx && (c.xx || c.gt || c.lt) {
-            return Err(err::frame("ERR NX and XX, GT or LT options at the same time are not compatible"));
+            return Err(err::frame(
+                "ERR NX and XX, GT or LT options at the same time are not compatible",
+            ));
         }
         if c.gt && c.lt {
-            return Err(err::frame("ERR GT and LT options at the same time are not compatible"));
+            return Err(err::frame(
+                "ERR GT and LT options at the same time are not compatible",
+            ));
         }
         Ok(c)
     }
@@ -123,7 +130,9 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(u64, u64) -> i64) -> Reply 
 }
 
 pub fn ttl(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    ttl_generic(ctx, &argv[1], |at, now| ((at.saturating_sub(now) + 500) / 1000) as i64)
+    ttl_generic(ctx, &argv[1], |at, now| {
+        ((at.saturating_sub(now) + 500) / 1000) as i64
+    })
 }
 
 pub fn pttl(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -152,7 +161,10 @@ mod tests {
     use super::*;
 
     fn conds(words: &[&str]) -> Result<Conditions, Frame> {
-        let words: Vec<Bytes> = words.iter().map(|w| Bytes::copy_from_slice(w.as_bytes())).collect();
+        let words: Vec<Bytes> = words
+            .iter()
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect();
         Conditions::parse(&words)
     }
 
@@ -177,15 +189,27 @@ mod tests {
             Err(Frame::Error(e)) => e,
             _ => String::new(),
         };
-        assert_eq!(text(conds(&["NX", "XX"])), "ERR NX and XX, GT or LT options at the same time are not compatible");
-        assert_eq!(text(conds(&["GT", "LT"])), "ERR GT and LT options at the same time are not compatible");
+        assert_eq!(
+            text(conds(&["NX", "XX"])),
+            "ERR NX and XX, GT or LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            text(conds(&["GT", "LT"])),
+            "ERR GT and LT options at the same time are not compatible"
+        );
         assert_eq!(text(conds(&["foo"])), "ERR Unsupported option foo");
     }
 
     #[test]
     fn deadlines_overflow_to_none() {
-        assert_eq!(deadline_from(10, ExpireUnit::RelSeconds, 1_000), Some(11_000));
-        assert_eq!(deadline_from(i64::MAX / 10, ExpireUnit::RelSeconds, 0), None);
+        assert_eq!(
+            deadline_from(10, ExpireUnit::RelSeconds, 1_000),
+            Some(11_000)
+        );
+        assert_eq!(
+            deadline_from(i64::MAX / 10, ExpireUnit::RelSeconds, 0),
+            None
+        );
         assert_eq!(deadline_from(i64::MAX, ExpireUnit::RelMillis, 5), None);
         assert_eq!(deadline_from(7, ExpireUnit::AbsMillis, 5), Some(7));
     }

@@ -29,7 +29,11 @@ pub fn touch(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn type_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    Ok(Frame::Simple(ctx.ks().peek(&argv[1]).map_or("none", |e| e.value.type_name())))
+    Ok(Frame::Simple(
+        ctx.ks()
+            .peek(&argv[1])
+            .map_or("none", |e| e.value.type_name()),
+    ))
 }
 
 /// RENAME / RENAMENX with both keys on this shard.
@@ -60,7 +64,10 @@ pub struct CopyOptions {
 
 pub fn copy_options(argv: &[Bytes], databases: usize) -> Result<CopyOptions, Frame> {
     let mut args = Args::new(&argv[2..]);
-    let mut opts = CopyOptions { db: None, replace: false };
+    let mut opts = CopyOptions {
+        db: None,
+        replace: false,
+    };
     while !args.is_empty() {
         let word = args.next_keyword()?;
         if word.is("REPLACE") {
@@ -84,7 +91,9 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let (src, dst) = (&argv[1], &argv[2]);
     let dst_db = opts.db.unwrap_or(ctx.db);
     if src == dst && dst_db == ctx.db {
-        return Err(err::frame("ERR source and destination objects are the same"));
+        return Err(err::frame(
+            "ERR source and destination objects are the same",
+        ));
     }
     let Some(entry) = ctx.ks().peek(src).cloned() else {
         return Ok(Frame::Integer(0));
@@ -92,7 +101,9 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let now = ctx.now_ms();
     let mut target = ctx.shard.store.keyspace(dst_db, now);
     let ttl = entry.expire_at();
-    Ok(Frame::Integer(put_entry(&mut target, dst, entry.value, ttl, opts.replace) as i64))
+    Ok(Frame::Integer(
+        put_entry(&mut target, dst, entry.value, ttl, opts.replace) as i64,
+    ))
 }
 
 /// Stores a value under `key` unless it exists and `replace` is false.
@@ -117,7 +128,9 @@ pub fn move_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     let target = target as usize;
     if target == ctx.db {
-        return Err(err::frame("ERR source and destination objects are the same"));
+        return Err(err::frame(
+            "ERR source and destination objects are the same",
+        ));
     }
     let key = &argv[1];
     if !ctx.ks().exists(key) {
@@ -129,7 +142,10 @@ pub fn move_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     let entry = ctx.ks().remove(key).expect("checked above");
     let ttl = entry.expire_at();
-    ctx.shard.store.keyspace(target, now).set(key, entry.value, ttl);
+    ctx.shard
+        .store
+        .keyspace(target, now)
+        .set(key, entry.value, ttl);
     Ok(Frame::Integer(1))
 }
 
@@ -143,13 +159,17 @@ pub fn take_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
 
 /// Copies a key out of this shard's store (cross-shard COPY).
 pub fn read_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
-    ctx.ks().peek(key).map(|e: &Entry| (e.value.clone(), e.expire_at()))
+    ctx.ks()
+        .peek(key)
+        .map(|e: &Entry| (e.value.clone(), e.expire_at()))
 }
 
 pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let pattern = &argv[1];
     let match_all = pattern.as_ref() == b"*";
-    let keys = ctx.ks().live_keys(|k| match_all || glob_match(pattern, k, false));
+    let keys = ctx
+        .ks()
+        .live_keys(|k| match_all || glob_match(pattern, k, false));
     Ok(Frame::Array(keys.into_iter().map(Frame::Bulk).collect()))
 }
 
@@ -165,7 +185,13 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
-    let old: Vec<_> = ctx.shard.store.dbs.iter_mut().map(|db| db.clear()).collect();
+    let old: Vec<_> = ctx
+        .shard
+        .store
+        .dbs
+        .iter_mut()
+        .map(|db| db.clear())
+        .collect();
     drop_off_thread(old);
     Ok(Frame::OK)
 }
@@ -175,14 +201,21 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn check_flush_mode(argv: &[Bytes]) -> Result<(), Frame> {
     match argv.get(1) {
         None => Ok(()),
-        Some(m) if argv.len() == 2 && (m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")) => Ok(()),
+        Some(m)
+            if argv.len() == 2
+                && (m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")) =>
+        {
+            Ok(())
+        }
         Some(_) => Err(err::syntax()),
     }
 }
 
 /// Frees a large structure on a helper thread so the shard keeps serving.
 pub fn drop_off_thread<T: Send + 'static>(value: T) {
-    let spawned = std::thread::Builder::new().name("ember-free".into()).spawn(move || drop(value));
+    let spawned = std::thread::Builder::new()
+        .name("ember-free".into())
+        .spawn(move || drop(value));
     if let Err(e) = spawned {
         log::warn!("could not free off-thread: {e}");
     }
@@ -197,11 +230,13 @@ pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn swapdb_args(argv: &[Bytes], databases: usize) -> Result<(usize, usize), Frame> {
     let parse = |b: &Bytes| {
-        let n = crate::util::num::parse_i64(b).ok_or_else(|| err::frame("ERR invalid first DB index"))?;
+        let n = crate::util::num::parse_i64(b)
+            .ok_or_else(|| err::frame("ERR invalid first DB index"))?;
         Ok::<i64, Frame>(n)
     };
     let a = parse(&argv[1])?;
-    let b = crate::util::num::parse_i64(&argv[2]).ok_or_else(|| err::frame("ERR invalid second DB index"))?;
+    let b = crate::util::num::parse_i64(&argv[2])
+        .ok_or_else(|| err::frame("ERR invalid second DB index"))?;
     let in_range = |n: i64| n >= 0 && (n as usize) < databases;
     if !in_range(a) || !in_range(b) {
         return Err(err::frame(err::DB_RANGE));
@@ -215,7 +250,9 @@ pub fn randomkey(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
     let now = ctx.now_ms();
     let shard = &mut *ctx.shard;
     let mut ks = shard.store.keyspace(db, now);
-    Ok(ks.random_key(shard.sweep.rng()).map_or(Frame::Null, Frame::Bulk))
+    Ok(ks
+        .random_key(shard.sweep.rng())
+        .map_or(Frame::Null, Frame::Bulk))
 }
 
 /// SCAN's options (MATCH, COUNT, TYPE).
@@ -227,7 +264,11 @@ pub struct ScanOptions {
 }
 
 pub fn scan_options(rest: &[Bytes]) -> Result<ScanOptions, Frame> {
-    let mut opts = ScanOptions { pattern: None, count: 10, type_name: None };
+    let mut opts = ScanOptions {
+        pattern: None,
+        count: 10,
+        type_name: None,
+    };
     let mut i = 0;
     while i < rest.len() {
         if i + 1 >= rest.len() {
@@ -253,14 +294,24 @@ pub fn scan_options(rest: &[Bytes]) -> Result<ScanOptions, Frame> {
 }
 
 /// One SCAN step on this shard from dict position `from`.
-pub fn scan_step(ctx: &mut Ctx, from: Option<usize>, opts: &ScanOptions) -> (Vec<Bytes>, Option<usize>) {
+pub fn scan_step(
+    ctx: &mut Ctx,
+    from: Option<usize>,
+    opts: &ScanOptions,
+) -> (Vec<Bytes>, Option<usize>) {
     let mut ks = ctx.ks();
     let (keys, next) = ks.scan(from, opts.count);
     let keys = keys
         .into_iter()
-        .filter(|k| opts.pattern.as_ref().is_none_or(|p| glob_match(p, k, false)))
         .filter(|k| {
-            opts.type_name.as_ref().is_none_or(|t| ks.peek(k).is_some_and(|e| e.value.type_name() == t))
+            opts.pattern
+                .as_ref()
+                .is_none_or(|p| glob_match(p, k, false))
+        })
+        .filter(|k| {
+            opts.type_name
+                .as_ref()
+                .is_none_or(|t| ks.peek(k).is_some_and(|e| e.value.type_name() == t))
         })
         .collect();
     (keys, next)
@@ -285,7 +336,12 @@ const OBJECT_HELP: &[&str] = &[
 ];
 
 pub fn help_reply(lines: &[&str]) -> Frame {
-    Frame::Array(lines.iter().map(|l| Frame::SimpleOwned((*l).to_string())).collect())
+    Frame::Array(
+        lines
+            .iter()
+            .map(|l| Frame::SimpleOwned((*l).to_string()))
+            .collect(),
+    )
 }
 
 pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {

@@ -37,7 +37,10 @@ pub fn shard_of(key: &[u8], nshards: usize) -> usize {
 
 /// Redis's reply for an unknown command.
 pub fn unknown_command(argv: &[Bytes]) -> Frame {
-    let mut text = format!("ERR unknown command '{}', with args beginning with: ", lossy_trunc(&argv[0]));
+    let mut text = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        lossy_trunc(&argv[0])
+    );
     for arg in argv.iter().skip(1) {
         text.push_str(&format!("'{}' ", lossy_trunc(arg)));
         if text.len() > 512 {
@@ -53,11 +56,18 @@ fn lossy_trunc(b: &[u8]) -> String {
 
 /// Decides where a command runs and runs it or starts its job.
 /// Requires: `spec` is `argv[0]`'s entry and its arity was checked.
-pub fn dispatch_spec(shard: &mut ShardData, session: &mut Session, spec: &'static CommandSpec, argv: Vec<Bytes>) -> Action {
+pub fn dispatch_spec(
+    shard: &mut ShardData,
+    session: &mut Session,
+    spec: &'static CommandSpec,
+    argv: Vec<Bytes>,
+) -> Action {
     match spec.route {
         Route::Conn(handler) => handler(shard, session, &argv),
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
-        Route::EveryShard(handler, merge) => every_shard(shard.shared.nshards, session.db, handler, merge, argv),
+        Route::EveryShard(handler, merge) => {
+            every_shard(shard.shared.nshards, session.db, handler, merge, argv)
+        }
     }
 }
 
@@ -87,14 +97,18 @@ fn keyed(
         return run_inline(shard, session.db, handler, &argv);
     };
     let owner = shard_of(&argv[first], n);
-    let single = n == 1 || spec.key_positions(argv.len()).all(|p| shard_of(&argv[p], n) == owner);
+    let single = n == 1
+        || spec
+            .key_positions(argv.len())
+            .all(|p| shard_of(&argv[p], n) == owner);
     if single {
         if owner == shard.id {
             return run_inline(shard, session.db, handler, &argv);
         }
-        return Action::Job(Job::new(vec![(owner, handler_op(session.db, handler, argv))], |mut outs| {
-            Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
-        }));
+        return Action::Job(Job::new(
+            vec![(owner, handler_op(session.db, handler, argv))],
+            |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame)),
+        ));
     }
     match split {
         Split::One => run_inline(shard, session.db, handler, &argv),
@@ -105,7 +119,17 @@ fn keyed(
     }
 }
 
-fn every_shard(nshards: usize, db: usize, handler: table::Handler, merge: Merge, argv: Vec<Bytes>) -> Action {
-    let ops = (0..nshards).map(|s| (s, handler_op(db, handler, argv.clone()))).collect();
-    Action::Job(Job::new(ops, move |outs| Action::Reply(multi::merge(merge, outs))))
+fn every_shard(
+    nshards: usize,
+    db: usize,
+    handler: table::Handler,
+    merge: Merge,
+    argv: Vec<Bytes>,
+) -> Action {
+    let ops = (0..nshards)
+        .map(|s| (s, handler_op(db, handler, argv.clone())))
+        .collect();
+    Action::Job(Job::new(ops, move |outs| {
+        Action::Reply(multi::merge(merge, outs))
+    }))
 }

@@ -12,7 +12,11 @@ use crate::resp::Frame;
 use crate::shard::{Action, Job, Op, Out};
 
 /// Groups key positions by owning shard, in first-seen order.
-fn group_by_shard(nshards: usize, argv: &[Bytes], positions: impl Iterator<Item = usize>) -> Vec<(usize, Vec<usize>)> {
+fn group_by_shard(
+    nshards: usize,
+    argv: &[Bytes],
+    positions: impl Iterator<Item = usize>,
+) -> Vec<(usize, Vec<usize>)> {
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
     for p in positions {
         let s = shard_of(&argv[p], nshards);
@@ -40,13 +44,19 @@ fn store_op(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
 
 pub fn split_sum(nshards: usize, db: usize, handler: Handler, argv: &[Bytes]) -> Action {
     let groups = group_by_shard(nshards, argv, 1..argv.len());
-    let ops = groups.iter().map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1)))).collect();
+    let ops = groups
+        .iter()
+        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1))))
+        .collect();
     Action::Job(Job::new(ops, |outs| Action::Reply(merge(Merge::Sum, outs))))
 }
 
 pub fn split_gather(nshards: usize, db: usize, handler: Handler, argv: &[Bytes]) -> Action {
     let groups = group_by_shard(nshards, argv, 1..argv.len());
-    let ops = groups.iter().map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1)))).collect();
+    let ops = groups
+        .iter()
+        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1))))
+        .collect();
     let total = argv.len() - 1;
     Action::Job(Job::new(ops, move |outs| {
         let mut values = vec![Frame::Null; total];
@@ -64,12 +74,21 @@ pub fn split_gather(nshards: usize, db: usize, handler: Handler, argv: &[Bytes])
     }))
 }
 
-pub fn split_pairs(nshards: usize, db: usize, handler: Handler, name: &str, argv: &[Bytes]) -> Action {
+pub fn split_pairs(
+    nshards: usize,
+    db: usize,
+    handler: Handler,
+    name: &str,
+    argv: &[Bytes],
+) -> Action {
     if argv.len() % 2 == 0 {
         return Action::Reply(err::wrong_arity(name));
     }
     let groups = group_by_shard(nshards, argv, (1..argv.len()).step_by(2));
-    let ops = groups.iter().map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 2)))).collect();
+    let ops = groups
+        .iter()
+        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 2))))
+        .collect();
     Action::Job(Job::new(ops, |outs| Action::Reply(merge(Merge::Ok, outs))))
 }
 
@@ -80,12 +99,23 @@ pub fn merge(merge: Merge, outs: Vec<Out>) -> Frame {
         return e.clone();
     }
     match merge {
-        Merge::Sum => Frame::Integer(frames.iter().map(|f| if let Frame::Integer(n) = f { *n } else { 0 }).sum()),
+        Merge::Sum => Frame::Integer(
+            frames
+                .iter()
+                .map(|f| if let Frame::Integer(n) = f { *n } else { 0 })
+                .sum(),
+        ),
         Merge::Ok => Frame::OK,
         Merge::Concat => Frame::Array(
             frames
                 .into_iter()
-                .flat_map(|f| if let Frame::Array(items) = f { items } else { Vec::new() })
+                .flat_map(|f| {
+                    if let Frame::Array(items) = f {
+                        items
+                    } else {
+                        Vec::new()
+                    }
+                })
                 .collect(),
         ),
     }
@@ -107,14 +137,23 @@ pub fn msetnx(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
             (*s, handler_op(db, keys::exists, sub))
         })
         .collect();
-    let sets: Vec<(usize, Vec<Bytes>)> = groups.iter().map(|(s, ps)| (*s, sub_argv(argv, ps, 2))).collect();
-    Action::Job(Job::new(exists_ops, move |outs| {
-        if outs.iter().any(|o| o.count() > 0) {
-            return Action::Reply(Frame::Integer(0));
-        }
-        let ops = sets.into_iter().map(|(s, sub)| (s, handler_op(db, strings::mset, sub))).collect();
-        Action::Job(Job::new(ops, |_| Action::Reply(Frame::Integer(1))))
-    }).ordered())
+    let sets: Vec<(usize, Vec<Bytes>)> = groups
+        .iter()
+        .map(|(s, ps)| (*s, sub_argv(argv, ps, 2)))
+        .collect();
+    Action::Job(
+        Job::new(exists_ops, move |outs| {
+            if outs.iter().any(|o| o.count() > 0) {
+                return Action::Reply(Frame::Integer(0));
+            }
+            let ops = sets
+                .into_iter()
+                .map(|(s, sub)| (s, handler_op(db, strings::mset, sub)))
+                .collect();
+            Action::Job(Job::new(ops, |_| Action::Reply(Frame::Integer(1))))
+        })
+        .ordered(),
+    )
 }
 
 /// RENAME / RENAMENX with the two keys on different shards.
@@ -128,41 +167,54 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
         (from, exists_op(db, src.clone())),
         (to, exists_op(db, dst.clone())),
     ];
-    Action::Job(Job::new(check, move |outs| {
-        if outs[0].count() == 0 {
-            return Action::Reply(err::frame(err::NO_SUCH_KEY));
-        }
-        if nx && outs[1].count() > 0 {
-            return Action::Reply(Frame::Integer(0));
-        }
-        let take_src = src.clone();
-        let take = vec![(from, store_op(move |ctx| { ctx.db = db; Out::Entry(keys::take_entry(ctx, &take_src)) }))];
-        Action::Job(Job::new(take, move |mut outs| {
-            let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
+    Action::Job(
+        Job::new(check, move |outs| {
+            if outs[0].count() == 0 {
                 return Action::Reply(err::frame(err::NO_SUCH_KEY));
-            };
-            let put = store_op(move |ctx| {
-                ctx.db = db;
-                let placed = put_entry(&mut ctx.ks(), &dst, value.clone(), ttl, !nx);
-                if !placed {
-                    // RENAMENX lost a race for the destination: restore the source.
-                    return Out::Entry(Some((value, ttl)));
-                }
-                Out::Entry(None)
-            });
-            Action::Job(Job::new(vec![(to, put)], move |mut outs| match outs.pop() {
-                Some(Out::Entry(Some((value, ttl)))) => {
-                    let restore = store_op(move |ctx| {
-                        ctx.db = db;
-                        put_entry(&mut ctx.ks(), &src, value, ttl, false);
-                        Out::Count(0)
-                    });
-                    Action::Job(Job::new(vec![(from, restore)], |_| Action::Reply(Frame::Integer(0))))
-                }
-                _ => Action::Reply(if nx { Frame::Integer(1) } else { Frame::OK }),
+            }
+            if nx && outs[1].count() > 0 {
+                return Action::Reply(Frame::Integer(0));
+            }
+            let take_src = src.clone();
+            let take = vec![(
+                from,
+                store_op(move |ctx| {
+                    ctx.db = db;
+                    Out::Entry(keys::take_entry(ctx, &take_src))
+                }),
+            )];
+            Action::Job(Job::new(take, move |mut outs| {
+                let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
+                    return Action::Reply(err::frame(err::NO_SUCH_KEY));
+                };
+                let put = store_op(move |ctx| {
+                    ctx.db = db;
+                    let placed = put_entry(&mut ctx.ks(), &dst, value.clone(), ttl, !nx);
+                    if !placed {
+                        // RENAMENX lost a race for the destination: restore the source.
+                        return Out::Entry(Some((value, ttl)));
+                    }
+                    Out::Entry(None)
+                });
+                Action::Job(Job::new(vec![(to, put)], move |mut outs| {
+                    match outs.pop() {
+                        Some(Out::Entry(Some((value, ttl)))) => {
+                            let restore = store_op(move |ctx| {
+                                ctx.db = db;
+                                put_entry(&mut ctx.ks(), &src, value, ttl, false);
+                                Out::Count(0)
+                            });
+                            Action::Job(Job::new(vec![(from, restore)], |_| {
+                                Action::Reply(Frame::Integer(0))
+                            }))
+                        }
+                        _ => Action::Reply(if nx { Frame::Integer(1) } else { Frame::OK }),
+                    }
+                }))
             }))
-        }))
-    }).ordered())
+        })
+        .ordered(),
+    )
 }
 
 fn exists_op(db: usize, key: Bytes) -> Op {
@@ -187,15 +239,18 @@ pub fn copy(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action 
         Out::Entry(keys::read_entry(ctx, &src))
     });
     let replace = opts.replace;
-    Action::Job(Job::new(vec![(from, read)], move |mut outs| {
-        let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
-            return Action::Reply(Frame::Integer(0));
-        };
-        Action::Job(Job::single(to, move |ctx| {
-            ctx.db = dst_db;
-            Out::Count(put_entry(&mut ctx.ks(), &dst, value, ttl, replace) as i64)
-        }))
-    }).ordered())
+    Action::Job(
+        Job::new(vec![(from, read)], move |mut outs| {
+            let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
+                return Action::Reply(Frame::Integer(0));
+            };
+            Action::Job(Job::single(to, move |ctx| {
+                ctx.db = dst_db;
+                Out::Count(put_entry(&mut ctx.ks(), &dst, value, ttl, replace) as i64)
+            }))
+        })
+        .ordered(),
+    )
 }
 
 /// LCS with the two keys on different shards: fetch both, compare here.
@@ -206,10 +261,13 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
         .iter()
         .map(|key| {
             let key = key.clone();
-            (shard_of(&key, n), store_op(move |ctx| {
-                ctx.db = db;
-                Out::Entry(ctx.ks().read(&key).map(|e| (e.value.clone(), None)))
-            }))
+            (
+                shard_of(&key, n),
+                store_op(move |ctx| {
+                    ctx.db = db;
+                    Out::Entry(ctx.ks().read(&key).map(|e| (e.value.clone(), None)))
+                }),
+            )
         })
         .collect();
     let argv = argv.to_vec();
@@ -226,7 +284,9 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
 /// RANDOMKEY: one candidate from each shard, then a random pick among them.
 pub fn randomkey(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let n = shard.shared.nshards;
-    let ops = (0..n).map(|s| (s, handler_op(session.db, keys::randomkey, argv.to_vec()))).collect();
+    let ops = (0..n)
+        .map(|s| (s, handler_op(session.db, keys::randomkey, argv.to_vec())))
+        .collect();
     let seed = shard.now_ms ^ session.id;
     Action::Job(Job::new(ops, move |outs| {
         let candidates = outs
@@ -236,7 +296,8 @@ pub fn randomkey(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -
                 _ => None,
             })
             .collect();
-        let mut rng = <rand_xoshiro::Xoshiro256PlusPlus as rand_core::SeedableRng>::seed_from_u64(seed);
+        let mut rng =
+            <rand_xoshiro::Xoshiro256PlusPlus as rand_core::SeedableRng>::seed_from_u64(seed);
         Action::Reply(keys::pick_random(candidates, &mut rng))
     }))
 }
@@ -247,7 +308,10 @@ const SHARD_BITS: u32 = 10;
 /// SCAN: the cursor names a shard and a position in its dict; each call
 /// scans one shard and moves to the next when it is done.
 pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let Some(cursor) = std::str::from_utf8(&argv[1]).ok().and_then(|s| s.parse::<u64>().ok()) else {
+    let Some(cursor) = std::str::from_utf8(&argv[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
         return Action::Reply(err::frame("ERR invalid cursor"));
     };
     let opts = match scan_options(&argv[2..]) {
@@ -272,7 +336,9 @@ pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         };
         Out::Frame(scan_reply(next_cursor, keys))
     });
-    Action::Job(Job::new(vec![(target, op)], |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))))
+    Action::Job(Job::new(vec![(target, op)], |mut outs| {
+        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    }))
 }
 
 fn scan_reply(cursor: u64, keys: Vec<Bytes>) -> Frame {
@@ -283,7 +349,12 @@ fn scan_reply(cursor: u64, keys: Vec<Bytes>) -> Frame {
 }
 
 /// Runs a store handler on the shard owning `key` (DEBUG OBJECT and the like).
-pub fn on_owner(shard: &ShardData, db: usize, key: &Bytes, f: fn(&mut Ctx, &[u8]) -> Reply) -> Action {
+pub fn on_owner(
+    shard: &ShardData,
+    db: usize,
+    key: &Bytes,
+    f: fn(&mut Ctx, &[u8]) -> Reply,
+) -> Action {
     let owner = shard_of(key, shard.shared.nshards);
     let key = key.clone();
     Action::Job(Job::single(owner, move |ctx| {

@@ -30,7 +30,11 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
         "connection" => "@connection",
         _ => "@admin",
     });
-    cats.push(if spec.has_flag("fast") { "@fast" } else { "@slow" });
+    cats.push(if spec.has_flag("fast") {
+        "@fast"
+    } else {
+        "@slow"
+    });
     cats.into_iter().map(Frame::Simple).collect()
 }
 
@@ -93,7 +97,13 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     match sub.as_str() {
         "count" if argv.len() == 2 => Frame::Integer(COMMANDS.len() as i64).into(),
         "list" => Frame::Array(COMMANDS.iter().map(|c| Frame::bulk(c.name)).collect()).into(),
-        "info" => Frame::Array(selected().into_iter().map(|s| s.map_or(Frame::NullArray, command_info)).collect()).into(),
+        "info" => Frame::Array(
+            selected()
+                .into_iter()
+                .map(|s| s.map_or(Frame::NullArray, command_info))
+                .collect(),
+        )
+        .into(),
         "docs" => Frame::Map(
             selected()
                 .into_iter()
@@ -110,8 +120,13 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
                     err::frame("ERR Invalid number of arguments specified for command").into()
                 }
                 Some(spec) => {
-                    let keys: Vec<Frame> = spec.key_positions(cmd.len()).map(|p| Frame::Bulk(cmd[p].clone())).collect();
-                    if keys.is_empty() || matches!(spec.route, Route::Conn(_) | Route::EveryShard(..)) {
+                    let keys: Vec<Frame> = spec
+                        .key_positions(cmd.len())
+                        .map(|p| Frame::Bulk(cmd[p].clone()))
+                        .collect();
+                    if keys.is_empty()
+                        || matches!(spec.route, Route::Conn(_) | Route::EveryShard(..))
+                    {
                         err::frame("ERR The command has no key arguments").into()
                     } else {
                         Frame::Array(keys).into()
@@ -131,14 +146,29 @@ pub fn info(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     let sections = sections_for(&args);
     let shared = std::sync::Arc::clone(&shard.shared);
     let ops = (0..shared.nshards)
-        .map(|s| (s, Op::Store(Box::new(|ctx: &mut super::Ctx| Out::Report(Box::new(ShardReport::of(ctx.shard)))))))
+        .map(|s| {
+            (
+                s,
+                Op::Store(Box::new(|ctx: &mut super::Ctx| {
+                    Out::Report(Box::new(ShardReport::of(ctx.shard)))
+                })),
+            )
+        })
         .collect();
     Action::Job(Job::new(ops, move |outs| {
         let reports: Vec<ShardReport> = outs
             .into_iter()
-            .filter_map(|o| if let Out::Report(r) = o { Some(*r) } else { None })
+            .filter_map(|o| {
+                if let Out::Report(r) = o {
+                    Some(*r)
+                } else {
+                    None
+                }
+            })
             .collect();
-        Action::Reply(Frame::Verbatim(Bytes::from(render(&shared, &reports, &sections))))
+        Action::Reply(Frame::Verbatim(Bytes::from(render(
+            &shared, &reports, &sections,
+        ))))
     }))
 }
 
@@ -168,14 +198,23 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                     }
                 }
             }
-            Frame::Map(pairs.into_iter().map(|(k, v)| (Frame::bulk(k), Frame::bulk(v))).collect()).into()
+            Frame::Map(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (Frame::bulk(k), Frame::bulk(v)))
+                    .collect(),
+            )
+            .into()
         }
         "set" if argv.len() >= 4 && argv.len() % 2 == 0 => {
             let mut next = shared.config.read().expect("config lock").clone();
             for pair in argv[2..].chunks_exact(2) {
                 let name = String::from_utf8_lossy(&pair[0]).into_owned();
                 if find_param(&name).is_none() {
-                    return Frame::Error(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")).into();
+                    return Frame::Error(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                    ))
+                    .into();
                 }
                 let value = String::from_utf8_lossy(&pair[1]);
                 if let Err(reason) = set_param(&mut next, &name, &value, false) {
@@ -203,15 +242,21 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                 .collect();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
-        "rewrite" if argv.len() == 2 => err::frame("ERR CONFIG REWRITE is not supported by ember").into(),
+        "rewrite" if argv.len() == 2 => {
+            err::frame("ERR CONFIG REWRITE is not supported by ember").into()
+        }
         "help" if argv.len() == 2 => help_reply(CONFIG_HELP).into(),
-        "get" | "set" | "resetstat" | "rewrite" | "help" => err::wrong_arity(&format!("config|{sub}")).into(),
+        "get" | "set" | "resetstat" | "rewrite" | "help" => {
+            err::wrong_arity(&format!("config|{sub}")).into()
+        }
         _ => err::unknown_subcommand(&argv[1], "config").into(),
     }
 }
 
 pub fn time(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     let _ = shard;
     Frame::Array(vec![
         Frame::bulk(now.as_secs().to_string()),
@@ -227,7 +272,9 @@ pub fn lastsave(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
 
 pub fn shutdown(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     let valid = argv[1..].iter().all(|a| {
-        ["nosave", "save", "now", "force", "abort"].iter().any(|w| a.eq_ignore_ascii_case(w.as_bytes()))
+        ["nosave", "save", "now", "force", "abort"]
+            .iter()
+            .any(|w| a.eq_ignore_ascii_case(w.as_bytes()))
     });
     if !valid {
         return err::syntax().into();
@@ -238,7 +285,12 @@ pub fn shutdown(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
 }
 
 fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
-    let mode = shard.shared.config.read().map(|c| c.enable_debug_command.clone()).unwrap_or_default();
+    let mode = shard
+        .shared
+        .config
+        .read()
+        .map(|c| c.enable_debug_command.clone())
+        .unwrap_or_default();
     match mode.as_str() {
         "yes" => true,
         "local" => session.addr.starts_with("127.") || session.addr.starts_with("[::1]"),
@@ -268,14 +320,20 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     match sub.as_str() {
         "help" => help_reply(DEBUG_HELP).into(),
         "sleep" if argv.len() == 3 => {
-            let secs = crate::util::num::parse_f64(&argv[2]).unwrap_or(0.0).max(0.0);
+            let secs = crate::util::num::parse_f64(&argv[2])
+                .unwrap_or(0.0)
+                .max(0.0);
             // Blocks this shard's thread, as Redis blocks its only thread.
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
             Frame::OK.into()
         }
         "set-active-expire" if argv.len() == 3 => {
             let on = argv[2].as_ref() != b"0";
-            shard.shared.expire.enabled.store(on, std::sync::atomic::Ordering::Relaxed);
+            shard
+                .shared
+                .expire
+                .enabled
+                .store(on, std::sync::atomic::Ordering::Relaxed);
             Frame::OK.into()
         }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),

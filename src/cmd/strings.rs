@@ -90,7 +90,13 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         None => None,
     };
     let exists = old.is_some();
-    let reply_skipped = || if get { bulk_or_null(old.clone()) } else { Frame::Null };
+    let reply_skipped = || {
+        if get {
+            bulk_or_null(old.clone())
+        } else {
+            Frame::Null
+        }
+    };
     if (nx && exists) || (xx && !exists) {
         return Ok(reply_skipped());
     }
@@ -132,7 +138,11 @@ pub fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 fn setex_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit, cmd: &str) -> Reply {
     let amount = super::args::int_arg(&argv[2])?;
     let at = positive_deadline(amount, unit, ctx.now_ms(), cmd)?;
-    ctx.ks().set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[3])), Some(at));
+    ctx.ks().set(
+        &argv[1],
+        Value::Str(Bytes::copy_from_slice(&argv[3])),
+        Some(at),
+    );
     Ok(Frame::OK)
 }
 
@@ -146,7 +156,8 @@ pub fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
-    ctx.ks().set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    ctx.ks()
+        .set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
     Ok(bulk_or_null(old))
 }
 
@@ -219,7 +230,9 @@ pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     if argv.len() % 2 == 0 {
-        return Err(err::wrong_arity(std::str::from_utf8(&argv[0]).unwrap_or("mset")));
+        return Err(err::wrong_arity(
+            std::str::from_utf8(&argv[0]).unwrap_or("mset"),
+        ));
     }
     let mut ks = ctx.ks();
     for pair in argv[1..].chunks_exact(2) {
@@ -252,7 +265,9 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Reply {
         }
         None => 0,
     };
-    let next = current.checked_add(delta).ok_or_else(|| err::frame(err::OVERFLOW))?;
+    let next = current
+        .checked_add(delta)
+        .ok_or_else(|| err::frame(err::OVERFLOW))?;
     let mut buf = Vec::with_capacity(20);
     crate::util::num::format_i64(next, &mut buf);
     ks.set_keep_ttl(key, Value::Str(Bytes::from(buf)));
@@ -320,7 +335,9 @@ pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn strlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    Ok(Frame::Integer(read_str(ctx, &argv[1])?.map_or(0, |s| s.len() as i64)))
+    Ok(Frame::Integer(
+        read_str(ctx, &argv[1])?.map_or(0, |s| s.len() as i64),
+    ))
 }
 
 /// Resolves Redis's GETRANGE indexes to a byte range of a `len`-byte string.
@@ -329,8 +346,16 @@ pub fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     if (start < 0 && end < 0 && start > end) || len == 0 {
         return None;
     }
-    let start = if start < 0 { (len + start).max(0) } else { start };
-    let end = if end < 0 { (len + end).max(0) } else { end.min(len - 1) };
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let end = if end < 0 {
+        (len + end).max(0)
+    } else {
+        end.min(len - 1)
+    };
     (start <= end).then_some((start as usize, end as usize))
 }
 
@@ -381,7 +406,9 @@ pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply 
         None => Ok(Bytes::new()),
         Some(Value::Str(s)) => Ok(s.clone()),
         #[allow(unreachable_patterns)]
-        Some(_) => Err(err::frame("ERR The specified keys must contain string values")),
+        Some(_) => Err(err::frame(
+            "ERR The specified keys must contain string values",
+        )),
     };
     let mut args = Args::new(&argv[2..]);
     let (mut want_len, mut want_idx, mut with_len, mut min_len) = (false, false, false, 0i64);
@@ -401,7 +428,9 @@ pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply 
     }
     let (a, b) = (string(a)?, string(b)?);
     if want_len && want_idx {
-        return Err(err::frame("ERR If you want both the length and indexes, please just use IDX."));
+        return Err(err::frame(
+            "ERR If you want both the length and indexes, please just use IDX.",
+        ));
     }
     let found = crate::util::lcs::lcs(&a, &b);
     if want_len {
@@ -410,7 +439,9 @@ pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply 
     if !want_idx {
         return Ok(Frame::Bulk(Bytes::from(found.sequence)));
     }
-    let range = |(s, e): (usize, usize)| Frame::Array(vec![Frame::Integer(s as i64), Frame::Integer(e as i64)]);
+    let range = |(s, e): (usize, usize)| {
+        Frame::Array(vec![Frame::Integer(s as i64), Frame::Integer(e as i64)])
+    };
     let matches = found
         .matches
         .iter()
@@ -425,7 +456,10 @@ pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply 
         .collect();
     Ok(Frame::Map(vec![
         (Frame::bulk("matches"), Frame::Array(matches)),
-        (Frame::bulk("len"), Frame::Integer(found.sequence.len() as i64)),
+        (
+            Frame::bulk("len"),
+            Frame::Integer(found.sequence.len() as i64),
+        ),
     ]))
 }
 

@@ -74,7 +74,11 @@ impl CommandSpec {
     pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
         let argc = argc as i32;
         let first = self.first_key;
-        let last = if self.last_key < 0 { argc + self.last_key } else { self.last_key.min(argc - 1) };
+        let last = if self.last_key < 0 {
+            argc + self.last_key
+        } else {
+            self.last_key.min(argc - 1)
+        };
         let step = self.step.max(1);
         let valid = first > 0 && first < argc;
         (first..=last)

@@ -74,7 +74,13 @@ impl Conn {
     }
 
     /// Reserves a slot for a job with `parts` outputs; returns its sequence number.
-    pub fn push_waiting(&mut self, parts: usize, then: Then, cmd: &'static str, started: Instant) -> u64 {
+    pub fn push_waiting(
+        &mut self,
+        parts: usize,
+        then: Then,
+        cmd: &'static str,
+        started: Instant,
+    ) -> u64 {
         let seq = self.base_seq + self.slots.len() as u64;
         self.slots.push_back(Slot::Waiting {
             outs: (0..parts).map(|_| None).collect(),
@@ -88,7 +94,13 @@ impl Conn {
 
     /// Re-arms a slot for the next step of a multi-step job.
     pub fn rearm(&mut self, seq: u64, parts: usize, then: Then) {
-        if let Some(Slot::Waiting { outs, remaining, then: t, .. }) = self.slot_mut(seq) {
+        if let Some(Slot::Waiting {
+            outs,
+            remaining,
+            then: t,
+            ..
+        }) = self.slot_mut(seq)
+        {
             *outs = (0..parts).map(|_| None).collect();
             *remaining = parts;
             *t = Some(then);
@@ -102,8 +114,20 @@ impl Conn {
 
     /// Stores one output. When it was the last one, hands back the
     /// continuation and all outputs (in op order) for the caller to run.
-    pub fn fill(&mut self, seq: u64, part: usize, out: Out) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
-        let Some(Slot::Waiting { outs, remaining, then, cmd, started }) = self.slot_mut(seq) else {
+    pub fn fill(
+        &mut self,
+        seq: u64,
+        part: usize,
+        out: Out,
+    ) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
+        let Some(Slot::Waiting {
+            outs,
+            remaining,
+            then,
+            cmd,
+            started,
+        }) = self.slot_mut(seq)
+        else {
             return None;
         };
         if part >= outs.len() || outs[part].is_some() {
@@ -114,14 +138,26 @@ impl Conn {
         if *remaining > 0 {
             return None;
         }
-        let outs = std::mem::take(outs).into_iter().map(|o| o.expect("all parts filled")).collect();
+        let outs = std::mem::take(outs)
+            .into_iter()
+            .map(|o| o.expect("all parts filled"))
+            .collect();
         Some((then.take()?, outs, cmd, *started))
     }
 
     /// Outputs a waiting slot with no parts needs (a job with no ops).
-    pub fn take_if_complete(&mut self, seq: u64) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
+    pub fn take_if_complete(
+        &mut self,
+        seq: u64,
+    ) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
         match self.slot_mut(seq) {
-            Some(Slot::Waiting { remaining: 0, then, cmd, started, .. }) => Some((then.take()?, Vec::new(), cmd, *started)),
+            Some(Slot::Waiting {
+                remaining: 0,
+                then,
+                cmd,
+                started,
+                ..
+            }) => Some((then.take()?, Vec::new(), cmd, *started)),
             _ => None,
         }
     }
@@ -137,7 +173,9 @@ impl Conn {
     /// Encodes the replies at the front of the queue that are ready.
     pub fn drain_ready(&mut self) {
         while let Some(Slot::Ready(_)) = self.slots.front() {
-            let Some(Slot::Ready(frame)) = self.slots.pop_front() else { unreachable!() };
+            let Some(Slot::Ready(frame)) = self.slots.pop_front() else {
+                unreachable!()
+            };
             encode(&frame, self.session.proto, &mut self.wbuf);
             self.base_seq += 1;
         }

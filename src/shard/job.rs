@@ -77,7 +77,11 @@ pub struct Job {
 
 impl Job {
     pub fn new(ops: Vec<(usize, Op)>, then: impl FnOnce(Vec<Out>) -> Action + 'static) -> Job {
-        Job { ops, then: Box::new(then), ordered: false }
+        Job {
+            ops,
+            then: Box::new(then),
+            ordered: false,
+        }
     }
 
     /// Marks a multi-step job (see `ordered`).

@@ -81,7 +81,10 @@ impl Shared {
                 slice_us: AtomicU64::new(500),
                 enabled: AtomicBool::new(true),
             },
-            counters: Counters { next_client_id: AtomicU64::new(1), ..Counters::default() },
+            counters: Counters {
+                next_client_id: AtomicU64::new(1),
+                ..Counters::default()
+            },
             started: Instant::now(),
             peers: OnceLock::new(),
             config: RwLock::new(config),
@@ -93,12 +96,18 @@ impl Shared {
     /// Copies the hot settings from `config` into the atomics.
     pub fn apply_config(&self) {
         let c = self.config.read().expect("config lock");
-        self.limits.max_bulk_len.store(c.proto_max_bulk_len, Relaxed);
-        self.limits.query_buffer_limit.store(c.client_query_buffer_limit, Relaxed);
+        self.limits
+            .max_bulk_len
+            .store(c.proto_max_bulk_len, Relaxed);
+        self.limits
+            .query_buffer_limit
+            .store(c.client_query_buffer_limit, Relaxed);
         self.limits.maxclients.store(c.maxclients, Relaxed);
         self.expire.hz.store(c.hz, Relaxed);
         self.expire.effort.store(c.active_expire_effort, Relaxed);
-        self.expire.slice_us.store(c.active_expire_slice_us, Relaxed);
+        self.expire
+            .slice_us
+            .store(c.active_expire_slice_us, Relaxed);
         crate::logging::set_level(&c.loglevel);
     }
 
@@ -111,7 +120,10 @@ impl Shared {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("could not listen on {addr}: {source}")]
-    Listen { addr: String, source: std::io::Error },
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("could not set up the event loop: {0}")]
     Poll(std::io::Error),
     #[error("could not start a shard thread: {0}")]
@@ -120,7 +132,9 @@ pub enum StartError {
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
 /// core i (mod the number of cores) when the platform allows it.
-pub fn start(config: Config) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
+pub fn start(
+    config: Config,
+) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
     let n = config.shards;
     let addr = format!("{}:{}", config.bind, config.port);
     let shared = Arc::new(Shared::new(config));
@@ -139,11 +153,17 @@ pub fn start(config: Config) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle
     // Bind every listener before any thread runs, so a port in use fails start-up.
     let mut listeners = Vec::with_capacity(n);
     for _ in 0..n {
-        listeners.push(crate::net::listen(&addr).map_err(|source| StartError::Listen { addr: addr.clone(), source })?);
+        listeners.push(
+            crate::net::listen(&addr).map_err(|source| StartError::Listen {
+                addr: addr.clone(),
+                source,
+            })?,
+        );
     }
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
-    for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate() {
+    for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
+    {
         let shared = Arc::clone(&shared);
         let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
         let handle = std::thread::Builder::new()

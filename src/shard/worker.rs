@@ -31,9 +31,22 @@ const READ_CHUNK: usize = 64 * 1024;
 /// A message between shards.
 pub enum Msg {
     /// Run `op` here and send the output back to shard `from`.
-    Run { from: usize, token: usize, conn_id: u64, seq: u64, part: usize, op: Op },
+    Run {
+        from: usize,
+        token: usize,
+        conn_id: u64,
+        seq: u64,
+        part: usize,
+        op: Op,
+    },
     /// The output of an op this shard asked for.
-    Done { token: usize, conn_id: u64, seq: u64, part: usize, out: Out },
+    Done {
+        token: usize,
+        conn_id: u64,
+        seq: u64,
+        part: usize,
+        out: Out,
+    },
 }
 
 /// Where a job's output goes back to.
@@ -71,7 +84,13 @@ fn micros_since(start: Instant) -> u64 {
 }
 
 impl Worker {
-    pub fn new(id: usize, shared: Arc<Shared>, poll: Poll, listener: TcpListener, inbox: Receiver<Vec<Msg>>) -> Worker {
+    pub fn new(
+        id: usize,
+        shared: Arc<Shared>,
+        poll: Poll,
+        listener: TcpListener,
+        inbox: Receiver<Vec<Msg>>,
+    ) -> Worker {
         let databases = shared.config.read().expect("config lock").databases;
         let n = shared.nshards;
         let params = current_params(&shared);
@@ -98,13 +117,18 @@ impl Worker {
     }
 
     pub fn run(mut self) {
-        if let Err(e) = self.poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE) {
+        if let Err(e) =
+            self.poll
+                .registry()
+                .register(&mut self.listener, LISTENER, Interest::READABLE)
+        {
             log::error!("shard {}: cannot register listener: {e}", self.data.id);
             return;
         }
         let mut events = Events::with_capacity(1024);
         loop {
-            let sweeping = self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed);
+            let sweeping =
+                self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed);
             let timeout = if sweeping {
                 Duration::ZERO
             } else {
@@ -138,9 +162,12 @@ impl Worker {
             }
             if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
                 let clock_origin = Instant::now();
-                let outcome = self.data.sweep.run_slice(&mut self.data.store, self.data.now_ms, &self.params, || {
-                    clock_origin.elapsed().as_micros() as u64
-                });
+                let outcome = self.data.sweep.run_slice(
+                    &mut self.data.store,
+                    self.data.now_ms,
+                    &self.params,
+                    || clock_origin.elapsed().as_micros() as u64,
+                );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
             }
             self.send_outbox();
@@ -173,7 +200,11 @@ impl Worker {
         c.ops_at_sample = c.commands_processed;
         if self.data.id == 0 {
             let used = crate::info::memory_stats().allocated;
-            self.data.shared.counters.used_memory_peak.fetch_max(used, Relaxed);
+            self.data
+                .shared
+                .counters
+                .used_memory_peak
+                .fetch_max(used, Relaxed);
         }
         let timeout_s = self.data.shared.config.read().map_or(0, |c| c.timeout);
         if timeout_s > 0 {
@@ -181,7 +212,9 @@ impl Worker {
             let idle: Vec<usize> = self
                 .conns
                 .iter()
-                .filter(|(_, c)| !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000)
+                .filter(|(_, c)| {
+                    !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
+                })
                 .map(|(t, _)| t)
                 .collect();
             for token in idle {
@@ -206,7 +239,10 @@ impl Worker {
                         continue;
                     }
                     let _ = stream.set_nodelay(true);
-                    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+                    let laddr = stream
+                        .local_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
                     let id = counters.next_client_id.fetch_add(1, Relaxed);
                     let session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
                     let limits = ParseLimits {
@@ -215,7 +251,11 @@ impl Worker {
                     };
                     let entry = self.conns.vacant_entry();
                     let token = entry.key();
-                    if let Err(e) = self.poll.registry().register(&mut stream, Token(token), Interest::READABLE) {
+                    if let Err(e) =
+                        self.poll
+                            .registry()
+                            .register(&mut stream, Token(token), Interest::READABLE)
+                    {
                         log::warn!("cannot register a client: {e}");
                         counters.connected_clients.fetch_sub(1, Relaxed);
                         continue;
@@ -243,7 +283,10 @@ impl Worker {
                 self.data.counters.net_input_bytes += n as u64;
                 let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
                 if conn.rbuf.len() > limit {
-                    log::warn!("closing client {} that reached max query buffer length", conn.session.addr);
+                    log::warn!(
+                        "closing client {} that reached max query buffer length",
+                        conn.session.addr
+                    );
                     self.close(token);
                     return;
                 }
@@ -297,7 +340,9 @@ impl Worker {
         let started = Instant::now();
         match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
             Action::Reply(frame) => {
-                self.data.counters.record(spec.name, micros_since(started), frame.is_error());
+                self.data
+                    .counters
+                    .record(spec.name, micros_since(started), frame.is_error());
                 conn.push_reply(frame);
             }
             Action::Close(frame) => {
@@ -306,11 +351,20 @@ impl Worker {
             }
             Action::Job(job) => {
                 let ordered = job.ordered;
-                let seq = conn.push_waiting(0, Box::new(|_| Action::Reply(Frame::Null)), spec.name, started);
+                let seq = conn.push_waiting(
+                    0,
+                    Box::new(|_| Action::Reply(Frame::Null)),
+                    spec.name,
+                    started,
+                );
                 if ordered {
                     conn.barrier = Some(seq);
                 }
-                let to = ReplyTo { token, conn_id: conn.session.id, seq };
+                let to = ReplyTo {
+                    token,
+                    conn_id: conn.session.id,
+                    seq,
+                };
                 self.launch(to, job);
             }
         }
@@ -352,7 +406,14 @@ impl Worker {
     }
 
     /// Runs a finished slot's continuation; returns the next step's job, if any.
-    fn complete(&mut self, to: ReplyTo, then: Then, outs: Vec<Out>, cmd: &'static str, started: Instant) -> Option<Job> {
+    fn complete(
+        &mut self,
+        to: ReplyTo,
+        then: Then,
+        outs: Vec<Out>,
+        cmd: &'static str,
+        started: Instant,
+    ) -> Option<Job> {
         match then(outs) {
             Action::Job(job) => Some(job),
             action => {
@@ -361,7 +422,9 @@ impl Worker {
                     Action::Close(f) => (f, true),
                     Action::Job(_) => unreachable!(),
                 };
-                self.data.counters.record(cmd, micros_since(started), frame.is_error());
+                self.data
+                    .counters
+                    .record(cmd, micros_since(started), frame.is_error());
                 let conn = &mut self.conns[to.token];
                 conn.resolve(to.seq, frame);
                 conn.closing |= close;
@@ -393,20 +456,51 @@ impl Worker {
         while let Ok(batch) = self.inbox.try_recv() {
             for msg in batch {
                 match msg {
-                    Msg::Run { from, token, conn_id, seq, part, op } => {
+                    Msg::Run {
+                        from,
+                        token,
+                        conn_id,
+                        seq,
+                        part,
+                        op,
+                    } => {
                         let out = match op {
                             Op::Store(f) => f(&mut Ctx::new(&mut self.data, 0)),
                             Op::Clients(q) => self.clients_op(q),
                         };
-                        let to = ReplyTo { token, conn_id, seq };
+                        let to = ReplyTo {
+                            token,
+                            conn_id,
+                            seq,
+                        };
                         if from == self.data.id {
                             self.on_done(to, part, out);
                         } else {
-                            self.outbox[from].push(Msg::Done { token, conn_id, seq, part, out });
+                            self.outbox[from].push(Msg::Done {
+                                token,
+                                conn_id,
+                                seq,
+                                part,
+                                out,
+                            });
                         }
                     }
-                    Msg::Done { token, conn_id, seq, part, out } => {
-                        self.on_done(ReplyTo { token, conn_id, seq }, part, out);
+                    Msg::Done {
+                        token,
+                        conn_id,
+                        seq,
+                        part,
+                        out,
+                    } => {
+                        self.on_done(
+                            ReplyTo {
+                                token,
+                                conn_id,
+                                seq,
+                            },
+                            part,
+                            out,
+                        );
                     }
                 }
             }
@@ -444,8 +538,16 @@ impl Worker {
                     }
                     if all == conn.wants_write {
                         conn.wants_write = !all;
-                        let interest = if all { Interest::READABLE } else { Interest::READABLE | Interest::WRITABLE };
-                        let _ = self.poll.registry().reregister(&mut conn.stream, Token(token), interest);
+                        let interest = if all {
+                            Interest::READABLE
+                        } else {
+                            Interest::READABLE | Interest::WRITABLE
+                        };
+                        let _ = self.poll.registry().reregister(
+                            &mut conn.stream,
+                            Token(token),
+                            interest,
+                        );
                     }
                 }
                 Err(_) => self.close(token),
@@ -457,7 +559,11 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
-            self.data.shared.counters.connected_clients.fetch_sub(1, Relaxed);
+            self.data
+                .shared
+                .counters
+                .connected_clients
+                .fetch_sub(1, Relaxed);
         }
     }
 
@@ -489,7 +595,11 @@ impl Worker {
 
 fn current_params(shared: &Shared) -> ExpireParams {
     let k = &shared.expire;
-    ExpireParams::new(k.hz.load(Relaxed), k.effort.load(Relaxed), k.slice_us.load(Relaxed))
+    ExpireParams::new(
+        k.hz.load(Relaxed),
+        k.effort.load(Relaxed),
+        k.slice_us.load(Relaxed),
+    )
 }
 
 fn kill_matches(filter: &KillFilter, s: &Session) -> bool {

@@ -89,7 +89,14 @@ impl Db {
                 if let Some(at) = expire_at {
                     self.expires.insert(key.clone(), at);
                 }
-                self.dict.insert(key, Entry { value, expire_at, access_s });
+                self.dict.insert(
+                    key,
+                    Entry {
+                        value,
+                        expire_at,
+                        access_s,
+                    },
+                );
             }
         }
     }

@@ -86,7 +86,10 @@ pub struct ActiveExpire {
 
 impl ActiveExpire {
     pub fn new(seed: u64) -> ActiveExpire {
-        ActiveExpire { rng: Xoshiro256PlusPlus::seed_from_u64(seed), cycle: None }
+        ActiveExpire {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            cycle: None,
+        }
     }
 
     pub fn rng(&mut self) -> &mut Xoshiro256PlusPlus {
@@ -256,7 +259,12 @@ mod tests {
     fn fill(store: &mut Store, prefix: &str, n: usize, deadline: Option<u64>) {
         for i in 0..n {
             let key = format!("{prefix}{i}");
-            store.dbs[0].insert_raw(key.as_bytes(), Value::Str(Bytes::from_static(b"v")), deadline, 0);
+            store.dbs[0].insert_raw(
+                key.as_bytes(),
+                Value::Str(Bytes::from_static(b"v")),
+                deadline,
+                0,
+            );
         }
     }
 
@@ -268,9 +276,23 @@ mod tests {
     #[test]
     fn params_follow_redis_effort_scaling() {
         let p1 = ExpireParams::new(10, 1, 500);
-        assert_eq!((p1.keys_per_loop, p1.acceptable_stale_pct, p1.cycle_budget_us), (20, 10, 25_000));
+        assert_eq!(
+            (
+                p1.keys_per_loop,
+                p1.acceptable_stale_pct,
+                p1.cycle_budget_us
+            ),
+            (20, 10, 25_000)
+        );
         let p10 = ExpireParams::new(10, 10, 500);
-        assert_eq!((p10.keys_per_loop, p10.acceptable_stale_pct, p10.cycle_budget_us), (65, 1, 43_000));
+        assert_eq!(
+            (
+                p10.keys_per_loop,
+                p10.acceptable_stale_pct,
+                p10.cycle_budget_us
+            ),
+            (65, 1, 43_000)
+        );
     }
 
     #[test]
@@ -284,12 +306,20 @@ mod tests {
         for _ in 0..200 {
             sweep.start_cycle(&params, &store);
             let (clock, step) = ticking(0);
-            while sweep.run_slice(&mut store, 100, &params, || { clock.set(clock.get() + step); clock.get() }) == SliceOutcome::More {}
+            while sweep.run_slice(&mut store, 100, &params, || {
+                clock.set(clock.get() + step);
+                clock.get()
+            }) == SliceOutcome::More
+            {}
             if store.dbs[0].volatile_len() == 5_000 {
                 break;
             }
         }
-        assert_eq!(store.dbs[0].volatile_len(), 5_000, "only live volatile keys remain");
+        assert_eq!(
+            store.dbs[0].volatile_len(),
+            5_000,
+            "only live volatile keys remain"
+        );
         assert_eq!(store.dbs[0].len(), 5_100);
         assert_eq!(store.stats.expired_keys, 5_000);
         assert!(store.dbs[0].iter().all(|(k, _)| !k.starts_with(b"dead")));
@@ -304,7 +334,10 @@ mod tests {
         let mut sweep = ActiveExpire::new(2);
         sweep.start_cycle(&params, &store);
         let clock = Cell::new(0u64);
-        let read = || { clock.set(clock.get() + 10); clock.get() };
+        let read = || {
+            clock.set(clock.get() + 10);
+            clock.get()
+        };
         let mut slices = 0;
         loop {
             let before = store.stats.expired_keys;
@@ -312,7 +345,10 @@ mod tests {
             slices += 1;
             let removed = store.stats.expired_keys - before;
             // 10 clock reads at most per slice, ROUNDS_PER_CLOCK_READ rounds of 20 keys each.
-            assert!(removed <= 10 * ROUNDS_PER_CLOCK_READ as u64 * 20, "slice removed {removed}");
+            assert!(
+                removed <= 10 * ROUNDS_PER_CLOCK_READ as u64 * 20,
+                "slice removed {removed}"
+            );
             if outcome == SliceOutcome::Done {
                 break;
             }
@@ -321,7 +357,10 @@ mod tests {
         assert_eq!(store.stats.time_cap_reached, 1);
         // 25 ms of budget in slices of ~100 µs.
         assert!((200..=300).contains(&slices), "{slices} slices");
-        assert!(store.dbs[0].len() > 0, "the budget stopped the cycle before the end");
+        assert!(
+            store.dbs[0].len() > 0,
+            "the budget stopped the cycle before the end"
+        );
     }
 
     #[test]
