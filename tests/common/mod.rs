@@ -1,0 +1,217 @@
+//! Test harness: starts a real ember on a free port and talks RESP to it,
+//! through the `redis` crate or raw bytes.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running ember, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Server {
+    /// Starts ember with `--shards shards` plus `extra` flags.
+    pub fn start(shards: usize, extra: &[&str]) -> Server {
+        for _ in 0..5 {
+            let port = free_port();
+            let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+                .args(["--port", &port.to_string(), "--shards", &shards.to_string(), "--loglevel", "warning"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn ember");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // port taken between probe and bind: try another
+                }
+                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                    let _ = s.write_all(b"PING\r\n");
+                    let mut buf = [0u8; 7];
+                    if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                        return Server { child, port };
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+        }
+        panic!("ember did not start");
+    }
+
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
+            .unwrap()
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .expect("connect")
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A decoded reply, RESP2 and RESP3.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Reply>),
+    Map(Vec<(Reply, Reply)>),
+    Set(Vec<Reply>),
+    Double(String),
+    Bool(bool),
+    Verbatim(String),
+    Push(Vec<Reply>),
+}
+
+impl Reply {
+    pub fn bulk(s: &str) -> Reply {
+        Reply::Bulk(s.as_bytes().to_vec())
+    }
+}
+
+/// A raw TCP connection: send bytes, read decoded replies.
+pub struct Raw {
+    reader: BufReader<TcpStream>,
+    stream: TcpStream,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Raw { reader: BufReader::new(stream.try_clone().unwrap()), stream }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send");
+    }
+
+    /// Sends a command as a multibulk.
+    pub fn send_cmd(&mut self, args: &[&[u8]]) {
+        self.send(&encode_cmd(args));
+    }
+
+    /// Sends a command and reads its reply.
+    pub fn cmd(&mut self, args: &[&str]) -> Reply {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send_cmd(&args);
+        self.read().expect("reply")
+    }
+
+    /// Reads one reply; None when the server closed the connection.
+    pub fn read(&mut self) -> Option<Reply> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end_matches("\r\n");
+        let (kind, rest) = line.split_at(1);
+        Some(match kind {
+            "+" => Reply::Simple(rest.into()),
+            "-" => Reply::Error(rest.into()),
+            ":" => Reply::Int(rest.parse().unwrap()),
+            "_" => Reply::Nil,
+            "," => Reply::Double(rest.into()),
+            "#" => Reply::Bool(rest == "t"),
+            "$" | "=" => {
+                let len: i64 = rest.parse().unwrap();
+                if len < 0 {
+                    return Some(Reply::Nil);
+                }
+                let mut buf = vec![0; len as usize + 2];
+                self.reader.read_exact(&mut buf).ok()?;
+                buf.truncate(len as usize);
+                if kind == "=" {
+                    Reply::Verbatim(String::from_utf8_lossy(&buf[4..]).into())
+                } else {
+                    Reply::Bulk(buf)
+                }
+            }
+            "*" | "~" | ">" => {
+                let n: i64 = rest.parse().unwrap();
+                if n < 0 {
+                    return Some(Reply::Nil);
+                }
+                let items = (0..n).map(|_| self.read()).collect::<Option<Vec<_>>>()?;
+                match kind {
+                    "*" => Reply::Array(items),
+                    "~" => Reply::Set(items),
+                    _ => Reply::Push(items),
+                }
+            }
+            "%" => {
+                let n: usize = rest.parse().unwrap();
+                let mut pairs = Vec::new();
+                for _ in 0..n {
+                    pairs.push((self.read()?, self.read()?));
+                }
+                Reply::Map(pairs)
+            }
+            other => panic!("unexpected reply type {other:?} in {line:?}"),
+        })
+    }
+
+    /// True once the server has closed the connection.
+    pub fn closed(&mut self) -> bool {
+        self.read().is_none()
+    }
+}
+
+pub fn encode_cmd(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Polls `f` until it is true or `limit` passes.
+pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+/// Finds `n` keys with a given prefix that live on `shard` of `nshards`
+/// (routing is CRC16 mod 16384 mod nshards), for cross-shard tests.
+pub fn keys_on_shard(prefix: &str, shard: usize, nshards: usize, n: usize) -> Vec<String> {
+    (0..)
+        .map(|i| format!("{prefix}{i}"))
+        .filter(|k| ember::util::slot::key_slot(k.as_bytes()) as usize % nshards == shard)
+        .take(n)
+        .collect()
+}
