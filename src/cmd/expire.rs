@@ -71,7 +71,7 @@ impl Conditions {
     fn allow(&self, current: Option<u64>, new: i64) -> bool {
         match current {
             Some(cur) => {
-                !self.nx && !(self.gt && new <= cur as i64) && !(self.lt && new >= cur as i64)
+                !(self.nx || (self.gt && new <= cur as i64) || (self.lt && new >= cur as i64))
             }
             // No TTL counts as infinite: GT can never win, LT always does.
             None => !self.xx && !self.gt,

@@ -81,7 +81,7 @@ pub fn split_pairs(
     name: &str,
     argv: &[Bytes],
 ) -> Action {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Action::Reply(err::wrong_arity(name));
     }
     let groups = group_by_shard(nshards, argv, (1..argv.len()).step_by(2));
@@ -123,7 +123,7 @@ pub fn merge(merge: Merge, outs: Vec<Out>) -> Frame {
 
 /// MSETNX across shards: check every shard, then write every shard.
 pub fn msetnx(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Action::Reply(err::wrong_arity("msetnx"));
     }
     let n = shard.shared.nshards;

@@ -206,7 +206,7 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
             )
             .into()
         }
-        "set" if argv.len() >= 4 && argv.len() % 2 == 0 => {
+        "set" if argv.len() >= 4 && argv.len().is_multiple_of(2) => {
             let mut next = shared.config.read().expect("config lock").clone();
             for pair in argv[2..].chunks_exact(2) {
                 let name = String::from_utf8_lossy(&pair[0]).into_owned();

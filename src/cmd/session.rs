@@ -14,7 +14,7 @@ pub struct Session {
     /// Unix ms at connect and at the last command.
     pub created_ms: u64,
     pub last_ms: u64,
-    pub last_cmd: String,
+    pub last_cmd: &'static str,
 }
 
 impl Session {
@@ -28,7 +28,7 @@ impl Session {
             laddr,
             created_ms: now_ms,
             last_ms: now_ms,
-            last_cmd: "NULL".to_string(),
+            last_cmd: "NULL",
         }
     }
 }

@@ -229,7 +229,7 @@ pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(err::wrong_arity(
             std::str::from_utf8(&argv[0]).unwrap_or("mset"),
         ));
@@ -242,7 +242,7 @@ pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(err::wrong_arity("msetnx"));
     }
     let mut ks = ctx.ks();

@@ -101,11 +101,14 @@ const RF: &[&str] = &["readonly", "fast"];
 const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
 const CONN: &[&str] = &["noscript", "loading", "stale", "fast"];
 
+// Each row of the table is one call, so the constructors take every column.
+#[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn keyed(name: &'static str, arity: i32, flags: &'static [&'static str], keys: (i32, i32, i32), group: &'static str, since: &'static str, summary: &'static str, h: Handler, split: Split) -> CommandSpec {
     CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split) }
 }
 
+#[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn every(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: Handler, merge: Merge) -> CommandSpec {
     CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge) }

@@ -336,7 +336,7 @@ impl Worker {
             conn.push_reply(cmd::args::err::wrong_arity(spec.name));
             return;
         }
-        conn.session.last_cmd = spec.name.to_string();
+        conn.session.last_cmd = spec.name;
         let started = Instant::now();
         match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
             Action::Reply(frame) => {

@@ -372,7 +372,7 @@ mod tests {
         let mut stats = ExpiryStats::default();
         for i in 0..1000u32 {
             // Every third key is already expired and will be deleted when met.
-            let ttl = (i % 3 == 0).then_some(5);
+            let ttl = i.is_multiple_of(3).then_some(5);
             db.insert_raw(format!("k{i}").as_bytes(), s("v"), ttl, 0);
         }
         let mut seen = std::collections::HashSet::new();
@@ -390,12 +390,12 @@ mod tests {
                 None => break,
             }
         }
-        for i in (0..1000u32).filter(|i| i % 3 != 0) {
+        for i in (0..1000u32).filter(|i| !i.is_multiple_of(3)) {
             assert!(seen.contains(format!("k{i}").as_bytes()), "missed k{i}");
         }
         assert!(seen.iter().all(|k| !k.starts_with(b"k") || {
             let n: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
-            n % 3 != 0
+            !n.is_multiple_of(3)
         }));
     }
 

@@ -15,7 +15,11 @@ pub struct Server {
 
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Server {
@@ -24,7 +28,14 @@ impl Server {
         for _ in 0..5 {
             let port = free_port();
             let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
-                .args(["--port", &port.to_string(), "--shards", &shards.to_string(), "--loglevel", "warning"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--shards",
+                    &shards.to_string(),
+                    "--loglevel",
+                    "warning",
+                ])
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -45,6 +56,7 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(20));
             }
             let _ = child.kill();
+            let _ = child.wait();
         }
         panic!("ember did not start");
     }
@@ -105,8 +117,13 @@ pub struct Raw {
 impl Raw {
     pub fn connect(port: u16) -> Raw {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Raw { reader: BufReader::new(stream.try_clone().unwrap()), stream }
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Raw {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+        }
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
