@@ -12,6 +12,7 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use rand_core::RngCore;
 
+use super::buckets::{window, DeadlineBuckets};
 use super::{ExpiryStats, Value};
 
 /// A stored key's value and metadata.
@@ -35,6 +36,8 @@ pub struct Db {
     dict: IndexMap<Bytes, Entry, RandomState>,
     /// Volatile keys and their deadlines; a key here is always in `dict`.
     expires: IndexMap<Bytes, u64, RandomState>,
+    /// Volatile keys by deadline window, for the sweep (see `buckets`).
+    buckets: DeadlineBuckets,
     /// Estimated average remaining TTL of volatile keys in ms (INFO `avg_ttl`),
     /// refreshed by the sweep as Redis does.
     pub avg_ttl_ms: f64,
@@ -72,8 +75,11 @@ impl Db {
         match self.dict.get_full_mut(key) {
             Some((_, stored_key, entry)) => {
                 match (entry.expire_at, expire_at) {
-                    (_, Some(at)) => {
+                    (old, Some(at)) => {
                         self.expires.insert(stored_key.clone(), at);
+                        if needs_filing(old, at) {
+                            self.buckets.file(stored_key.clone(), at);
+                        }
                     }
                     (Some(_), None) => {
                         self.expires.swap_remove(key);
@@ -88,6 +94,7 @@ impl Db {
                 let key = Bytes::copy_from_slice(key);
                 if let Some(at) = expire_at {
                     self.expires.insert(key.clone(), at);
+                    self.buckets.file(key.clone(), at);
                 }
                 self.dict.insert(
                     key,
@@ -109,6 +116,9 @@ impl Db {
         match expire_at {
             Some(at) => {
                 self.expires.insert(stored_key.clone(), at);
+                if needs_filing(entry.expire_at, at) {
+                    self.buckets.file(stored_key.clone(), at);
+                }
             }
             None => {
                 if entry.expire_at.is_some() {
@@ -150,6 +160,54 @@ impl Db {
         self.expires.swap_remove_index(index);
         self.dict.swap_remove(&key);
         Some(at)
+    }
+}
+
+/// Whether a key moving from deadline `old` to `new` needs a new bucket entry:
+/// only when it had none, or its deadline moved to an earlier window (an entry
+/// in a later window is re-filed when met).
+fn needs_filing(old: Option<u64>, new: u64) -> bool {
+    old.is_none_or(|old| window(new) < window(old))
+}
+
+impl Db {
+    /// Removes up to `max` keys from deadline windows that have passed.
+    /// Returns (entries examined, keys expired).
+    pub fn expire_due(
+        &mut self,
+        now_ms: u64,
+        max: usize,
+        stats: &mut ExpiryStats,
+    ) -> (usize, usize) {
+        let (mut examined, mut expired) = (0, 0);
+        while examined < max {
+            let Some(key) = self.buckets.pop_due(now_ms) else {
+                break;
+            };
+            examined += 1;
+            match self.dict.get(&key).and_then(|e| e.expire_at) {
+                Some(at) if now_ms > at => {
+                    self.remove_raw(&key);
+                    stats.record_expired(at, now_ms);
+                    expired += 1;
+                }
+                // The deadline moved later: file it where it belongs now.
+                Some(at) => self.buckets.file(key, at),
+                // Deleted or persisted since it was filed.
+                None => {}
+            }
+        }
+        (examined, expired)
+    }
+
+    /// Whether some deadline window has passed with keys filed in it.
+    pub fn has_due(&self, now_ms: u64) -> bool {
+        self.buckets.has_due(now_ms)
+    }
+
+    /// Bucket entries, stale ones included (memory accounting, tests).
+    pub fn bucket_entries(&self) -> usize {
+        self.buckets.len()
     }
 }
 
@@ -337,6 +395,52 @@ mod tests {
         db.remove_raw(b"b");
         assert_eq!((db.len(), db.volatile_len()), (1, 0));
         assert!(!db.set_expire_raw(b"zz", Some(1)));
+    }
+
+    #[test]
+    fn due_windows_expire_keys_and_refile_moved_ones() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        db.insert_raw(b"soon", s("v"), Some(100), 0);
+        db.insert_raw(b"moved", s("v"), Some(100), 0);
+        db.insert_raw(b"gone", s("v"), Some(100), 0);
+        db.insert_raw(b"later", s("v"), Some(10_000), 0);
+        // Refreshing to a later deadline adds no entry; deleting leaves a stale one.
+        assert!(db.set_expire_raw(b"moved", Some(5_000)));
+        db.remove_raw(b"gone");
+        assert_eq!(db.bucket_entries(), 4);
+        // An earlier deadline is filed again.
+        assert!(db.set_expire_raw(b"later", Some(150)));
+        assert_eq!(db.bucket_entries(), 5);
+        let (examined, expired) = db.expire_due(1_000, usize::MAX, &mut stats);
+        assert_eq!(
+            (examined, expired),
+            (4, 2),
+            "soon and later expire, moved is re-filed, gone dropped"
+        );
+        assert!(db.peek(b"moved").is_some());
+        assert_eq!(
+            db.bucket_entries(),
+            2,
+            "moved re-filed, the late entry of later left"
+        );
+        assert_eq!(db.expire_due(6_000, usize::MAX, &mut stats), (1, 1));
+        assert_eq!(db.expire_due(20_000, usize::MAX, &mut stats), (1, 0));
+        assert_eq!(
+            (db.len(), db.volatile_len(), db.bucket_entries()),
+            (0, 0, 0)
+        );
+        assert_eq!(stats.expired_keys, 3);
+    }
+
+    #[test]
+    fn refreshing_a_ttl_adds_no_bucket_entries() {
+        let mut db = Db::default();
+        db.insert_raw(b"session", s("v"), Some(60_000), 0);
+        for t in 1..1_000u64 {
+            assert!(db.set_expire_raw(b"session", Some(60_000 + t * 100)));
+        }
+        assert_eq!(db.bucket_entries(), 1);
     }
 
     #[test]

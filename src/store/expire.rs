@@ -16,6 +16,10 @@
 //!    spent (counted in `expired_time_cap_reached_count`).
 //! 4. A slice ends after `slice_us` microseconds; the cycle resumes in the
 //!    next slice where it stopped.
+//!
+//! Before sampling a database, the sweep drains its deadline windows that
+//! have passed (`buckets`): every key there is expired, so a storm among many
+//! live volatile keys is reclaimed without sampling for it.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -31,6 +35,8 @@ const SLOW_TIME_PERC: u64 = 25;
 const ACCEPTABLE_STALE: u64 = 10;
 /// Rounds between clock reads: reading the clock costs more than a round of 20 picks.
 const ROUNDS_PER_CLOCK_READ: u32 = 4;
+/// Keys taken from passed deadline windows between clock reads.
+const DUE_BATCH: usize = 64;
 
 /// The sweep's tunables, derived from `hz`, `active-expire-effort` and
 /// `active-expire-slice-us` exactly as Redis derives them from effort.
@@ -139,6 +145,16 @@ impl ActiveExpire {
 
         'dbs: while cycle.dbs_done < ndbs {
             let db_index = cycle.db % ndbs;
+            // Deadline windows that have passed first: every key there is a
+            // hit, so no time goes on sampling live keys.
+            while store.dbs[db_index].has_due(now_ms) {
+                store.dbs[db_index].expire_due(now_ms, DUE_BATCH, &mut store.stats);
+                elapsed = clock_us().saturating_sub(start);
+                if elapsed >= limit {
+                    out_of_time = true;
+                    break 'dbs;
+                }
+            }
             loop {
                 let db = &mut store.dbs[db_index];
                 let volatile = db.volatile_len();
@@ -297,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn cycles_remove_every_expired_key_eventually_and_no_live_one() {
+    fn one_cycle_reclaims_a_storm_among_live_volatile_keys() {
         let mut store = Store::new(2);
         fill(&mut store, "dead", 5_000, Some(10));
         fill(&mut store, "live", 5_000, Some(1_000_000));
@@ -305,17 +321,8 @@ mod tests {
         let params = ExpireParams::new(10, 1, 1_000_000);
         let mut sweep = ActiveExpire::new(1);
         full_cycle(&mut sweep, &mut store, &params);
-        // One cycle stops at the first sample that is at most 10% stale, as
-        // Redis's does (by chance that can come early)...
-        let after_one = store.dbs[0].volatile_len() - 5_000;
-        assert!(after_one < 5_000, "the first cycle removed nothing");
-        // ...and later cycles pick off the rest.
-        for _ in 0..50_000 {
-            if store.dbs[0].volatile_len() == 5_000 {
-                break;
-            }
-            full_cycle(&mut sweep, &mut store, &params);
-        }
+        // Sampling alone would stop at the first sample at most 10% stale;
+        // the passed deadline window hands over every expired key.
         assert_eq!(
             store.dbs[0].volatile_len(),
             5_000,
@@ -324,6 +331,26 @@ mod tests {
         assert_eq!(store.dbs[0].len(), 5_100);
         assert_eq!(store.stats.expired_keys, 5_000);
         assert!(store.dbs[0].iter().all(|(k, _)| !k.starts_with(b"dead")));
+    }
+
+    #[test]
+    fn sampling_alone_removes_expired_keys_eventually() {
+        // Keys whose window has not passed yet (deadline 100 ends its window at
+        // 128) are found by sampling only.
+        let mut store = Store::new(1);
+        fill(&mut store, "dead", 2_000, Some(100));
+        fill(&mut store, "live", 2_000, Some(1_000_000));
+        let params = ExpireParams::new(10, 1, 1_000_000);
+        let mut sweep = ActiveExpire::new(4);
+        for _ in 0..50_000 {
+            if store.dbs[0].volatile_len() == 2_000 {
+                break;
+            }
+            sweep.start_cycle(&params, &store);
+            while sweep.run_slice(&mut store, 101, &params, || 0) == SliceOutcome::More {}
+        }
+        assert_eq!(store.dbs[0].volatile_len(), 2_000);
+        assert_eq!(store.stats.expired_keys, 2_000);
     }
 
     #[test]

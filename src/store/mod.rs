@@ -2,6 +2,7 @@
 //!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
+pub mod buckets;
 pub mod db;
 pub mod expire;
 pub mod stats;

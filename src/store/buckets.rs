@@ -1,0 +1,97 @@
+//! Coarse deadline buckets: a cheap source of expiry candidates.
+//!
+//! Random sampling (Redis's way) finds expired keys quickly only while they
+//! are a large share of the volatile keys. When 2M keys expire among 2M others
+//! with long TTLs, the share of each sample that is expired falls below the
+//! 10% stop threshold long before the storm is reclaimed. So each shard also
+//! files every volatile key under the 64 ms window its deadline falls in (the
+//! idea of Segcache's time-to-live buckets); once a window has passed, every key
+//! filed there whose deadline has not moved is expired and can be removed
+//! without searching.
+//!
+//! Entries are hints, checked against the dict when drained:
+//! - a key whose deadline moved later keeps its old entry; when that window
+//!   passes the key is re-filed under its new deadline (so refreshing a TTL on
+//!   every request adds no entries);
+//! - a key given an earlier deadline is filed again (the late entry is dropped
+//!   when met);
+//! - deleted or persisted keys leave entries that are dropped when met.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+/// log2 of the window width in milliseconds (64 ms).
+pub const WINDOW_SHIFT: u32 = 6;
+
+/// The window a deadline falls in.
+pub fn window(deadline_ms: u64) -> u64 {
+    deadline_ms >> WINDOW_SHIFT
+}
+
+#[derive(Default)]
+pub struct DeadlineBuckets {
+    windows: BTreeMap<u64, Vec<Bytes>>,
+    len: usize,
+}
+
+impl DeadlineBuckets {
+    pub fn file(&mut self, key: Bytes, deadline_ms: u64) {
+        self.windows
+            .entry(window(deadline_ms))
+            .or_default()
+            .push(key);
+        self.len += 1;
+    }
+
+    /// Entries filed, stale ones included.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether some window ended at or before `now_ms`.
+    pub fn has_due(&self, now_ms: u64) -> bool {
+        self.windows
+            .first_key_value()
+            .is_some_and(|(w, _)| (w + 1) << WINDOW_SHIFT <= now_ms)
+    }
+
+    /// Takes one key from the earliest window that ended at or before `now_ms`.
+    pub fn pop_due(&mut self, now_ms: u64) -> Option<Bytes> {
+        let mut first = self.windows.first_entry()?;
+        if (first.key() + 1) << WINDOW_SHIFT > now_ms {
+            return None;
+        }
+        let key = first.get_mut().pop();
+        if first.get().is_empty() {
+            first.remove();
+        }
+        if key.is_some() {
+            self.len -= 1;
+        }
+        key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_passed_windows_are_due() {
+        let mut b = DeadlineBuckets::default();
+        b.file(Bytes::from_static(b"a"), 100);
+        b.file(Bytes::from_static(b"b"), 1_000);
+        assert!(!b.has_due(100), "the window of 100 ends at 128");
+        assert_eq!(b.pop_due(127), None);
+        assert_eq!(b.pop_due(128).as_deref(), Some(&b"a"[..]));
+        assert_eq!(b.pop_due(128), None);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.pop_due(10_000).as_deref(), Some(&b"b"[..]));
+        assert!(b.is_empty());
+    }
+}
