@@ -185,15 +185,20 @@ impl Db {
                 break;
             };
             examined += 1;
-            match self.dict.get(&key).and_then(|e| e.expire_at) {
+            // One dict probe: the index serves both the check and the removal.
+            let Some(index) = self.dict.get_index_of(&key) else {
+                continue; // deleted since it was filed
+            };
+            match self.dict[index].expire_at {
                 Some(at) if now_ms > at => {
-                    self.remove_raw(&key);
+                    self.dict.swap_remove_index(index);
+                    self.expires.swap_remove(&key);
                     stats.record_expired(at, now_ms);
                     expired += 1;
                 }
                 // The deadline moved later: file it where it belongs now.
                 Some(at) => self.buckets.file(key, at),
-                // Deleted or persisted since it was filed.
+                // Persisted since it was filed.
                 None => {}
             }
         }
