@@ -32,7 +32,7 @@ fn filled(expired: usize, live: usize) -> Store {
 
 /// Runs whole cycles until `target` keys are gone or the cycles find nothing.
 fn sweep(store: &mut Store, target: u64) {
-    let params = ExpireParams::new(10, 1, 1_000);
+    let params = ExpireParams::new(10, 1, 1_000, 50);
     let mut sweep = ActiveExpire::new(1);
     let origin = Instant::now();
     while store.stats.expired_keys < target {

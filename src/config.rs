@@ -43,6 +43,8 @@ pub struct Config {
     pub active_expire_effort: u32,
     /// Longest uninterrupted run of expiry work, microseconds (ember).
     pub active_expire_slice_us: u64,
+    /// Share of a tick an expiry cycle may use while reclaiming a storm (ember).
+    pub active_expire_storm_cpu_perc: u64,
     pub notify_keyspace_events: String,
     pub maxclients: usize,
     pub databases: usize,
@@ -64,6 +66,7 @@ impl Default for Config {
             hz: 10,
             active_expire_effort: 1,
             active_expire_slice_us: 500,
+            active_expire_storm_cpu_perc: 50,
             notify_keyspace_events: String::new(),
             maxclients: 10_000,
             databases: 16,
@@ -308,6 +311,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "hz", alias: None, mutable: true, get: |c| c.hz.to_string(), set: |c, v| { c.hz = int_in(v, 0, i32::MAX as i64)?.clamp(1, 500) as u32; Ok(()) } },
     Param { name: "active-expire-effort", alias: None, mutable: true, get: |c| c.active_expire_effort.to_string(), set: |c, v| { c.active_expire_effort = int_in(v, 1, 10)? as u32; Ok(()) } },
     Param { name: "active-expire-slice-us", alias: None, mutable: true, get: |c| c.active_expire_slice_us.to_string(), set: |c, v| { c.active_expire_slice_us = int_in(v, 10, 1_000_000)? as u64; Ok(()) } },
+    Param { name: "active-expire-storm-cpu-perc", alias: None, mutable: true, get: |c| c.active_expire_storm_cpu_perc.to_string(), set: |c, v| { c.active_expire_storm_cpu_perc = int_in(v, 1, 100)? as u64; Ok(()) } },
     Param { name: "notify-keyspace-events", alias: None, mutable: true, get: |c| c.notify_keyspace_events.clone(), set: |c, v| { c.notify_keyspace_events = normalize_events(v)?; Ok(()) } },
     Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, i32::MAX as i64)? as usize; Ok(()) } },
     Param { name: "proto-max-bulk-len", alias: None, mutable: true, get: |c| c.proto_max_bulk_len.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be a memory value of at least 1mb".into()); } c.proto_max_bulk_len = n; Ok(()) } },
@@ -407,6 +411,6 @@ mod tests {
         );
         assert!(set_param(&mut c, "hz", "1000", false).is_ok());
         assert_eq!(c.hz, 500);
-        assert!(get_params(&c, b"active-expire-*").len() == 2);
+        assert_eq!(get_params(&c, b"active-expire-*").len(), 3);
     }
 }

@@ -44,6 +44,7 @@ pub struct ExpireKnobs {
     pub hz: AtomicU32,
     pub effort: AtomicU32,
     pub slice_us: AtomicU64,
+    pub storm_cpu_perc: AtomicU64,
     /// DEBUG SET-ACTIVE-EXPIRE 0 turns the sweep off (lazy expiry stays).
     pub enabled: AtomicBool,
 }
@@ -79,6 +80,7 @@ impl Shared {
                 hz: AtomicU32::new(10),
                 effort: AtomicU32::new(1),
                 slice_us: AtomicU64::new(500),
+                storm_cpu_perc: AtomicU64::new(50),
                 enabled: AtomicBool::new(true),
             },
             counters: Counters {

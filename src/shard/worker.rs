@@ -599,6 +599,7 @@ fn current_params(shared: &Shared) -> ExpireParams {
         k.hz.load(Relaxed),
         k.effort.load(Relaxed),
         k.slice_us.load(Relaxed),
+        k.storm_cpu_perc.load(Relaxed),
     )
 }
 

@@ -17,6 +17,11 @@
 //! 4. A slice ends after `slice_us` microseconds; the cycle resumes in the
 //!    next slice where it stopped.
 //!
+//! A cycle that runs out of budget with work left turns on storm mode: the
+//! following cycles may use `active-expire-storm-cpu-perc` of a tick instead
+//! of 25% (still in slices), until a cycle finishes its work; this is what
+//! Redis's extra "fast" cycles do, without their long stall.
+//!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
 //! live volatile keys is reclaimed without sampling for it.
@@ -46,19 +51,26 @@ pub struct ExpireParams {
     pub acceptable_stale_pct: u64,
     /// Time one cycle may use, microseconds (25% of a tick at effort 1).
     pub cycle_budget_us: u64,
+    /// Time a cycle may use while a storm is being reclaimed (the previous
+    /// cycle ran out of budget with work left), microseconds.
+    pub storm_budget_us: u64,
     /// Longest uninterrupted run of sweep work, microseconds.
     pub slice_us: u64,
 }
 
 impl ExpireParams {
-    pub fn new(hz: u32, effort: u32, slice_us: u64) -> ExpireParams {
+    /// `storm_cpu_perc` is the share of a tick a cycle may use while a storm
+    /// is being reclaimed (never less than the normal share).
+    pub fn new(hz: u32, effort: u32, slice_us: u64, storm_cpu_perc: u64) -> ExpireParams {
         let hz = u64::from(hz.clamp(1, 500));
         let extra = u64::from(effort.clamp(1, 10) - 1);
         let cpu_perc = SLOW_TIME_PERC + 2 * extra;
+        let storm_perc = storm_cpu_perc.clamp(cpu_perc, 100);
         ExpireParams {
             keys_per_loop: KEYS_PER_LOOP + KEYS_PER_LOOP / 4 * extra as usize,
             acceptable_stale_pct: ACCEPTABLE_STALE - extra,
             cycle_budget_us: 1_000_000 * cpu_perc / hz / 100,
+            storm_budget_us: 1_000_000 * storm_perc / hz / 100,
             slice_us: slice_us.max(10),
         }
     }
@@ -88,6 +100,8 @@ struct Cycle {
 pub struct ActiveExpire {
     rng: Xoshiro256PlusPlus,
     cycle: Option<Cycle>,
+    /// The last cycle ran out of budget with work left: a storm is on.
+    storm: bool,
 }
 
 impl ActiveExpire {
@@ -95,6 +109,7 @@ impl ActiveExpire {
         ActiveExpire {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             cycle: None,
+            storm: false,
         }
     }
 
@@ -107,6 +122,11 @@ impl ActiveExpire {
         self.cycle.is_some()
     }
 
+    /// True while reclaiming a storm with the larger budget.
+    pub fn in_storm(&self) -> bool {
+        self.storm
+    }
+
     /// Starts a new cycle at a timer tick. A cycle still running from the last
     /// tick is replaced: its unspent budget does not carry over, as in Redis.
     pub fn start_cycle(&mut self, params: &ExpireParams, store: &Store) {
@@ -115,8 +135,13 @@ impl ActiveExpire {
             return;
         }
         let db = self.cycle.as_ref().map_or(0, |c| c.db);
+        let budget = if self.storm {
+            params.storm_budget_us
+        } else {
+            params.cycle_budget_us
+        };
         self.cycle = Some(Cycle {
-            budget_left_us: params.cycle_budget_us,
+            budget_left_us: budget,
             db,
             dbs_done: 0,
             sampled: 0,
@@ -209,9 +234,11 @@ impl ActiveExpire {
         if cycle.dbs_done < ndbs && !budget_spent {
             return SliceOutcome::More;
         }
-        if budget_spent && cycle.dbs_done < ndbs {
+        let capped = budget_spent && cycle.dbs_done < ndbs;
+        if capped {
             stats.time_cap_reached += 1;
         }
+        self.storm = capped;
         if cycle.sampled > 0 {
             let perc = cycle.expired as f64 * 100.0 / cycle.sampled as f64;
             stats.stale_perc = perc * 0.05 + stats.stale_perc * 0.95;
@@ -286,7 +313,7 @@ mod tests {
 
     #[test]
     fn params_follow_redis_effort_scaling() {
-        let p1 = ExpireParams::new(10, 1, 500);
+        let p1 = ExpireParams::new(10, 1, 500, 50);
         assert_eq!(
             (
                 p1.keys_per_loop,
@@ -295,7 +322,7 @@ mod tests {
             ),
             (20, 10, 25_000)
         );
-        let p10 = ExpireParams::new(10, 10, 500);
+        let p10 = ExpireParams::new(10, 10, 500, 50);
         assert_eq!(
             (
                 p10.keys_per_loop,
@@ -318,7 +345,7 @@ mod tests {
         fill(&mut store, "dead", 5_000, Some(10));
         fill(&mut store, "live", 5_000, Some(1_000_000));
         fill(&mut store, "plain", 100, None);
-        let params = ExpireParams::new(10, 1, 1_000_000);
+        let params = ExpireParams::new(10, 1, 1_000_000, 50);
         let mut sweep = ActiveExpire::new(1);
         full_cycle(&mut sweep, &mut store, &params);
         // Sampling alone would stop at the first sample at most 10% stale;
@@ -340,7 +367,7 @@ mod tests {
         let mut store = Store::new(1);
         fill(&mut store, "dead", 2_000, Some(100));
         fill(&mut store, "live", 2_000, Some(1_000_000));
-        let params = ExpireParams::new(10, 1, 1_000_000);
+        let params = ExpireParams::new(10, 1, 1_000_000, 50);
         let mut sweep = ActiveExpire::new(4);
         for _ in 0..50_000 {
             if store.dbs[0].volatile_len() == 2_000 {
@@ -358,7 +385,7 @@ mod tests {
         let mut store = Store::new(1);
         fill(&mut store, "dead", 50_000, Some(10));
         // hz 100: a 2.5 ms budget in slices of 100 µs; every clock read advances 10 µs.
-        let params = ExpireParams::new(100, 1, 100);
+        let params = ExpireParams::new(100, 1, 100, 25);
         assert_eq!(params.cycle_budget_us, 2_500);
         let mut sweep = ActiveExpire::new(2);
         sweep.start_cycle(&params, &store);
@@ -399,7 +426,7 @@ mod tests {
     fn a_clean_database_ends_the_cycle_quickly() {
         let mut store = Store::new(1);
         fill(&mut store, "live", 1_000, Some(1_000_000));
-        let params = ExpireParams::new(10, 1, 1_000);
+        let params = ExpireParams::new(10, 1, 1_000, 50);
         let mut sweep = ActiveExpire::new(3);
         sweep.start_cycle(&params, &store);
         let outcome = sweep.run_slice(&mut store, 100, &params, || 0);
