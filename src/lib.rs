@@ -31,6 +31,7 @@
 //! - [`store`]: one shard's databases, values, deadlines, and the sliced active-expiry sweep.
 //! - [`shard`]: shard threads, their mio loop, inbox messages and cross-shard jobs.
 //! - [`net`]: listeners and connections with their ordered reply queue.
+//! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`info`]: per-shard counters and the INFO text.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS.
 //! - [`logging`]: the stderr logger with Redis's level names.
@@ -40,6 +41,7 @@ pub mod config;
 pub mod info;
 pub mod logging;
 pub mod net;
+pub mod pubsub;
 pub mod resp;
 pub mod shard;
 pub mod store;

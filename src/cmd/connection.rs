@@ -8,7 +8,12 @@ use super::{Session, ShardData};
 use crate::resp::{Frame, Protocol};
 use crate::shard::{Action, ClientsOp, Job, KillFilter, Op, Out};
 
-pub fn ping(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+pub fn ping(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    if session.in_subscriber_mode() && argv.len() <= 2 {
+        // RESP2 subscribers get PING's answer in the shape of a message.
+        let payload = argv.get(1).cloned().unwrap_or_default();
+        return Frame::Array(vec![Frame::bulk("pong"), Frame::Bulk(payload)]).into();
+    }
     match argv.len() {
         1 => Frame::Simple("PONG").into(),
         2 => Frame::Bulk(argv[1].clone()).into(),
@@ -45,7 +50,10 @@ pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
     Frame::OK.into()
 }
 
-pub fn reset(_: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    super::pubsub::forget(&shard.shared.pubsub, session);
+    session.channels.clear();
+    session.patterns.clear();
     session.db = 0;
     session.proto = Protocol::Resp2;
     session.name = None;

@@ -16,6 +16,8 @@ pub struct ShardData {
     pub shared: Arc<Shared>,
     /// Command and network counters for INFO.
     pub counters: crate::info::ShardCounters,
+    /// Pub/Sub messages produced by the current command, for the loop to route.
+    pub deliveries: Vec<crate::pubsub::Delivery>,
 }
 
 /// A command's view: the shard's data and the client's selected database.

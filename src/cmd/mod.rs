@@ -11,6 +11,7 @@ mod ctx;
 pub mod expire;
 pub mod keys;
 pub mod multi;
+pub mod pubsub;
 pub mod server;
 mod session;
 pub mod strings;

@@ -1,5 +1,9 @@
 //! Per-connection state that commands read and change.
 
+use bytes::Bytes;
+use indexmap::IndexSet;
+
+use crate::pubsub::Subscriber;
 use crate::resp::Protocol;
 
 #[derive(Debug, Clone)]
@@ -15,6 +19,13 @@ pub struct Session {
     pub created_ms: u64,
     pub last_ms: u64,
     pub last_cmd: &'static str,
+    /// Where this connection lives, so the Pub/Sub registry can reach it.
+    pub shard: usize,
+    pub token: usize,
+    /// Subscriptions, in the order they were made (UNSUBSCRIBE without
+    /// arguments answers in this order).
+    pub channels: IndexSet<Bytes>,
+    pub patterns: IndexSet<Bytes>,
 }
 
 impl Session {
@@ -29,6 +40,23 @@ impl Session {
             created_ms: now_ms,
             last_ms: now_ms,
             last_cmd: "NULL",
+            shard: 0,
+            token: 0,
+            channels: IndexSet::new(),
+            patterns: IndexSet::new(),
         }
+    }
+
+    pub fn subscriber(&self) -> Subscriber {
+        Subscriber { shard: self.shard, token: self.token, conn_id: self.id }
+    }
+
+    pub fn subscriptions(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+
+    /// RESP2 subscriber mode: only (un)subscribe, PING, QUIT and RESET allowed.
+    pub fn in_subscriber_mode(&self) -> bool {
+        self.proto == Protocol::Resp2 && self.subscriptions() > 0
     }
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
-use super::{connection, expire, keys, multi, server, strings, Ctx, Session};
+use super::{connection, expire, keys, multi, pubsub, server, strings, Ctx, Session};
 use crate::cmd::ShardData;
 use crate::shard::Action;
 
@@ -185,6 +185,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("select", 2, CONN, "connection", "1.0.0", "Changes the selected database.", connection::select),
     conn("reset", 1, CONN, "connection", "6.2.0", "Resets the connection.", connection::reset),
     conn("client", -2, &["admin", "noscript", "loading", "stale"], "connection", "2.4.0", "A container for client connection commands.", connection::client),
+    // Pub/Sub
+    conn("subscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
+    conn("unsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
+    conn("psubscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
+    conn("punsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
+    conn("publish", 3, &["pubsub", "loading", "stale", "fast"], "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
+    conn("pubsub", -2, &["pubsub", "loading", "stale"], "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
     // Server
     conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
     conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),

@@ -26,6 +26,11 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
         Frame::Array(items) => aggregate(b'*', items, proto, out),
         Frame::Set(items) => aggregate(if resp3 { b'~' } else { b'*' }, items, proto, out),
         Frame::Push(items) => aggregate(if resp3 { b'>' } else { b'*' }, items, proto, out),
+        Frame::Sequence(frames) => {
+            for f in frames {
+                encode(f, proto, out);
+            }
+        }
         Frame::Map(pairs) => {
             if resp3 {
                 header(b'%', pairs.len(), out);

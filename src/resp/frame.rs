@@ -40,6 +40,9 @@ pub enum Frame {
     Verbatim(Bytes),
     /// RESP3 out-of-band push; an array in RESP2.
     Push(Vec<Frame>),
+    /// Several replies to one command, written back to back (SUBSCRIBE
+    /// answers once per channel).
+    Sequence(Vec<Frame>),
 }
 
 impl Frame {

@@ -69,6 +69,7 @@ pub struct Shared {
     pub counters: Counters,
     pub started: Instant,
     pub peers: OnceLock<Vec<Peer>>,
+    pub pubsub: crate::pubsub::Registry,
 }
 
 impl Shared {
@@ -89,6 +90,7 @@ impl Shared {
             },
             started: Instant::now(),
             peers: OnceLock::new(),
+            pubsub: Default::default(),
             config: RwLock::new(config),
         };
         shared.apply_config();

@@ -102,6 +102,7 @@ impl Worker {
                 now_ms: unix_ms(),
                 shared,
                 counters: Default::default(),
+                deliveries: Vec::new(),
             },
             poll,
             listener,
