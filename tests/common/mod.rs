@@ -15,7 +15,11 @@ pub struct Server {
 
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Server {
@@ -24,7 +28,14 @@ impl Server {
         for _ in 0..5 {
             let port = free_port();
             let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
-                .args(["--port", &port.to_string(), "--shards", &shards.to_string(), "--loglevel", "warning"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--shards",
+                    &shards.to_string(),
+                    "--loglevel",
+                    "warning",
+                ])
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -45,6 +56,7 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(20));
             }
             let _ = child.kill();
+            let _ = child.wait();
         }
         panic!("ember did not start");
     }
@@ -105,8 +117,13 @@ pub struct Raw {
 impl Raw {
     pub fn connect(port: u16) -> Raw {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Raw { reader: BufReader::new(stream.try_clone().unwrap()), stream }
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Raw {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+        }
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
@@ -214,4 +231,93 @@ pub fn keys_on_shard(prefix: &str, shard: usize, nshards: usize, n: usize) -> Ve
         .filter(|k| ember::util::slot::key_slot(k.as_bytes()) as usize % nshards == shard)
         .take(n)
         .collect()
+}
+
+// ---- Helpers for the semantics tests (strings, keyspace, expiry) ----
+
+pub fn ok() -> Reply {
+    Reply::Simple("OK".into())
+}
+
+pub fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+pub fn err(text: &str) -> Reply {
+    Reply::Error(text.into())
+}
+
+pub fn simple(text: &str) -> Reply {
+    Reply::Simple(text.into())
+}
+
+/// An array of bulk strings.
+pub fn bulks(items: &[&str]) -> Reply {
+    Reply::Array(items.iter().map(|s| Reply::bulk(s)).collect())
+}
+
+/// Wall clock, Unix milliseconds.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+impl Raw {
+    /// Sends a command of raw byte arguments and reads its reply.
+    pub fn cmd_bytes(&mut self, args: &[&[u8]]) -> Reply {
+        self.send_cmd(args);
+        self.read().expect("reply")
+    }
+
+    /// Sends a command whose reply must be an integer.
+    pub fn int(&mut self, args: &[&str]) -> i64 {
+        match self.cmd(args) {
+            Reply::Int(n) => n,
+            other => panic!("{args:?}: expected an integer, got {other:?}"),
+        }
+    }
+
+    /// One field of INFO `section`, e.g. `info_field("stats", "expired_keys")`.
+    pub fn info_field(&mut self, section: &str, field: &str) -> Option<String> {
+        let text = match self.cmd(&["INFO", section]) {
+            Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+            Reply::Verbatim(s) => s,
+            other => panic!("INFO answered {other:?}"),
+        };
+        text.lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':').map(str::to_string))
+    }
+
+    /// An INFO field parsed as an integer.
+    pub fn info_int(&mut self, section: &str, field: &str) -> i64 {
+        let v = self
+            .info_field(section, field)
+            .unwrap_or_else(|| panic!("INFO {section} has no {field}"));
+        v.parse()
+            .unwrap_or_else(|_| panic!("{field}:{v} is not an integer"))
+    }
+
+    /// Sends many commands in one write, then reads all their replies.
+    pub fn pipeline(&mut self, cmds: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+        let mut buf = Vec::new();
+        for c in cmds {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+            buf.extend_from_slice(&encode_cmd(&args));
+        }
+        // Write from another thread so a full socket buffer cannot deadlock us.
+        let mut writer = self.stream.try_clone().unwrap();
+        let sender = std::thread::spawn(move || writer.write_all(&buf).expect("send"));
+        let replies = (0..cmds.len())
+            .map(|_| self.read().expect("reply"))
+            .collect();
+        sender.join().unwrap();
+        replies
+    }
+}
+
+/// Builds a command for [`Raw::pipeline`] from string arguments.
+pub fn args(items: &[&str]) -> Vec<Vec<u8>> {
+    items.iter().map(|s| s.as_bytes().to_vec()).collect()
 }
