@@ -108,11 +108,6 @@ fn nx_xx_gt_lt_rules() {
     assert_eq!(r.cmd(&["EXPIRE", "k", "100", "NX"]), int(0));
     assert_eq!(r.cmd(&["EXPIRE", "k", "200", "gt"]), int(1));
     assert_eq!(r.cmd(&["EXPIRE", "k", "150", "gt"]), int(0));
-    assert_eq!(
-        r.cmd(&["EXPIRE", "k", "200", "GT"]),
-        int(0),
-        "equal is not greater"
-    );
     assert_eq!(r.cmd(&["EXPIRE", "k", "50", "lt"]), int(1));
     assert_eq!(r.cmd(&["EXPIRE", "k", "60", "LT"]), int(0));
     assert_eq!(r.cmd(&["EXPIRE", "k", "70", "XX"]), int(1));
@@ -123,6 +118,12 @@ fn nx_xx_gt_lt_rules() {
     // NX on a key without TTL.
     assert_eq!(r.cmd(&["PERSIST", "k"]), int(1));
     assert_eq!(r.cmd(&["PEXPIRE", "k", "100000", "NX"]), int(1));
+    // Equal is neither greater nor less.
+    let far = FAR_S.to_string();
+    assert_eq!(r.cmd(&["EXPIREAT", "k", &far]), int(1));
+    assert_eq!(r.cmd(&["EXPIREAT", "k", &far, "GT"]), int(0));
+    assert_eq!(r.cmd(&["EXPIREAT", "k", &far, "LT"]), int(0));
+    assert_eq!(r.cmd(&["EXPIRE", "k", "100"]), int(1));
     // The same rules for the absolute forms.
     assert_eq!(r.cmd(&["EXPIREAT", "k", &FAR_S.to_string(), "GT"]), int(1));
     assert_eq!(
@@ -694,4 +695,84 @@ fn expire_lag_is_recorded_for_active_removals() {
     let max = r.info_int("stats", "expire_lag_max_ms");
     assert!(p50 <= p99 && p99 <= max, "{p50} {p99} {max}");
     assert!(max < 3000, "lag {max} ms");
+}
+
+#[test]
+fn active_expire_effort_is_1_to_10_and_the_sweep_follows_it() {
+    let (_s, mut r) = start();
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "active-expire-effort"]),
+        common::bulks(&["active-expire-effort", "1"])
+    );
+    let range = err("ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument must be between 1 and 10 inclusive");
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "active-expire-effort", "11"]),
+        range
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "active-expire-effort", "0"]),
+        range
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "active-expire-effort", "abc"]),
+        err("ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument couldn't be parsed into an integer")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "active-expire-effort", "10"]),
+        ok()
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "active-expire-effort"]),
+        common::bulks(&["active-expire-effort", "10"])
+    );
+    // With the highest effort, untouched keys still go and live ones stay.
+    for i in 0..500 {
+        assert_eq!(r.cmd(&["SET", &format!("v{i}"), "x", "PX", "50"]), ok());
+        assert_eq!(r.cmd(&["SET", &format!("p{i}"), "x"]), ok());
+    }
+    assert!(wait_until(Duration::from_secs(2), || r.int(&["DBSIZE"]) == 500));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(r.cmd(&["DBSIZE"]), int(500));
+}
+
+/// The counter pattern of EXPIRY.md, without MULTI: INCR then EXPIRE; a
+/// visitor seen again keeps the counter (INCR keeps the TTL), an idle one
+/// loses it.
+#[test]
+fn idle_counter_pattern() {
+    let (_s, mut r) = start();
+    assert_eq!(r.cmd(&["INCR", "pageviews.user:1"]), int(1));
+    assert_eq!(r.cmd(&["PEXPIRE", "pageviews.user:1", "300"]), int(1));
+    assert_eq!(r.cmd(&["INCR", "pageviews.user:1"]), int(2));
+    let pttl = r.int(&["PTTL", "pageviews.user:1"]);
+    assert!((1..=300).contains(&pttl), "INCR kept the TTL: {pttl}");
+    assert!(wait_until(Duration::from_secs(3), || {
+        r.cmd(&["GET", "pageviews.user:1"]) == Reply::Nil
+    }));
+    assert_eq!(r.cmd(&["INCR", "pageviews.user:1"]), int(1));
+    assert_eq!(r.cmd(&["TTL", "pageviews.user:1"]), int(-1));
+}
+
+/// A key is still there at its deadline and gone once it has passed; with
+/// active expiry off, only an access removes it, and PTTL never goes negative.
+#[test]
+fn pttl_counts_down_to_removal() {
+    let (_s, mut r) = start();
+    assert_eq!(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), ok());
+    assert_eq!(r.cmd(&["SET", "k", "v", "PX", "150"]), ok());
+    let mut last = i64::MAX;
+    loop {
+        let pttl = r.int(&["PTTL", "k"]);
+        if pttl == -2 {
+            break;
+        }
+        assert!(
+            (0..=150).contains(&pttl) && pttl <= last,
+            "{pttl} after {last}"
+        );
+        last = pttl;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(last <= 60, "the key vanished with {last} ms left");
+    assert_eq!(r.cmd(&["DBSIZE"]), int(0));
 }
