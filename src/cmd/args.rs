@@ -46,7 +46,7 @@ pub mod err {
 
     pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Frame {
         Frame::Error(format!(
-            "ERR unknown subcommand '{}'. Try {}|HELP.",
+            "ERR unknown subcommand '{}'. Try {} HELP.",
             String::from_utf8_lossy(sub),
             cmd.to_ascii_uppercase()
         ))
@@ -124,4 +124,16 @@ impl<'a> Keyword<'a> {
 /// Parses an i64 argument or answers Redis's integer error.
 pub fn int_arg(b: &[u8]) -> Result<i64, Frame> {
     parse_i64(b).ok_or_else(err::not_integer)
+}
+
+/// Parses an argument Redis reads as a C `int` (DB indexes): its errors for a
+/// non-number and for a number outside the `int` range.
+pub fn int32_arg(b: &[u8]) -> Result<i64, Frame> {
+    let n = int_arg(b)?;
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return Err(err::frame(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ));
+    }
+    Ok(n)
 }

@@ -140,7 +140,10 @@ pub fn pttl(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn expiretime(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    ttl_generic(ctx, &argv[1], |at, _| (at / 1000) as i64)
+    // Rounded like TTL, as Redis does: (ms + 500) / 1000.
+    ttl_generic(ctx, &argv[1], |at, _| {
+        (at.saturating_add(500) / 1000) as i64
+    })
 }
 
 pub fn pexpiretime(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use rand_core::RngCore;
 
-use super::args::{err, int_arg, Args, Reply};
+use super::args::{err, int32_arg, int_arg, Args, Reply};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::{Entry, Value};
@@ -73,7 +73,7 @@ pub fn copy_options(argv: &[Bytes], databases: usize) -> Result<CopyOptions, Fra
         if word.is("REPLACE") {
             opts.replace = true;
         } else if word.is("DB") && !args.is_empty() {
-            let db = args.next_i64()?;
+            let db = int32_arg(args.next_bytes()?)?;
             if db < 0 || db as usize >= databases {
                 return Err(err::frame(err::DB_RANGE));
             }
@@ -122,7 +122,7 @@ pub fn put_entry(
 }
 
 pub fn move_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let target = int_arg(&argv[2]).map_err(|_| err::frame(err::DB_RANGE))?;
+    let target = int32_arg(&argv[2])?;
     if target < 0 || target as usize >= ctx.shard.store.dbs.len() {
         return Err(err::frame(err::DB_RANGE));
     }
@@ -332,7 +332,7 @@ const OBJECT_HELP: &[&str] = &[
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn help_reply(lines: &[&str]) -> Frame {
@@ -349,9 +349,16 @@ pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     if sub.eq_ignore_ascii_case(b"help") && argv.len() == 2 {
         return Ok(help_reply(OBJECT_HELP));
     }
-    let known = ["encoding", "freq", "idletime", "refcount"];
-    if argv.len() != 3 || !known.iter().any(|k| sub.eq_ignore_ascii_case(k.as_bytes())) {
+    let known = ["encoding", "freq", "idletime", "refcount", "help"];
+    let Some(name) = known
+        .iter()
+        .find(|k| sub.eq_ignore_ascii_case(k.as_bytes()))
+    else {
         return Err(err::unknown_subcommand(sub, "object"));
+    };
+    let want = if *name == "help" { 2 } else { 3 };
+    if argv.len() != want {
+        return Err(err::wrong_arity(&format!("object|{name}")));
     }
     let now_s = (ctx.now_ms() / 1000) as u32;
     let mut ks = ctx.ks();

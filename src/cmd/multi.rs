@@ -325,10 +325,23 @@ pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         return Action::Reply(scan_reply(0, Vec::new()));
     }
     let from = position.checked_sub(1).map(|p| p as usize);
-    let db = session.db;
+    scan_shard(n, session.db, target, from, opts)
+}
+
+/// One SCAN step on shard `target`. A shard that finishes without a key
+/// hands over to the next one in the same call, so an empty database answers
+/// cursor 0 at once, as Redis does.
+fn scan_shard(
+    n: usize,
+    db: usize,
+    target: usize,
+    from: Option<usize>,
+    opts: keys::ScanOptions,
+) -> Action {
+    let step_opts = opts.clone();
     let op = store_op(move |ctx| {
         ctx.db = db;
-        let (keys, next) = keys::scan_step(ctx, from, &opts);
+        let (keys, next) = keys::scan_step(ctx, from, &step_opts);
         let next_cursor = match next {
             Some(pos) => ((pos as u64 + 1) << SHARD_BITS) | target as u64,
             None if target + 1 < n => (target + 1) as u64,
@@ -336,8 +349,17 @@ pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         };
         Out::Frame(scan_reply(next_cursor, keys))
     });
-    Action::Job(Job::new(vec![(target, op)], |mut outs| {
-        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    Action::Job(Job::new(vec![(target, op)], move |mut outs| {
+        let frame = outs.pop().map_or(Frame::Null, Out::frame);
+        let shard_done_empty = matches!(
+            &frame,
+            Frame::Array(parts) if matches!(&parts[1], Frame::Array(keys) if keys.is_empty())
+                && matches!(&parts[0], Frame::Bulk(c) if c.as_ref() == (target + 1).to_string().as_bytes())
+        );
+        if shard_done_empty && target + 1 < n {
+            return scan_shard(n, db, target + 1, None, opts);
+        }
+        Action::Reply(frame)
     }))
 }
 

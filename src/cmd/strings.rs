@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::args::{err, Args, Reply};
+use super::args::{err, Args, Keyword, Reply};
 use super::expire::{deadline_from, ExpireUnit};
 use super::Ctx;
 use crate::resp::Frame;
@@ -46,43 +46,76 @@ enum TtlChange {
     At(u64),
 }
 
-pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let (key, value) = (&argv[1], &argv[2]);
-    let mut args = Args::new(&argv[2..]);
-    let (mut nx, mut xx, mut get) = (false, false, false);
-    let mut ttl = TtlChange::Clear;
-    let mut ttl_given = false;
-    while !args.is_empty() {
-        let word = args.next_keyword()?;
-        if word.is("NX") && !xx {
-            nx = true;
-        } else if word.is("XX") && !nx {
-            xx = true;
-        } else if word.is("GET") {
-            get = true;
-        } else if word.is("KEEPTTL") && !ttl_given {
-            ttl_given = true;
-            ttl = TtlChange::Keep;
-        } else if !ttl_given && !args.is_empty() {
-            let unit = if word.is("EX") {
-                ExpireUnit::RelSeconds
-            } else if word.is("PX") {
-                ExpireUnit::RelMillis
-            } else if word.is("EXAT") {
-                ExpireUnit::AbsSeconds
-            } else if word.is("PXAT") {
-                ExpireUnit::AbsMillis
-            } else {
+/// SET's and GETEX's options as Redis 7.0 parses them: an option may repeat
+/// (the last expire wins) but never conflict; numbers are read afterwards.
+#[derive(Default)]
+struct ExtOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    persist: bool,
+    expire: Option<(ExpireUnit, &'a Bytes)>,
+}
+
+fn expire_unit(word: &[u8]) -> Option<ExpireUnit> {
+    [
+        ("EX", ExpireUnit::RelSeconds),
+        ("PX", ExpireUnit::RelMillis),
+        ("EXAT", ExpireUnit::AbsSeconds),
+        ("PXAT", ExpireUnit::AbsMillis),
+    ]
+    .into_iter()
+    .find(|(name, _)| word.eq_ignore_ascii_case(name.as_bytes()))
+    .map(|(_, unit)| unit)
+}
+
+/// Parses `words` (the arguments after the value for SET, after the key for
+/// GETEX); `is_set` allows NX/XX/GET/KEEPTTL, else PERSIST.
+fn parse_ext_options(words: &[Bytes], is_set: bool) -> Result<ExtOptions<'_>, Frame> {
+    let mut o = ExtOptions::default();
+    let mut i = 0;
+    while i < words.len() {
+        let w = Keyword::new(&words[i]);
+        let next = words.get(i + 1);
+        let unit = expire_unit(w.as_bytes());
+        if is_set && w.is("NX") && !o.xx {
+            o.nx = true;
+        } else if is_set && w.is("XX") && !o.nx {
+            o.xx = true;
+        } else if is_set && w.is("GET") {
+            o.get = true;
+        } else if is_set && w.is("KEEPTTL") && o.expire.is_none() {
+            o.keepttl = true;
+        } else if !is_set && w.is("PERSIST") && o.expire.is_none() {
+            o.persist = true;
+        } else if let (Some(unit), Some(amount)) = (unit, next) {
+            let same_or_none = o.expire.is_none_or(|(u, _)| u == unit);
+            if o.keepttl || o.persist || !same_or_none {
                 return Err(err::syntax());
-            };
-            let amount = args.next_i64()?;
-            ttl_given = true;
-            ttl = TtlChange::At(positive_deadline(amount, unit, ctx.now_ms(), "set")?);
+            }
+            o.expire = Some((unit, amount));
+            i += 1;
         } else {
             return Err(err::syntax());
         }
+        i += 1;
     }
-    let now = ctx.now_ms();
+    Ok(o)
+}
+
+pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let (key, value) = (&argv[1], &argv[2]);
+    let opts = parse_ext_options(&argv[3..], true)?;
+    let get = opts.get;
+    let ttl = match opts.expire {
+        Some((unit, amount)) => {
+            let amount = super::args::int_arg(amount)?;
+            TtlChange::At(positive_deadline(amount, unit, ctx.now_ms(), "set")?)
+        }
+        None if opts.keepttl => TtlChange::Keep,
+        None => TtlChange::Clear,
+    };
     let mut ks = ctx.ks();
     let old = match ks.peek(key) {
         Some(entry) if get => Some(as_str(entry)?.clone()),
@@ -90,24 +123,16 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         None => None,
     };
     let exists = old.is_some();
-    let reply_skipped = || {
-        if get {
-            bulk_or_null(old.clone())
-        } else {
-            Frame::Null
-        }
-    };
-    if (nx && exists) || (xx && !exists) {
-        return Ok(reply_skipped());
+    if (opts.nx && exists) || (opts.xx && !exists) {
+        return Ok(if get { bulk_or_null(old) } else { Frame::Null });
     }
     let stored = Value::Str(Bytes::copy_from_slice(value));
     match ttl {
         TtlChange::Clear => ks.set(key, stored, None),
         TtlChange::Keep => ks.set_keep_ttl(key, stored),
-        // A deadline already past: the key ends up absent, as Redis deletes it.
-        TtlChange::At(at) if at <= now => {
-            ks.remove(key);
-        }
+        // A deadline already past (EXAT/PXAT) stores the key already expired,
+        // as Redis 7.0 does: it counts in DBSIZE until an access or the sweep
+        // removes it as an expiry.
         TtlChange::At(at) => ks.set(key, stored, Some(at)),
     }
     Ok(if get { bulk_or_null(old) } else { Frame::OK })
@@ -171,49 +196,30 @@ pub fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let key = &argv[1];
-    let mut args = Args::new(&argv[1..]);
-    let mut change: Option<Option<u64>> = None;
-    let mut past = false;
-    while !args.is_empty() {
-        let word = args.next_keyword()?;
-        if change.is_some() {
-            return Err(err::syntax());
-        }
-        if word.is("PERSIST") {
-            change = Some(None);
-            continue;
-        }
-        let unit = if word.is("EX") {
-            ExpireUnit::RelSeconds
-        } else if word.is("PX") {
-            ExpireUnit::RelMillis
-        } else if word.is("EXAT") {
-            ExpireUnit::AbsSeconds
-        } else if word.is("PXAT") {
-            ExpireUnit::AbsMillis
-        } else {
-            return Err(err::syntax());
-        };
-        if args.is_empty() {
-            return Err(err::syntax());
-        }
-        let at = positive_deadline(args.next_i64()?, unit, ctx.now_ms(), "getex")?;
-        past = at <= ctx.now_ms();
-        change = Some(Some(at));
-    }
-    let value = read_str(ctx, key)?;
-    if value.is_some() {
-        match change {
-            Some(_) if past => {
+    let opts = parse_ext_options(&argv[2..], false)?;
+    // Redis reads the key before the expire number: a missing key answers
+    // nil whatever the number says.
+    let Some(value) = read_str(ctx, key)? else {
+        return Ok(Frame::Null);
+    };
+    let now = ctx.now_ms();
+    match opts.expire {
+        Some((unit, amount)) => {
+            let amount = super::args::int_arg(amount)?;
+            let at = positive_deadline(amount, unit, now, "getex")?;
+            if at <= now {
+                // A deadline already past deletes the key (a `del`, not an expiry).
                 ctx.ks().remove(key);
+            } else {
+                ctx.ks().set_expire(key, Some(at));
             }
-            Some(at) => {
-                ctx.ks().set_expire(key, at);
-            }
-            None => {}
         }
+        None if opts.persist => {
+            ctx.ks().set_expire(key, None);
+        }
+        None => {}
     }
-    Ok(bulk_or_null(value))
+    Ok(Frame::Bulk(value))
 }
 
 pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {

@@ -232,3 +232,92 @@ pub fn keys_on_shard(prefix: &str, shard: usize, nshards: usize, n: usize) -> Ve
         .take(n)
         .collect()
 }
+
+// ---- Helpers for the semantics tests (strings, keyspace, expiry) ----
+
+pub fn ok() -> Reply {
+    Reply::Simple("OK".into())
+}
+
+pub fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+pub fn err(text: &str) -> Reply {
+    Reply::Error(text.into())
+}
+
+pub fn simple(text: &str) -> Reply {
+    Reply::Simple(text.into())
+}
+
+/// An array of bulk strings.
+pub fn bulks(items: &[&str]) -> Reply {
+    Reply::Array(items.iter().map(|s| Reply::bulk(s)).collect())
+}
+
+/// Wall clock, Unix milliseconds.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+impl Raw {
+    /// Sends a command of raw byte arguments and reads its reply.
+    pub fn cmd_bytes(&mut self, args: &[&[u8]]) -> Reply {
+        self.send_cmd(args);
+        self.read().expect("reply")
+    }
+
+    /// Sends a command whose reply must be an integer.
+    pub fn int(&mut self, args: &[&str]) -> i64 {
+        match self.cmd(args) {
+            Reply::Int(n) => n,
+            other => panic!("{args:?}: expected an integer, got {other:?}"),
+        }
+    }
+
+    /// One field of INFO `section`, e.g. `info_field("stats", "expired_keys")`.
+    pub fn info_field(&mut self, section: &str, field: &str) -> Option<String> {
+        let text = match self.cmd(&["INFO", section]) {
+            Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+            Reply::Verbatim(s) => s,
+            other => panic!("INFO answered {other:?}"),
+        };
+        text.lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':').map(str::to_string))
+    }
+
+    /// An INFO field parsed as an integer.
+    pub fn info_int(&mut self, section: &str, field: &str) -> i64 {
+        let v = self
+            .info_field(section, field)
+            .unwrap_or_else(|| panic!("INFO {section} has no {field}"));
+        v.parse()
+            .unwrap_or_else(|_| panic!("{field}:{v} is not an integer"))
+    }
+
+    /// Sends many commands in one write, then reads all their replies.
+    pub fn pipeline(&mut self, cmds: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+        let mut buf = Vec::new();
+        for c in cmds {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+            buf.extend_from_slice(&encode_cmd(&args));
+        }
+        // Write from another thread so a full socket buffer cannot deadlock us.
+        let mut writer = self.stream.try_clone().unwrap();
+        let sender = std::thread::spawn(move || writer.write_all(&buf).expect("send"));
+        let replies = (0..cmds.len())
+            .map(|_| self.read().expect("reply"))
+            .collect();
+        sender.join().unwrap();
+        replies
+    }
+}
+
+/// Builds a command for [`Raw::pipeline`] from string arguments.
+pub fn args(items: &[&str]) -> Vec<Vec<u8>> {
+    items.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
