@@ -45,6 +45,9 @@ pub struct Conn {
     pub barrier: Option<u64>,
     /// Whether WRITABLE interest is registered with the poll.
     pub wants_write: bool,
+    /// Since when (Unix seconds) unsent output has been over the soft limit
+    /// (`soft_limit_since` is reset once it drops below).
+    pub soft_limit_since: Option<u64>,
 }
 
 impl Conn {
@@ -61,6 +64,7 @@ impl Conn {
             closing: false,
             barrier: None,
             wants_write: false,
+            soft_limit_since: None,
         }
     }
 

@@ -25,6 +25,14 @@ use crate::resp::{Frame, ParseLimits, Parser};
 use crate::store::{ActiveExpire, ExpireParams, SliceOutcome, Store};
 
 const LISTENER: Token = Token(usize::MAX - 2);
+/// What a RESP2 client may send while subscribed.
+const SUBSCRIBER_COMMANDS: &[&str] =
+    &["subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset"];
+/// `client-output-buffer-limit pubsub 32mb 8mb 60`: a subscriber whose unsent
+/// output passes the hard limit, or stays over the soft one for 60 s, is dropped.
+const PUBSUB_HARD_LIMIT: usize = 32 * 1024 * 1024;
+const PUBSUB_SOFT_LIMIT: usize = 8 * 1024 * 1024;
+const PUBSUB_SOFT_SECONDS: u64 = 60;
 /// Largest single read from a socket.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -47,6 +55,8 @@ pub enum Msg {
         part: usize,
         out: Out,
     },
+    /// A Pub/Sub message for one of this shard's connections.
+    Deliver { token: usize, conn_id: u64, frame: Frame },
 }
 
 /// Where a job's output goes back to.
@@ -245,7 +255,8 @@ impl Worker {
                         .map(|a| a.to_string())
                         .unwrap_or_default();
                     let id = counters.next_client_id.fetch_add(1, Relaxed);
-                    let session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
+                    let mut session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
+                    session.shard = self.data.id;
                     let limits = ParseLimits {
                         max_bulk_len: shared.limits.max_bulk_len(),
                         ..ParseLimits::default()
@@ -261,6 +272,7 @@ impl Worker {
                         counters.connected_clients.fetch_sub(1, Relaxed);
                         continue;
                     }
+                    session.token = token;
                     entry.insert(Conn::new(stream, session, Parser::new(limits)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -323,7 +335,54 @@ impl Worker {
                 }
             };
             self.execute(token, argv);
+            self.route_deliveries();
         }
+    }
+
+    /// Sends the Pub/Sub messages the last command produced to their shards.
+    fn route_deliveries(&mut self) {
+        if self.data.deliveries.is_empty() {
+            return;
+        }
+        for d in std::mem::take(&mut self.data.deliveries) {
+            let to = d.to;
+            if to.shard == self.data.id {
+                self.deliver(to.token, to.conn_id, d.frame);
+            } else {
+                self.outbox[to.shard].push(Msg::Deliver { token: to.token, conn_id: to.conn_id, frame: d.frame });
+            }
+        }
+    }
+
+    /// Queues a message on a subscriber, dropping the subscriber when it
+    /// reads too slowly (so it cannot hold this shard's memory hostage).
+    fn deliver(&mut self, token: usize, conn_id: u64, frame: Frame) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        if conn.session.id != conn_id {
+            return;
+        }
+        conn.push_reply(frame);
+        let pending = conn.output_len();
+        let now_s = self.data.now_ms / 1000;
+        let soft_expired = if pending > PUBSUB_SOFT_LIMIT {
+            let since = *conn.soft_limit_since.get_or_insert(now_s);
+            now_s.saturating_sub(since) >= PUBSUB_SOFT_SECONDS
+        } else {
+            conn.soft_limit_since = None;
+            false
+        };
+        if pending > PUBSUB_HARD_LIMIT || soft_expired {
+            log::warn!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                conn.session.id,
+                conn.session.addr
+            );
+            self.close(token);
+            return;
+        }
+        self.dirty.push(token);
     }
 
     fn execute(&mut self, token: usize, argv: Vec<Bytes>) {
@@ -335,6 +394,13 @@ impl Worker {
         };
         if !spec.arity_ok(argv.len()) {
             conn.push_reply(cmd::args::err::wrong_arity(spec.name));
+            return;
+        }
+        if conn.session.in_subscriber_mode() && !SUBSCRIBER_COMMANDS.contains(&spec.name) {
+            conn.push_reply(Frame::Error(format!(
+                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                spec.name
+            )));
             return;
         }
         conn.session.last_cmd = spec.name;
@@ -486,6 +552,7 @@ impl Worker {
                             });
                         }
                     }
+                    Msg::Deliver { token, conn_id, frame } => self.deliver(token, conn_id, frame),
                     Msg::Done {
                         token,
                         conn_id,
@@ -560,6 +627,7 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
             self.data
                 .shared
                 .counters
