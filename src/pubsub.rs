@@ -120,7 +120,10 @@ impl Registry {
 
     /// Number of patterns subscribed to (by anyone), as Redis counts NUMPAT.
     pub fn numpat(&self) -> usize {
-        self.patterns.iter().filter(|e| !e.value().is_empty()).count()
+        self.patterns
+            .iter()
+            .filter(|e| !e.value().is_empty())
+            .count()
     }
 }
 
@@ -129,7 +132,11 @@ mod tests {
     use super::*;
 
     fn sub(shard: usize, token: usize) -> Subscriber {
-        Subscriber { shard, token, conn_id: token as u64 }
+        Subscriber {
+            shard,
+            token,
+            conn_id: token as u64,
+        }
     }
 
     #[test]
@@ -140,7 +147,11 @@ mod tests {
         r.subscribe(Bytes::from_static(b"news"), sub(1, 2));
         r.psubscribe(Bytes::from_static(b"n*"), sub(1, 3));
         let mut out = Vec::new();
-        let n = r.publish(&Bytes::from_static(b"news"), &Bytes::from_static(b"hi"), &mut out);
+        let n = r.publish(
+            &Bytes::from_static(b"news"),
+            &Bytes::from_static(b"hi"),
+            &mut out,
+        );
         assert_eq!(n, 3);
         assert_eq!(out.len(), 3);
         assert_eq!(r.numsub(b"news"), 2);

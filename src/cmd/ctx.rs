@@ -38,4 +38,10 @@ impl<'a> Ctx<'a> {
     pub fn now_ms(&self) -> u64 {
         self.shard.now_ms
     }
+
+    /// Fires keyspace event `event` of `class` (`store::notify`) for `key`.
+    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        let db = self.db;
+        self.shard.store.stats.notify.notify(class, event, db, key);
+    }
 }

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::args::{err, int_arg, Reply};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::notify::GENERIC;
 
 /// How an expire argument is expressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,8 +99,10 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
     if at <= now as i64 {
         // A deadline already past deletes the key at once (a `del`, not an expiry).
         ks.remove(key);
+        ks.notify(GENERIC, "del", key);
     } else {
         ks.set_expire(key, Some(at as u64));
+        ks.notify(GENERIC, "expire", key);
     }
     Ok(Frame::Integer(1))
 }
@@ -155,6 +158,7 @@ pub fn persist(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let had_ttl = ks.peek(&argv[1]).is_some_and(|e| e.expire_at().is_some());
     if had_ttl {
         ks.set_expire(&argv[1], None);
+        ks.notify(GENERIC, "persist", &argv[1]);
     }
     Ok(Frame::Integer(had_ttl as i64))
 }

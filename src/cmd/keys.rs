@@ -7,13 +7,20 @@ use rand_core::RngCore;
 use super::args::{err, int32_arg, int_arg, Args, Reply};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::notify::GENERIC;
 use crate::store::{Entry, Value};
 use crate::util::glob::glob_match;
 
 pub fn del(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let mut ks = ctx.ks();
-    let removed = argv[1..].iter().filter(|k| ks.remove(k).is_some()).count();
-    Ok(Frame::Integer(removed as i64))
+    let mut removed = 0;
+    for key in &argv[1..] {
+        if ks.remove(key).is_some() {
+            ks.notify(GENERIC, "del", key);
+            removed += 1;
+        }
+    }
+    Ok(Frame::Integer(removed))
 }
 
 pub fn exists(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -53,6 +60,8 @@ pub fn rename(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let entry = ks.remove(src).expect("checked above");
     let ttl = entry.expire_at();
     ks.set(dst, entry.value, ttl);
+    ks.notify(GENERIC, "rename_from", src);
+    ks.notify(GENERIC, "rename_to", dst);
     Ok(if nx { Frame::Integer(1) } else { Frame::OK })
 }
 
@@ -101,9 +110,14 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let now = ctx.now_ms();
     let mut target = ctx.shard.store.keyspace(dst_db, now);
     let ttl = entry.expire_at();
-    Ok(Frame::Integer(
-        put_entry(&mut target, dst, entry.value, ttl, opts.replace) as i64,
-    ))
+    Ok(Frame::Integer(put_entry(
+        &mut target,
+        dst,
+        entry.value,
+        ttl,
+        opts.replace,
+        Some("copy_to"),
+    ) as i64))
 }
 
 /// Stores a value under `key` unless it exists and `replace` is false.
@@ -113,11 +127,15 @@ pub fn put_entry(
     value: Value,
     expire_at: Option<u64>,
     replace: bool,
+    event: Option<&'static str>,
 ) -> bool {
     if !replace && ks.exists(key) {
         return false;
     }
     ks.set(key, value, expire_at);
+    if let Some(event) = event {
+        ks.notify(GENERIC, event, key);
+    }
     true
 }
 
@@ -141,20 +159,20 @@ pub fn move_(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Ok(Frame::Integer(0));
     }
     let entry = ctx.ks().remove(key).expect("checked above");
+    ctx.notify(GENERIC, "move_from", key);
     let ttl = entry.expire_at();
-    ctx.shard
-        .store
-        .keyspace(target, now)
-        .set(key, entry.value, ttl);
+    let mut target = ctx.shard.store.keyspace(target, now);
+    target.set(key, entry.value, ttl);
+    target.notify(GENERIC, "move_to", key);
     Ok(Frame::Integer(1))
 }
 
 /// Takes a key out of this shard's store (cross-shard RENAME, first half).
 pub fn take_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
-    ctx.ks().remove(key).map(|e| {
-        let ttl = e.expire_at();
-        (e.value, ttl)
-    })
+    let entry = ctx.ks().remove(key)?;
+    ctx.notify(GENERIC, "rename_from", key);
+    let ttl = entry.expire_at();
+    Some((entry.value, ttl))
 }
 
 /// Copies a key out of this shard's store (cross-shard COPY).

@@ -189,7 +189,14 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
                 };
                 let put = store_op(move |ctx| {
                     ctx.db = db;
-                    let placed = put_entry(&mut ctx.ks(), &dst, value.clone(), ttl, !nx);
+                    let placed = put_entry(
+                        &mut ctx.ks(),
+                        &dst,
+                        value.clone(),
+                        ttl,
+                        !nx,
+                        Some("rename_to"),
+                    );
                     if !placed {
                         // RENAMENX lost a race for the destination: restore the source.
                         return Out::Entry(Some((value, ttl)));
@@ -201,7 +208,7 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
                         Some(Out::Entry(Some((value, ttl)))) => {
                             let restore = store_op(move |ctx| {
                                 ctx.db = db;
-                                put_entry(&mut ctx.ks(), &src, value, ttl, false);
+                                put_entry(&mut ctx.ks(), &src, value, ttl, false, None);
                                 Out::Count(0)
                             });
                             Action::Job(Job::new(vec![(from, restore)], |_| {
@@ -246,7 +253,9 @@ pub fn copy(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action 
             };
             Action::Job(Job::single(to, move |ctx| {
                 ctx.db = dst_db;
-                Out::Count(put_entry(&mut ctx.ks(), &dst, value, ttl, replace) as i64)
+                Out::Count(
+                    put_entry(&mut ctx.ks(), &dst, value, ttl, replace, Some("copy_to")) as i64,
+                )
             }))
         })
         .ordered(),

@@ -46,9 +46,18 @@ pub fn psubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) 
 }
 
 pub fn unsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let names: Vec<Bytes> = if argv.len() > 1 { argv[1..].to_vec() } else { session.channels.iter().cloned().collect() };
+    let names: Vec<Bytes> = if argv.len() > 1 {
+        argv[1..].to_vec()
+    } else {
+        session.channels.iter().cloned().collect()
+    };
     if names.is_empty() {
-        return Frame::Sequence(vec![confirmation("unsubscribe", None, session.subscriptions())]).into();
+        return Frame::Sequence(vec![confirmation(
+            "unsubscribe",
+            None,
+            session.subscriptions(),
+        )])
+        .into();
     }
     let me = session.subscriber();
     let replies = names
@@ -64,9 +73,18 @@ pub fn unsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes])
 }
 
 pub fn punsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let names: Vec<Bytes> = if argv.len() > 1 { argv[1..].to_vec() } else { session.patterns.iter().cloned().collect() };
+    let names: Vec<Bytes> = if argv.len() > 1 {
+        argv[1..].to_vec()
+    } else {
+        session.patterns.iter().cloned().collect()
+    };
     if names.is_empty() {
-        return Frame::Sequence(vec![confirmation("punsubscribe", None, session.subscriptions())]).into();
+        return Frame::Sequence(vec![confirmation(
+            "punsubscribe",
+            None,
+            session.subscriptions(),
+        )])
+        .into();
     }
     let me = session.subscriber();
     let replies = names
@@ -93,7 +111,10 @@ pub fn forget(registry: &crate::pubsub::Registry, session: &Session) {
 }
 
 pub fn publish(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
-    let receivers = shard.shared.pubsub.publish(&argv[1], &argv[2], &mut shard.deliveries);
+    let receivers = shard
+        .shared
+        .pubsub
+        .publish(&argv[1], &argv[2], &mut shard.deliveries);
     Frame::Integer(receivers as i64).into()
 }
 
@@ -122,7 +143,12 @@ pub fn pubsub(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
         "numsub" => Frame::Array(
             argv[2..]
                 .iter()
-                .flat_map(|c| [Frame::Bulk(c.clone()), Frame::Integer(registry.numsub(c) as i64)])
+                .flat_map(|c| {
+                    [
+                        Frame::Bulk(c.clone()),
+                        Frame::Integer(registry.numsub(c) as i64),
+                    ]
+                })
                 .collect(),
         )
         .into(),

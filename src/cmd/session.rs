@@ -48,7 +48,11 @@ impl Session {
     }
 
     pub fn subscriber(&self) -> Subscriber {
-        Subscriber { shard: self.shard, token: self.token, conn_id: self.id }
+        Subscriber {
+            shard: self.shard,
+            token: self.token,
+            conn_id: self.id,
+        }
     }
 
     pub fn subscriptions(&self) -> usize {

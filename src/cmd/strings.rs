@@ -6,6 +6,7 @@ use super::args::{err, Args, Keyword, Reply};
 use super::expire::{deadline_from, ExpireUnit};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::notify::{GENERIC, STRING};
 use crate::store::{Entry, Value};
 use crate::util::num::{format_incr_float, parse_f64, parse_i64};
 
@@ -135,6 +136,10 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         // removes it as an expiry.
         TtlChange::At(at) => ks.set(key, stored, Some(at)),
     }
+    ks.notify(STRING, "set", key);
+    if matches!(ttl, TtlChange::At(_)) {
+        ks.notify(GENERIC, "expire", key);
+    }
     Ok(if get { bulk_or_null(old) } else { Frame::OK })
 }
 
@@ -157,17 +162,21 @@ pub fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Ok(Frame::Integer(0));
     }
     ks.set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    ks.notify(STRING, "set", &argv[1]);
     Ok(Frame::Integer(1))
 }
 
 fn setex_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit, cmd: &str) -> Reply {
     let amount = super::args::int_arg(&argv[2])?;
     let at = positive_deadline(amount, unit, ctx.now_ms(), cmd)?;
-    ctx.ks().set(
+    let mut ks = ctx.ks();
+    ks.set(
         &argv[1],
         Value::Str(Bytes::copy_from_slice(&argv[3])),
         Some(at),
     );
+    ks.notify(STRING, "set", &argv[1]);
+    ks.notify(GENERIC, "expire", &argv[1]);
     Ok(Frame::OK)
 }
 
@@ -181,8 +190,9 @@ pub fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
-    ctx.ks()
-        .set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    let mut ks = ctx.ks();
+    ks.set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    ks.notify(STRING, "set", &argv[1]);
     Ok(bulk_or_null(old))
 }
 
@@ -190,6 +200,7 @@ pub fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
     if old.is_some() {
         ctx.ks().remove(&argv[1]);
+        ctx.notify(GENERIC, "del", &argv[1]);
     }
     Ok(bulk_or_null(old))
 }
@@ -210,12 +221,17 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             if at <= now {
                 // A deadline already past deletes the key (a `del`, not an expiry).
                 ctx.ks().remove(key);
+                ctx.notify(GENERIC, "del", key);
             } else {
                 ctx.ks().set_expire(key, Some(at));
+                ctx.notify(GENERIC, "expire", key);
             }
         }
         None if opts.persist => {
-            ctx.ks().set_expire(key, None);
+            if ctx.ks().peek(key).is_some_and(|e| e.expire_at().is_some()) {
+                ctx.ks().set_expire(key, None);
+                ctx.notify(GENERIC, "persist", key);
+            }
         }
         None => {}
     }
@@ -243,6 +259,7 @@ pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let mut ks = ctx.ks();
     for pair in argv[1..].chunks_exact(2) {
         ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+        ks.notify(STRING, "set", &pair[0]);
     }
     Ok(Frame::OK)
 }
@@ -257,6 +274,7 @@ pub fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     for pair in argv[1..].chunks_exact(2) {
         ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+        ks.notify(STRING, "set", &pair[0]);
     }
     Ok(Frame::Integer(1))
 }
@@ -277,6 +295,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Reply {
     let mut buf = Vec::with_capacity(20);
     crate::util::num::format_i64(next, &mut buf);
     ks.set_keep_ttl(key, Value::Str(Bytes::from(buf)));
+    ks.notify(STRING, "incrby", key);
     Ok(Frame::Integer(next))
 }
 
@@ -316,6 +335,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     let text = Bytes::from(format_incr_float(next));
     ks.set_keep_ttl(key, Value::Str(text.clone()));
+    ks.notify(STRING, "incrbyfloat", key);
     Ok(Frame::Bulk(text))
 }
 
@@ -337,6 +357,7 @@ pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     let len = joined.len() as i64;
     ks.set_keep_ttl(&argv[1], Value::Str(joined));
+    ks.notify(STRING, "append", &argv[1]);
     Ok(Frame::Integer(len))
 }
 
@@ -402,6 +423,7 @@ pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     buf[offset..offset + patch.len()].copy_from_slice(patch);
     let len = buf.len() as i64;
     ks.set_keep_ttl(&argv[1], Value::Str(buf.freeze()));
+    ks.notify(STRING, "setrange", &argv[1]);
     Ok(Frame::Integer(len))
 }
 

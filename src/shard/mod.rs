@@ -45,6 +45,8 @@ pub struct ExpireKnobs {
     pub effort: AtomicU32,
     pub slice_us: AtomicU64,
     pub storm_cpu_perc: AtomicU64,
+    /// `notify-keyspace-events` as `store::notify` flags.
+    pub notify_flags: AtomicU32,
     /// DEBUG SET-ACTIVE-EXPIRE 0 turns the sweep off (lazy expiry stays).
     pub enabled: AtomicBool,
 }
@@ -82,6 +84,7 @@ impl Shared {
                 effort: AtomicU32::new(1),
                 slice_us: AtomicU64::new(500),
                 storm_cpu_perc: AtomicU64::new(50),
+                notify_flags: AtomicU32::new(0),
                 enabled: AtomicBool::new(true),
             },
             counters: Counters {
@@ -112,6 +115,13 @@ impl Shared {
         self.expire
             .slice_us
             .store(c.active_expire_slice_us, Relaxed);
+        self.expire.notify_flags.store(
+            crate::store::notify::parse_flags(&c.notify_keyspace_events),
+            Relaxed,
+        );
+        self.expire
+            .storm_cpu_perc
+            .store(c.active_expire_storm_cpu_perc, Relaxed);
         crate::logging::set_level(&c.loglevel);
     }
 

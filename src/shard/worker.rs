@@ -22,12 +22,19 @@ use super::{Shared, WAKER_TOKEN};
 use crate::cmd::{self, Ctx, Session, ShardData};
 use crate::net::Conn;
 use crate::resp::{Frame, ParseLimits, Parser};
-use crate::store::{ActiveExpire, ExpireParams, SliceOutcome, Store};
+use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
 
 const LISTENER: Token = Token(usize::MAX - 2);
 /// What a RESP2 client may send while subscribed.
-const SUBSCRIBER_COMMANDS: &[&str] =
-    &["subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset"];
+const SUBSCRIBER_COMMANDS: &[&str] = &[
+    "subscribe",
+    "unsubscribe",
+    "psubscribe",
+    "punsubscribe",
+    "ping",
+    "quit",
+    "reset",
+];
 /// `client-output-buffer-limit pubsub 32mb 8mb 60`: a subscriber whose unsent
 /// output passes the hard limit, or stays over the soft one for 60 s, is dropped.
 const PUBSUB_HARD_LIMIT: usize = 32 * 1024 * 1024;
@@ -56,7 +63,11 @@ pub enum Msg {
         out: Out,
     },
     /// A Pub/Sub message for one of this shard's connections.
-    Deliver { token: usize, conn_id: u64, frame: Frame },
+    Deliver {
+        token: usize,
+        conn_id: u64,
+        frame: Frame,
+    },
 }
 
 /// Where a job's output goes back to.
@@ -152,6 +163,7 @@ impl Worker {
                 }
             }
             self.data.now_ms = unix_ms();
+            self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.accept(),
@@ -167,6 +179,7 @@ impl Worker {
                 }
             }
             self.drain_inbox();
+            self.route_deliveries();
             let now = Instant::now();
             if now >= self.next_tick {
                 self.tick(now);
@@ -180,6 +193,7 @@ impl Worker {
                     || clock_origin.elapsed().as_micros() as u64,
                 );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
+                self.route_deliveries();
             }
             self.send_outbox();
             self.flush_dirty();
@@ -339,8 +353,32 @@ impl Worker {
         }
     }
 
-    /// Sends the Pub/Sub messages the last command produced to their shards.
+    /// Publishes the keyspace events produced so far and sends every Pub/Sub
+    /// message to its subscriber's shard.
     fn route_deliveries(&mut self) {
+        let events = &mut self.data.store.stats.notify.events;
+        if !events.is_empty() {
+            let registry = &self.data.shared.pubsub;
+            let flags = self.data.store.stats.notify.flags;
+            for e in events.drain(..) {
+                if registry.is_empty() {
+                    continue;
+                }
+                if flags & notify::KEYSPACE != 0 {
+                    let channel = Bytes::from(format!("__keyspace@{}__:", e.db).into_bytes());
+                    let channel = [channel.as_ref(), e.key.as_ref()].concat();
+                    registry.publish(
+                        &Bytes::from(channel),
+                        &Bytes::from_static(e.event.as_bytes()),
+                        &mut self.data.deliveries,
+                    );
+                }
+                if flags & notify::KEYEVENT != 0 {
+                    let channel = Bytes::from(format!("__keyevent@{}__:{}", e.db, e.event));
+                    registry.publish(&channel, &e.key, &mut self.data.deliveries);
+                }
+            }
+        }
         if self.data.deliveries.is_empty() {
             return;
         }
@@ -349,7 +387,11 @@ impl Worker {
             if to.shard == self.data.id {
                 self.deliver(to.token, to.conn_id, d.frame);
             } else {
-                self.outbox[to.shard].push(Msg::Deliver { token: to.token, conn_id: to.conn_id, frame: d.frame });
+                self.outbox[to.shard].push(Msg::Deliver {
+                    token: to.token,
+                    conn_id: to.conn_id,
+                    frame: d.frame,
+                });
             }
         }
     }
@@ -552,7 +594,11 @@ impl Worker {
                             });
                         }
                     }
-                    Msg::Deliver { token, conn_id, frame } => self.deliver(token, conn_id, frame),
+                    Msg::Deliver {
+                        token,
+                        conn_id,
+                        frame,
+                    } => self.deliver(token, conn_id, frame),
                     Msg::Done {
                         token,
                         conn_id,

@@ -150,8 +150,8 @@ impl Db {
     }
 
     /// Removes the volatile key at expires position `index` if its deadline
-    /// passed; returns its deadline when it was removed.
-    pub fn expire_volatile_at(&mut self, index: usize, now_ms: u64) -> Option<u64> {
+    /// passed; returns it and its deadline when it was removed.
+    pub fn expire_volatile_at(&mut self, index: usize, now_ms: u64) -> Option<(Bytes, u64)> {
         let (key, &at) = self.expires.get_index(index)?;
         if now_ms <= at {
             return None;
@@ -159,7 +159,7 @@ impl Db {
         let key = key.clone();
         self.expires.swap_remove_index(index);
         self.dict.swap_remove(&key);
-        Some(at)
+        Some((key, at))
     }
 }
 
@@ -172,9 +172,11 @@ fn needs_filing(old: Option<u64>, new: u64) -> bool {
 
 impl Db {
     /// Removes up to `max` keys from deadline windows that have passed.
-    /// Returns (entries examined, keys expired).
+    /// Returns (entries examined, keys expired). `db` is this database's
+    /// number, for the `expired` events.
     pub fn expire_due(
         &mut self,
+        db: usize,
         now_ms: u64,
         max: usize,
         stats: &mut ExpiryStats,
@@ -193,7 +195,7 @@ impl Db {
                 Some(at) if now_ms > at => {
                     self.dict.swap_remove_index(index);
                     self.expires.swap_remove(&key);
-                    stats.record_expired(at, now_ms);
+                    stats.record_expired(db, &key, at, now_ms);
                     expired += 1;
                 }
                 // The deadline moved later: file it where it belongs now.
@@ -222,11 +224,29 @@ pub struct Keyspace<'a> {
     db: &'a mut Db,
     stats: &'a mut ExpiryStats,
     now_ms: u64,
+    /// The database's number, for keyspace events.
+    index: usize,
 }
 
 impl<'a> Keyspace<'a> {
     pub fn new(db: &'a mut Db, stats: &'a mut ExpiryStats, now_ms: u64) -> Keyspace<'a> {
-        Keyspace { db, stats, now_ms }
+        Keyspace {
+            db,
+            stats,
+            now_ms,
+            index: 0,
+        }
+    }
+
+    /// Fires keyspace event `event` of `class` (`store::notify`) for `key`.
+    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        self.stats.notify.notify(class, event, self.index, key);
+    }
+
+    /// Names the database this view is of (for events).
+    pub fn in_db(mut self, index: usize) -> Keyspace<'a> {
+        self.index = index;
+        self
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -242,7 +262,7 @@ impl<'a> Keyspace<'a> {
         match self.db.dict.get(key).and_then(|e| e.expire_at) {
             Some(at) if self.now_ms > at => {
                 self.db.remove_raw(key);
-                self.stats.record_expired(at, self.now_ms);
+                self.stats.record_expired(self.index, key, at, self.now_ms);
                 true
             }
             _ => false,
@@ -285,6 +305,9 @@ impl<'a> Keyspace<'a> {
 
     /// Stores `value` replacing whatever was there; `expire_at` None clears the TTL.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<u64>) {
+        if self.stats.notify.wants(super::notify::NEW) && !self.exists(key) {
+            self.stats.record_new(self.index, key);
+        }
         self.db.insert_raw(key, value, expire_at, self.now_ms);
     }
 
@@ -333,7 +356,7 @@ impl<'a> Keyspace<'a> {
                 Some(at) if self.now_ms > at => {
                     let key = key.clone();
                     self.db.remove_raw(&key);
-                    self.stats.record_expired(at, self.now_ms);
+                    self.stats.record_expired(self.index, &key, at, self.now_ms);
                 }
                 _ => return Some(key.clone()),
             }
@@ -358,7 +381,7 @@ impl<'a> Keyspace<'a> {
                 Some(at) if self.now_ms > at => {
                     let key = key.clone();
                     self.db.remove_raw(&key);
-                    self.stats.record_expired(at, self.now_ms);
+                    self.stats.record_expired(self.index, &key, at, self.now_ms);
                 }
                 _ => keys.push(key.clone()),
             }
@@ -417,7 +440,7 @@ mod tests {
         // An earlier deadline is filed again.
         assert!(db.set_expire_raw(b"later", Some(150)));
         assert_eq!(db.bucket_entries(), 5);
-        let (examined, expired) = db.expire_due(1_000, usize::MAX, &mut stats);
+        let (examined, expired) = db.expire_due(0, 1_000, usize::MAX, &mut stats);
         assert_eq!(
             (examined, expired),
             (4, 2),
@@ -429,8 +452,8 @@ mod tests {
             2,
             "moved re-filed, the late entry of later left"
         );
-        assert_eq!(db.expire_due(6_000, usize::MAX, &mut stats), (1, 1));
-        assert_eq!(db.expire_due(20_000, usize::MAX, &mut stats), (1, 0));
+        assert_eq!(db.expire_due(0, 6_000, usize::MAX, &mut stats), (1, 1));
+        assert_eq!(db.expire_due(0, 20_000, usize::MAX, &mut stats), (1, 0));
         assert_eq!(
             (db.len(), db.volatile_len(), db.bucket_entries()),
             (0, 0, 0)

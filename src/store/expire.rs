@@ -173,7 +173,7 @@ impl ActiveExpire {
             // Deadline windows that have passed first: every key there is a
             // hit, so no time goes on sampling live keys.
             while store.dbs[db_index].has_due(now_ms) {
-                store.dbs[db_index].expire_due(now_ms, DUE_BATCH, &mut store.stats);
+                store.dbs[db_index].expire_due(db_index, now_ms, DUE_BATCH, &mut store.stats);
                 elapsed = clock_us().saturating_sub(start);
                 if elapsed >= limit {
                     out_of_time = true;
@@ -188,6 +188,7 @@ impl ActiveExpire {
                 }
                 let (sampled, expired, ttl_sum) = sample_round(
                     db,
+                    db_index,
                     &mut store.stats,
                     &mut self.rng,
                     params.keys_per_loop,
@@ -252,6 +253,7 @@ impl ActiveExpire {
 /// Returns (sampled, expired, sum of remaining TTLs of the live ones in ms).
 fn sample_round(
     db: &mut super::Db,
+    db_index: usize,
     stats: &mut super::ExpiryStats,
     rng: &mut Xoshiro256PlusPlus,
     n: usize,
@@ -265,9 +267,9 @@ fn sample_round(
         for index in (0..len).rev() {
             sampled += 1;
             match db.expire_volatile_at(index, now_ms) {
-                Some(at) => {
+                Some((key, at)) => {
                     expired += 1;
-                    stats.record_expired(at, now_ms);
+                    stats.record_expired(db_index, &key, at, now_ms);
                 }
                 None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
             }
@@ -282,9 +284,9 @@ fn sample_round(
         let index = (rng.next_u64() % len as u64) as usize;
         sampled += 1;
         match db.expire_volatile_at(index, now_ms) {
-            Some(at) => {
+            Some((key, at)) => {
                 expired += 1;
-                stats.record_expired(at, now_ms);
+                stats.record_expired(db_index, &key, at, now_ms);
             }
             None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
         }

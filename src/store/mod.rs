@@ -5,6 +5,7 @@
 pub mod buckets;
 pub mod db;
 pub mod expire;
+pub mod notify;
 pub mod stats;
 pub mod value;
 
@@ -29,7 +30,7 @@ impl Store {
 
     /// A view of database `db` that expires keys lazily as of `now_ms`.
     pub fn keyspace(&mut self, db: usize, now_ms: u64) -> Keyspace<'_> {
-        Keyspace::new(&mut self.dbs[db], &mut self.stats, now_ms)
+        Keyspace::new(&mut self.dbs[db], &mut self.stats, now_ms).in_db(db)
     }
 
     /// Two distinct databases at once (MOVE, COPY ... DB).

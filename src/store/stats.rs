@@ -2,6 +2,8 @@
 
 use hdrhistogram::Histogram;
 
+use super::notify::{Notifier, EXPIRED, NEW};
+
 /// Expiry accounting for one shard.
 pub struct ExpiryStats {
     /// Keys removed because their deadline passed (lazy or active): `expired_keys`.
@@ -21,6 +23,9 @@ pub struct ExpiryStats {
     /// Reads that found / missed their key (`keyspace_hits` / `keyspace_misses`).
     pub hits: u64,
     pub misses: u64,
+    /// Keyspace events not yet published; every removal by expiry passes
+    /// here, which is why the buffer lives beside the expiry counters.
+    pub notify: Notifier,
 }
 
 impl Default for ExpiryStats {
@@ -36,13 +41,16 @@ impl Default for ExpiryStats {
             lag_ms: Histogram::new_with_bounds(1, 3_600_000, 2).expect("static bounds"),
             hits: 0,
             misses: 0,
+            notify: Notifier::default(),
         }
     }
 }
 
 impl ExpiryStats {
-    /// Records one key removed at `now_ms` whose deadline was `deadline_ms`.
-    pub fn record_expired(&mut self, deadline_ms: u64, now_ms: u64) {
+    /// Records `key` of database `db` removed at `now_ms` because its
+    /// deadline `deadline_ms` passed, and fires its `expired` event.
+    pub fn record_expired(&mut self, db: usize, key: &[u8], deadline_ms: u64, now_ms: u64) {
+        self.notify.notify(EXPIRED, "expired", db, key);
         self.expired_keys += 1;
         let lag = now_ms.saturating_sub(deadline_ms).max(1);
         self.lag_ms.saturating_record(lag);
@@ -61,8 +69,18 @@ impl ExpiryStats {
         self.misses += other.misses;
     }
 
+    /// Fires the `new` event for a key just created.
+    pub fn record_new(&mut self, db: usize, key: &[u8]) {
+        self.notify.notify(NEW, "new", db, key);
+    }
+
+    /// Zeroes the counters (CONFIG RESETSTAT), keeping the notification settings.
     pub fn reset(&mut self) {
-        *self = ExpiryStats::default();
+        let notify = std::mem::take(&mut self.notify);
+        *self = ExpiryStats {
+            notify,
+            ..ExpiryStats::default()
+        };
     }
 }
 
