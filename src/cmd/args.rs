@@ -46,7 +46,7 @@ pub mod err {
 
     pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Frame {
         Frame::Error(format!(
-            "ERR unknown subcommand '{}'. Try {}|HELP.",
+            "ERR unknown subcommand '{}'. Try {} HELP.",
             String::from_utf8_lossy(sub),
             cmd.to_ascii_uppercase()
         ))

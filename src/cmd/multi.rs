@@ -325,10 +325,23 @@ pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         return Action::Reply(scan_reply(0, Vec::new()));
     }
     let from = position.checked_sub(1).map(|p| p as usize);
-    let db = session.db;
+    scan_shard(target, from, session.db, opts, n)
+}
+
+/// One SCAN step on shard `target`. When that shard is done and gave no
+/// keys, the scan goes on with the next shard in the same call, so an empty
+/// keyspace answers cursor 0 at once, as Redis does.
+fn scan_shard(
+    target: usize,
+    from: Option<usize>,
+    db: usize,
+    opts: keys::ScanOptions,
+    n: usize,
+) -> Action {
+    let step_opts = opts.clone();
     let op = store_op(move |ctx| {
         ctx.db = db;
-        let (keys, next) = keys::scan_step(ctx, from, &opts);
+        let (keys, next) = keys::scan_step(ctx, from, &step_opts);
         let next_cursor = match next {
             Some(pos) => ((pos as u64 + 1) << SHARD_BITS) | target as u64,
             None if target + 1 < n => (target + 1) as u64,
@@ -336,8 +349,16 @@ pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         };
         Out::Frame(scan_reply(next_cursor, keys))
     });
-    Action::Job(Job::new(vec![(target, op)], |mut outs| {
-        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    Action::Job(Job::new(vec![(target, op)], move |mut outs| {
+        let frame = outs.pop().map_or(Frame::Null, Out::frame);
+        if let Frame::Array(parts) = &frame {
+            let empty = matches!(parts.get(1), Some(Frame::Array(k)) if k.is_empty());
+            let next_shard = matches!(parts.first(), Some(Frame::Bulk(c)) if *c == (target + 1).to_string().as_bytes());
+            if empty && next_shard && target + 1 < n {
+                return scan_shard(target + 1, None, db, opts, n);
+            }
+        }
+        Action::Reply(frame)
     }))
 }
 

@@ -312,6 +312,8 @@ impl Worker {
             if conn.closing || conn.barrier.is_some() {
                 return;
             }
+            conn.parser
+                .set_max_bulk_len(self.data.shared.limits.max_bulk_len());
             let argv = match conn.parser.next_command(&mut conn.rbuf) {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return,
