@@ -335,10 +335,14 @@ fn thousand_connections_churn_while_a_client_works() {
     assert!(server.alive());
     assert_eq!(raw.cmd(&["EXISTS", "part", "half"]), Reply::Int(0));
     // All churned connections go away.
-    assert!(wait_until(Duration::from_secs(5), || {
+    let mut clients = None;
+    let gone = wait_until(Duration::from_secs(5), || {
         let info = raw.cmd(&["INFO", "clients"]).text();
-        info_field(&info, "connected_clients").as_deref() == Some("1")
-    }));
+        clients = info_field(&info, "connected_clients");
+        clients.as_deref() == Some("1")
+    });
+    let list = raw.cmd(&["CLIENT", "LIST"]).text();
+    assert!(gone, "connected_clients:{clients:?}\n{list}");
 }
 
 #[test]
