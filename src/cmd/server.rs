@@ -100,7 +100,7 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
         "info" => Frame::Array(
             selected()
                 .into_iter()
-                .map(|s| s.map_or(Frame::NullArray, command_info))
+                .map(|s| s.map_or(Frame::Null, command_info))
                 .collect(),
         )
         .into(),
@@ -112,7 +112,7 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
                 .collect(),
         )
         .into(),
-        "getkeys" if argv.len() >= 3 => {
+        "getkeys" if argv.len() >= 4 => {
             let cmd = &argv[2..];
             match lookup(&cmd[0]) {
                 None => err::frame("ERR Invalid command specified").into(),
@@ -206,16 +206,26 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
             )
             .into()
         }
-        "set" if argv.len() >= 4 && argv.len().is_multiple_of(2) => {
+        "set" if argv.len() >= 4 && !argv.len().is_multiple_of(2) => err::syntax().into(),
+        "set" if argv.len() >= 4 => {
             let mut next = shared.config.read().expect("config lock").clone();
+            let mut seen: Vec<&'static str> = Vec::new();
             for pair in argv[2..].chunks_exact(2) {
                 let name = String::from_utf8_lossy(&pair[0]).into_owned();
-                if find_param(&name).is_none() {
+                let Some(param) = find_param(&name) else {
                     return Frame::Error(format!(
                         "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
                     ))
                     .into();
+                };
+                if seen.contains(&param.name) {
+                    return Frame::Error(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter",
+                        name.to_ascii_lowercase()
+                    ))
+                    .into();
                 }
+                seen.push(param.name);
                 let value = String::from_utf8_lossy(&pair[1]);
                 if let Err(reason) = set_param(&mut next, &name, &value, false) {
                     return Frame::Error(format!(

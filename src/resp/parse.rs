@@ -90,6 +90,12 @@ impl Parser {
         self.limits
     }
 
+    /// Changes the largest bulk accepted from the next length line on
+    /// (CONFIG SET proto-max-bulk-len applies to connected clients too).
+    pub fn set_max_bulk_len(&mut self, len: usize) {
+        self.limits.max_bulk_len = len;
+    }
+
     /// Bytes still missing for the bulk argument being received (payload plus
     /// CRLF), given `buffered` bytes already in the buffer. Lets the
     /// connection reserve room for a large argument in one allocation.

@@ -170,7 +170,7 @@ impl Worker {
                     WAKER_TOKEN => {}
                     Token(t) => {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.on_readable(t);
+                            self.on_readable(t, event.is_read_closed());
                         }
                         if event.is_writable() {
                             self.dirty.push(t);
@@ -300,7 +300,10 @@ impl Worker {
         }
     }
 
-    fn on_readable(&mut self, token: usize) {
+    /// `peer_closed`: the poll reported the peer's FIN. A short read stops
+    /// before seeing end of stream, and the poll is edge-triggered, so without
+    /// this a client that sent a partial frame and closed would never be freed.
+    fn on_readable(&mut self, token: usize, peer_closed: bool) {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
@@ -318,7 +321,7 @@ impl Worker {
                     return;
                 }
                 self.process_input(token);
-                if !open {
+                if !open || peer_closed {
                     // The peer finished sending; answer what it sent, then close.
                     if let Some(conn) = self.conns.get_mut(token) {
                         conn.closing = true;
@@ -339,6 +342,8 @@ impl Worker {
             if conn.closing || conn.barrier.is_some() {
                 return;
             }
+            conn.parser
+                .set_max_bulk_len(self.data.shared.limits.max_bulk_len());
             let argv = match conn.parser.next_command(&mut conn.rbuf) {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return,

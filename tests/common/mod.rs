@@ -321,3 +321,168 @@ impl Raw {
 pub fn args(items: &[&str]) -> Vec<Vec<u8>> {
     items.iter().map(|s| s.as_bytes().to_vec()).collect()
 }
+
+// ---- Additions for the protocol / server / cross-shard suites ----
+
+impl Reply {
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+
+    pub fn err(text: &str) -> Reply {
+        Reply::Error(text.into())
+    }
+
+    /// The text of a bulk, verbatim or simple reply.
+    pub fn text(&self) -> String {
+        match self {
+            Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            Reply::Simple(s) | Reply::Verbatim(s) | Reply::Error(s) | Reply::Double(s) => s.clone(),
+            other => panic!("not a string reply: {other:?}"),
+        }
+    }
+
+    /// The items of an array (or set/push) reply.
+    pub fn items(&self) -> Vec<Reply> {
+        match self {
+            Reply::Array(v) | Reply::Set(v) | Reply::Push(v) => v.clone(),
+            other => panic!("not an array reply: {other:?}"),
+        }
+    }
+
+    pub fn int(&self) -> i64 {
+        match self {
+            Reply::Int(n) => *n,
+            other => panic!("not an integer reply: {other:?}"),
+        }
+    }
+}
+
+impl Raw {
+    /// Writes bytes, ignoring failures (the server may already have closed).
+    pub fn send_lossy(&mut self, bytes: &[u8]) -> bool {
+        self.stream.write_all(bytes).is_ok()
+    }
+
+    /// Reads exactly `expected.len()` raw bytes and checks them.
+    pub fn expect_bytes(&mut self, expected: &[u8]) {
+        let mut buf = vec![0; expected.len()];
+        self.reader.read_exact(&mut buf).expect("read raw bytes");
+        assert_eq!(
+            String::from_utf8_lossy(&buf),
+            String::from_utf8_lossy(expected),
+            "raw reply bytes"
+        );
+    }
+
+    /// A second handle on the socket, for writing from another thread.
+    pub fn writer(&self) -> TcpStream {
+        self.stream.try_clone().unwrap()
+    }
+
+    pub fn set_read_timeout(&mut self, limit: Duration) {
+        self.stream.set_read_timeout(Some(limit)).unwrap();
+    }
+
+    /// The client side address, as the server shows it in CLIENT LIST.
+    pub fn local_addr(&self) -> String {
+        self.stream.local_addr().unwrap().to_string()
+    }
+
+    /// Sends an inline command line (`PING\r\n` style) and reads the reply.
+    pub fn inline(&mut self, line: &str) -> Reply {
+        self.send(format!("{line}\r\n").as_bytes());
+        self.read().expect("reply")
+    }
+}
+
+/// One `field:value` line of an INFO reply.
+pub fn info_field(info: &str, field: &str) -> Option<String> {
+    info.lines().find_map(|l| {
+        l.strip_prefix(&format!("{field}:"))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+static CONF_SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Writes `text` to a fresh temporary file and returns its path.
+pub fn temp_conf(text: &str) -> std::path::PathBuf {
+    let n = CONF_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("ember-test-{}-{n}.conf", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+impl Server {
+    /// Starts ember with `--config FILE` only (plus `--shards`): the file
+    /// gets `port <free port>` followed by `body`, so the port comes from it.
+    pub fn start_with_config(shards: usize, body: &str) -> Server {
+        for _ in 0..5 {
+            let port = free_port();
+            let path = temp_conf(&format!("port {port}\n{body}"));
+            let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+                .arg("--config")
+                .arg(&path)
+                .args(["--shards", &shards.to_string(), "--loglevel", "warning"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn ember");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                    let _ = s.write_all(b"PING\r\n");
+                    let mut buf = [0u8; 7];
+                    if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                        let _ = std::fs::remove_file(&path);
+                        return Server { child, port };
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_file(&path);
+        }
+        panic!("ember did not start with a config file");
+    }
+}
+
+/// Runs ember with `--config` on a file holding `text` and waits for it to
+/// exit (at most 10 s); returns the exit status and stderr.
+pub fn run_with_bad_config(text: &str) -> (std::process::ExitStatus, String) {
+    let path = temp_conf(text);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+        .arg("--config")
+        .arg(&path)
+        .args(["--shards", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ember");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ember kept running with a bad config file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    (status, stderr)
+}

@@ -1,0 +1,737 @@
+//! Connection and server commands: PING, ECHO, QUIT, SELECT, CLIENT,
+//! COMMAND, INFO, CONFIG, DBSIZE/FLUSH*, TIME, SWAPDB, DEBUG, config files.
+//! Expected replies were taken from redis-server 7.0.15.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{info_field, keys_on_shard, run_with_bad_config, wait_until, Reply, Server};
+
+fn pong() -> Reply {
+    Reply::Simple("PONG".into())
+}
+
+#[test]
+fn ping_echo_quit() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    raw.send(b"PING\r\n");
+    raw.expect_bytes(b"+PONG\r\n");
+    raw.send(b"PING hello\r\n");
+    raw.expect_bytes(b"$5\r\nhello\r\n");
+    raw.send(b"PING a b\r\n");
+    raw.expect_bytes(b"-ERR wrong number of arguments for 'ping' command\r\n");
+    raw.send(b"ECHO \"x y\"\r\n");
+    raw.expect_bytes(b"$3\r\nx y\r\n");
+    raw.send(b"ECHO\r\n");
+    raw.expect_bytes(b"-ERR wrong number of arguments for 'echo' command\r\n");
+    raw.send(b"QUIT\r\n");
+    raw.expect_bytes(b"+OK\r\n");
+    assert!(raw.closed());
+    // Commands pipelined after QUIT are not run.
+    let mut raw = server.raw();
+    raw.send(b"QUIT\r\nSET afterquit 1\r\n");
+    raw.expect_bytes(b"+OK\r\n");
+    assert!(raw.closed());
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["EXISTS", "afterquit"]), Reply::Int(0));
+}
+
+#[test]
+fn select_and_db_isolation() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    for db in 0..16 {
+        assert_eq!(raw.cmd(&["SELECT", &db.to_string()]), Reply::ok());
+    }
+    assert_eq!(
+        raw.cmd(&["SELECT", "16"]),
+        Reply::err("ERR DB index is out of range")
+    );
+    assert_eq!(
+        raw.cmd(&["SELECT", "-1"]),
+        Reply::err("ERR DB index is out of range")
+    );
+    assert_eq!(
+        raw.cmd(&["SELECT", "abc"]),
+        Reply::err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(raw.cmd(&["SELECT", "1"]), Reply::ok());
+    // Keys on both shards.
+    let keys: Vec<String> = keys_on_shard("db1k", 0, 2, 2)
+        .into_iter()
+        .chain(keys_on_shard("db1k", 1, 2, 2))
+        .collect();
+    for k in &keys {
+        assert_eq!(raw.cmd(&["SET", k, "in-db1"]), Reply::ok());
+    }
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(4));
+    assert_eq!(raw.cmd(&["SELECT", "0"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    for k in &keys {
+        assert_eq!(raw.cmd(&["GET", k]), Reply::Nil);
+        assert_eq!(raw.cmd(&["EXISTS", k]), Reply::Int(0));
+    }
+    // Another connection starts in db 0.
+    let mut other = server.raw();
+    assert_eq!(other.cmd(&["GET", &keys[0]]), Reply::Nil);
+    assert_eq!(other.cmd(&["SELECT", "1"]), Reply::ok());
+    assert_eq!(other.cmd(&["GET", &keys[0]]), Reply::bulk("in-db1"));
+    // MOVE semantics aside, a key of the same name in db 0 is independent.
+    assert_eq!(raw.cmd(&["SET", &keys[0], "in-db0"]), Reply::ok());
+    assert_eq!(other.cmd(&["GET", &keys[0]]), Reply::bulk("in-db1"));
+}
+
+#[test]
+fn client_setname_getname_id_info() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["CLIENT", "GETNAME"]), Reply::Nil);
+    assert_eq!(raw.cmd(&["CLIENT", "SETNAME", "worker-1"]), Reply::ok());
+    assert_eq!(raw.cmd(&["CLIENT", "GETNAME"]), Reply::bulk("worker-1"));
+    let bad = Reply::err("ERR Client names cannot contain spaces, newlines or special characters.");
+    assert_eq!(raw.cmd(&["CLIENT", "SETNAME", "a b"]), bad);
+    assert_eq!(raw.cmd(&["CLIENT", "SETNAME", "a\nb"]), bad);
+    assert_eq!(raw.cmd(&["CLIENT", "GETNAME"]), Reply::bulk("worker-1"));
+    assert_eq!(
+        raw.cmd(&["CLIENT", "SETNAME"]),
+        Reply::err("ERR wrong number of arguments for 'client|setname' command")
+    );
+    assert_eq!(
+        raw.cmd(&["CLIENT", "NOSUCH"]),
+        Reply::err("ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.")
+    );
+    let id = raw.cmd(&["CLIENT", "ID"]).int();
+    assert!(id > 0);
+    let info = raw.cmd(&["CLIENT", "INFO"]).text();
+    assert!(
+        info.starts_with(&format!("id={id} addr={} ", raw.local_addr())),
+        "{info}"
+    );
+    assert!(info.contains(" name=worker-1 "), "{info}");
+    assert!(info.contains(" db=0 "), "{info}");
+    assert!(info.ends_with('\n'));
+    // An empty name clears it.
+    assert_eq!(raw.cmd(&["CLIENT", "SETNAME", ""]), Reply::ok());
+    assert_eq!(raw.cmd(&["CLIENT", "GETNAME"]), Reply::Nil);
+    // Ids are distinct per connection.
+    let mut other = server.raw();
+    assert_ne!(other.cmd(&["CLIENT", "ID"]).int(), id);
+}
+
+#[test]
+fn client_list_shows_clients_on_all_shards() {
+    let server = Server::start(2, &[]);
+    let mut conns: Vec<_> = (0..8).map(|_| server.raw()).collect();
+    let mut ids = Vec::new();
+    for (i, c) in conns.iter_mut().enumerate() {
+        assert_eq!(c.cmd(&["CLIENT", "SETNAME", &format!("c{i}")]), Reply::ok());
+        ids.push(c.cmd(&["CLIENT", "ID"]).int());
+    }
+    for c in conns.iter_mut() {
+        let list = c.cmd(&["CLIENT", "LIST"]).text();
+        for (i, id) in ids.iter().enumerate() {
+            let line = list
+                .lines()
+                .find(|l| l.starts_with(&format!("id={id} ")))
+                .unwrap_or_else(|| panic!("client {id} missing from\n{list}"));
+            assert!(line.contains(&format!(" name=c{i} ")), "{line}");
+        }
+        // Sorted by id.
+        let listed: Vec<i64> = list
+            .lines()
+            .map(|l| l[3..].split(' ').next().unwrap().parse().unwrap())
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(listed, sorted);
+    }
+    // LIST ID filter.
+    let list = conns[0]
+        .cmd(&[
+            "CLIENT",
+            "LIST",
+            "ID",
+            &ids[3].to_string(),
+            &ids[5].to_string(),
+        ])
+        .text();
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert_eq!(
+        conns[0].cmd(&["CLIENT", "LIST", "ID", "abc"]),
+        Reply::err("ERR Invalid client ID")
+    );
+    assert_eq!(
+        conns[0].cmd(&["CLIENT", "LIST", "foo"]),
+        Reply::err("ERR syntax error")
+    );
+}
+
+#[test]
+fn client_kill_forms() {
+    let server = Server::start(2, &[]);
+    let mut admin = server.raw();
+    let admin_id = admin.cmd(&["CLIENT", "ID"]).int();
+
+    // ID filter.
+    let mut victim = server.raw();
+    let id = victim.cmd(&["CLIENT", "ID"]).int();
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]),
+        Reply::Int(1)
+    );
+    assert!(victim.closed());
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]),
+        Reply::Int(0)
+    );
+
+    // ADDR filter.
+    let mut victim = server.raw();
+    assert_eq!(victim.cmd(&["PING"]), pong());
+    let addr = victim.local_addr();
+    assert_eq!(admin.cmd(&["CLIENT", "KILL", "ADDR", &addr]), Reply::Int(1));
+    assert!(victim.closed());
+
+    // Old form.
+    let mut victim = server.raw();
+    assert_eq!(victim.cmd(&["PING"]), pong());
+    let addr = victim.local_addr();
+    assert_eq!(admin.cmd(&["CLIENT", "KILL", &addr]), Reply::ok());
+    assert!(victim.closed());
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", &addr]),
+        Reply::err("ERR No such client")
+    );
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "1.2.3.4:5"]),
+        Reply::err("ERR No such client")
+    );
+
+    // SKIPME yes by default with the new form.
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "ID", &admin_id.to_string()]),
+        Reply::Int(0)
+    );
+    assert_eq!(admin.cmd(&["PING"]), pong());
+
+    // Errors.
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "ID", "abc"]),
+        Reply::err("ERR client-id should be greater than 0")
+    );
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "foo", "bar"]),
+        Reply::err("ERR syntax error")
+    );
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL"]),
+        Reply::err("ERR wrong number of arguments for 'client|kill' command")
+    );
+
+    // Killing several clients spread over shards, by id, from one connection.
+    let mut victims: Vec<_> = (0..6).map(|_| server.raw()).collect();
+    for v in victims.iter_mut() {
+        let id = v.cmd(&["CLIENT", "ID"]).int();
+        assert_eq!(
+            admin.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]),
+            Reply::Int(1)
+        );
+    }
+    for v in victims.iter_mut() {
+        assert!(v.closed());
+    }
+    assert!(wait_until(Duration::from_secs(5), || {
+        let info = admin.cmd(&["INFO", "clients"]).text();
+        info_field(&info, "connected_clients").as_deref() == Some("1")
+    }));
+}
+
+#[test]
+fn command_introspection() {
+    let server = Server::start(1, &[]);
+    let mut raw = server.raw();
+    let count = raw.cmd(&["COMMAND", "COUNT"]).int();
+    assert!(count > 50, "{count}");
+    let list = raw.cmd(&["COMMAND", "LIST"]).items();
+    assert_eq!(list.len() as i64, count);
+    for name in ["get", "set", "mget", "scan", "client", "config"] {
+        assert!(list.contains(&Reply::bulk(name)), "{name} missing");
+    }
+    let info = raw.cmd(&["COMMAND", "INFO", "get"]).items();
+    assert_eq!(info.len(), 1);
+    let get = info[0].items();
+    assert_eq!(get[0], Reply::bulk("get"));
+    assert_eq!(get[1], Reply::Int(2));
+    assert_eq!(
+        get[2],
+        Reply::Array(vec![
+            Reply::Simple("readonly".into()),
+            Reply::Simple("fast".into())
+        ])
+    );
+    assert_eq!(&get[3..6], &[Reply::Int(1), Reply::Int(1), Reply::Int(1)]);
+    assert_eq!(
+        get[6],
+        Reply::Array(vec![
+            Reply::Simple("@read".into()),
+            Reply::Simple("@string".into()),
+            Reply::Simple("@fast".into())
+        ])
+    );
+    // Unknown commands are a null bulk in the array.
+    raw.send(b"COMMAND INFO nosuchcmd\r\n");
+    raw.expect_bytes(b"*1\r\n$-1\r\n");
+    let set = raw.cmd(&["COMMAND", "INFO", "SET"]).items()[0].items();
+    assert_eq!(set[1], Reply::Int(-3));
+    let mset = raw.cmd(&["COMMAND", "INFO", "mset"]).items()[0].items();
+    assert_eq!(&mset[3..6], &[Reply::Int(1), Reply::Int(-1), Reply::Int(2)]);
+
+    let docs = raw.cmd(&["COMMAND", "DOCS", "get"]).items();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0], Reply::bulk("get"));
+    let fields = docs[1].items();
+    let pos = fields
+        .iter()
+        .position(|f| *f == Reply::bulk("group"))
+        .unwrap();
+    assert_eq!(fields[pos + 1], Reply::bulk("string"));
+    let pos = fields
+        .iter()
+        .position(|f| *f == Reply::bulk("since"))
+        .unwrap();
+    assert_eq!(fields[pos + 1], Reply::bulk("1.0.0"));
+    assert_eq!(
+        raw.cmd(&["COMMAND", "DOCS", "nosuchcmd"]),
+        Reply::Array(vec![])
+    );
+
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "SET", "a", "b"]),
+        Reply::Array(vec![Reply::bulk("a")])
+    );
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "MSET", "a", "b", "c", "d"]),
+        Reply::Array(vec![Reply::bulk("a"), Reply::bulk("c")])
+    );
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "GET", "a", "b"]),
+        Reply::err("ERR Invalid number of arguments specified for command")
+    );
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "foo", "a"]),
+        Reply::err("ERR Invalid command specified")
+    );
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "PING", "a"]),
+        Reply::err("ERR The command has no key arguments")
+    );
+    // Redis 7.0's COMMAND GETKEYS has arity -4.
+    assert_eq!(
+        raw.cmd(&["COMMAND", "GETKEYS", "GET"]),
+        Reply::err("ERR wrong number of arguments for 'command|getkeys' command")
+    );
+    assert_eq!(
+        raw.cmd(&["COMMAND", "foo"]),
+        Reply::err("ERR unknown subcommand 'foo'. Try COMMAND HELP.")
+    );
+    // Plain COMMAND lists everything.
+    assert_eq!(raw.cmd(&["COMMAND"]).items().len() as i64, count);
+}
+
+#[test]
+fn info_sections() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    let info = raw.cmd(&["INFO"]).text();
+    assert!(info.starts_with("# Server\r\n"), "{info}");
+    assert_eq!(
+        info_field(&info, "redis_version").as_deref(),
+        Some("7.0.15")
+    );
+    assert_eq!(info_field(&info, "tcp_port"), Some(server.port.to_string()));
+    for section in ["# Clients", "# Memory", "# Stats", "# Keyspace"] {
+        assert!(info.contains(section), "{section} missing");
+    }
+    let server_only = raw.cmd(&["INFO", "server"]).text();
+    assert!(!server_only.contains("# Clients"));
+    // Unknown section: empty.
+    assert_eq!(raw.cmd(&["INFO", "foo"]), Reply::bulk(""));
+
+    // Keyspace after writes on both shards, with TTLs.
+    let keyspace = raw.cmd(&["INFO", "keyspace"]).text();
+    assert_eq!(keyspace, "# Keyspace\r\n");
+    let keys: Vec<String> = keys_on_shard("ks", 0, 2, 3)
+        .into_iter()
+        .chain(keys_on_shard("ks", 1, 2, 3))
+        .collect();
+    for k in &keys {
+        assert_eq!(raw.cmd(&["SET", k, "v"]), Reply::ok());
+    }
+    assert_eq!(raw.cmd(&["PEXPIRE", &keys[0], "100000"]), Reply::Int(1));
+    assert_eq!(raw.cmd(&["PEXPIRE", &keys[5], "100000"]), Reply::Int(1));
+    let keyspace = raw.cmd(&["INFO", "keyspace"]).text();
+    assert!(
+        keyspace.contains("db0:keys=6,expires=2,avg_ttl="),
+        "{keyspace}"
+    );
+    assert!(!keyspace.contains("db1:"));
+    assert_eq!(raw.cmd(&["SELECT", "3"]), Reply::ok());
+    assert_eq!(raw.cmd(&["SET", "x", "1"]), Reply::ok());
+    let keyspace = raw.cmd(&["INFO", "keyspace"]).text();
+    assert!(
+        keyspace.contains("db3:keys=1,expires=0,avg_ttl=0"),
+        "{keyspace}"
+    );
+    assert_eq!(raw.cmd(&["SELECT", "0"]), Reply::ok());
+
+    // expired_keys in stats (lazy expiry on access).
+    assert_eq!(raw.cmd(&["SET", "short", "v", "PX", "20"]), Reply::ok());
+    std::thread::sleep(Duration::from_millis(60));
+    assert_eq!(raw.cmd(&["GET", "short"]), Reply::Nil);
+    let stats = raw.cmd(&["INFO", "stats"]).text();
+    assert_eq!(
+        info_field(&stats, "expired_keys").as_deref(),
+        Some("1"),
+        "{stats}"
+    );
+
+    // commandstats after commands.
+    let cs = raw.cmd(&["INFO", "commandstats"]).text();
+    assert!(cs.starts_with("# Commandstats\r\n"));
+    assert!(cs.contains("cmdstat_set:calls=8,"), "{cs}");
+    assert!(cs.contains("cmdstat_get:calls=1,"), "{cs}");
+
+    // everything includes commandstats.
+    let all = raw.cmd(&["INFO", "everything"]).text();
+    assert!(
+        all.contains("# Server") && all.contains("# Commandstats"),
+        "{all}"
+    );
+    // Multiple sections.
+    let two = raw.cmd(&["INFO", "server", "clients"]).text();
+    assert!(two.contains("# Server") && two.contains("# Clients") && !two.contains("# Stats"));
+}
+
+#[test]
+fn config_get_and_set() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "hz"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("10")])
+    );
+    let expire = raw.cmd(&["CONFIG", "GET", "active-expire*"]).items();
+    let pos = expire
+        .iter()
+        .position(|r| *r == Reply::bulk("active-expire-effort"))
+        .unwrap();
+    assert_eq!(expire[pos + 1], Reply::bulk("1"));
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "nosuchparam"]),
+        Reply::Array(vec![])
+    );
+    // Several patterns in one CONFIG GET.
+    let two = raw.cmd(&["CONFIG", "GET", "hz", "maxclients"]).items();
+    assert_eq!(two.len(), 4);
+
+    assert_eq!(raw.cmd(&["CONFIG", "SET", "hz", "1000"]), Reply::ok());
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "hz"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("500")])
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "foo", "bar"]),
+        Reply::err("ERR Unknown option or number of arguments for CONFIG SET - 'foo'")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "hz", "abc"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "databases", "5"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "hz", "10", "foo"]),
+        Reply::err("ERR syntax error")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "hz", "10", "hz", "20"]),
+        Reply::err(
+            "ERR CONFIG SET failed (possibly related to argument 'hz') - duplicate parameter"
+        )
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "hz"]),
+        Reply::err("ERR wrong number of arguments for 'config|set' command")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET"]),
+        Reply::err("ERR wrong number of arguments for 'config|get' command")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "foo"]),
+        Reply::err("ERR unknown subcommand 'foo'. Try CONFIG HELP.")
+    );
+    // Multi-pair set applies all.
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "hz", "25", "maxclients", "77"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "hz"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("25")])
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "maxclients"]),
+        Reply::Array(vec![Reply::bulk("maxclients"), Reply::bulk("77")])
+    );
+    // ... or none when one fails.
+    assert!(matches!(
+        raw.cmd(&["CONFIG", "SET", "hz", "30", "maxclients", "abc"]),
+        Reply::Error(_)
+    ));
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "hz"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("25")])
+    );
+    // INFO reflects CONFIG SET.
+    let info = raw.cmd(&["INFO", "server"]).text();
+    assert_eq!(info_field(&info, "hz").as_deref(), Some("25"));
+}
+
+#[test]
+fn config_resetstat_zeroes_stats() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    for i in 0..10 {
+        assert_eq!(raw.cmd(&["SET", &format!("k{i}"), "v"]), Reply::ok());
+        assert_eq!(raw.cmd(&["GET", &format!("k{i}")]), Reply::bulk("v"));
+    }
+    assert_eq!(raw.cmd(&["GET", "missing"]), Reply::Nil);
+    let stats = raw.cmd(&["INFO", "stats"]).text();
+    assert_eq!(info_field(&stats, "keyspace_hits").as_deref(), Some("10"));
+    assert_eq!(info_field(&stats, "keyspace_misses").as_deref(), Some("1"));
+    assert_eq!(raw.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    let stats = raw.cmd(&["INFO", "stats"]).text();
+    assert_eq!(info_field(&stats, "keyspace_hits").as_deref(), Some("0"));
+    assert_eq!(info_field(&stats, "keyspace_misses").as_deref(), Some("0"));
+    assert_eq!(info_field(&stats, "expired_keys").as_deref(), Some("0"));
+    let processed: i64 = info_field(&stats, "total_commands_processed")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(processed <= 2, "{processed}");
+    let cs = raw.cmd(&["INFO", "commandstats"]).text();
+    assert!(!cs.contains("cmdstat_set:"), "{cs}");
+    assert!(!cs.contains("cmdstat_get:"), "{cs}");
+    // Data is untouched.
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(10));
+}
+
+#[test]
+fn dbsize_flushdb_flushall() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    let keys: Vec<String> = keys_on_shard("f", 0, 2, 5)
+        .into_iter()
+        .chain(keys_on_shard("f", 1, 2, 5))
+        .collect();
+    for k in &keys {
+        assert_eq!(raw.cmd(&["SET", k, "v"]), Reply::ok());
+    }
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(10));
+    assert_eq!(raw.cmd(&["SELECT", "1"]), Reply::ok());
+    for k in &keys[..3] {
+        assert_eq!(raw.cmd(&["SET", k, "v"]), Reply::ok());
+    }
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(3));
+    // FLUSHDB only empties the selected db.
+    assert_eq!(raw.cmd(&["FLUSHDB"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    assert_eq!(raw.cmd(&["SELECT", "0"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(10));
+    assert_eq!(raw.cmd(&["FLUSHDB", "ASYNC"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    assert_eq!(raw.cmd(&["FLUSHDB", "foo"]), Reply::err("ERR syntax error"));
+
+    // FLUSHALL empties every db.
+    for db in ["0", "5"] {
+        assert_eq!(raw.cmd(&["SELECT", db]), Reply::ok());
+        for k in &keys {
+            assert_eq!(raw.cmd(&["SET", k, "v"]), Reply::ok());
+        }
+    }
+    assert_eq!(raw.cmd(&["FLUSHALL"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    assert_eq!(raw.cmd(&["SELECT", "0"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    for mode in ["ASYNC", "SYNC", "async"] {
+        assert_eq!(raw.cmd(&["SET", &keys[0], "v"]), Reply::ok());
+        assert_eq!(raw.cmd(&["FLUSHALL", mode]), Reply::ok());
+        assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(0));
+    }
+    assert_eq!(
+        raw.cmd(&["FLUSHALL", "foo"]),
+        Reply::err("ERR syntax error")
+    );
+    assert_eq!(
+        raw.cmd(&["DBSIZE", "x"]),
+        Reply::err("ERR wrong number of arguments for 'dbsize' command")
+    );
+}
+
+#[test]
+fn time_is_sane() {
+    let server = Server::start(1, &[]);
+    let mut raw = server.raw();
+    let items = raw.cmd(&["TIME"]).items();
+    assert_eq!(items.len(), 2);
+    let secs: u64 = items[0].text().parse().unwrap();
+    let micros: u64 = items[1].text().parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(secs.abs_diff(now) <= 5, "{secs} vs {now}");
+    assert!(micros < 1_000_000);
+    assert_eq!(
+        raw.cmd(&["TIME", "x"]),
+        Reply::err("ERR wrong number of arguments for 'time' command")
+    );
+}
+
+#[test]
+fn swapdb_swaps_on_every_shard() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    let a: Vec<String> = keys_on_shard("sw", 0, 2, 3);
+    let b: Vec<String> = keys_on_shard("sw", 1, 2, 3);
+    for k in a.iter().chain(&b) {
+        assert_eq!(raw.cmd(&["SET", k, "zero"]), Reply::ok());
+    }
+    assert_eq!(raw.cmd(&["PEXPIRE", &a[0], "100000"]), Reply::Int(1));
+    assert_eq!(raw.cmd(&["SELECT", "1"]), Reply::ok());
+    assert_eq!(raw.cmd(&["SET", &a[1], "one"]), Reply::ok());
+    assert_eq!(raw.cmd(&["SET", &b[1], "one"]), Reply::ok());
+    assert_eq!(raw.cmd(&["SELECT", "0"]), Reply::ok());
+
+    assert_eq!(raw.cmd(&["SWAPDB", "0", "1"]), Reply::ok());
+    // This connection still has db 0 selected, which now holds the old db 1.
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(2));
+    assert_eq!(raw.cmd(&["GET", &a[1]]), Reply::bulk("one"));
+    assert_eq!(raw.cmd(&["GET", &b[1]]), Reply::bulk("one"));
+    assert_eq!(raw.cmd(&["GET", &a[0]]), Reply::Nil);
+    assert_eq!(raw.cmd(&["SELECT", "1"]), Reply::ok());
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(6));
+    for k in a.iter().chain(&b) {
+        assert_eq!(raw.cmd(&["GET", k]), Reply::bulk("zero"));
+    }
+    let pttl = raw.cmd(&["PTTL", &a[0]]).int();
+    assert!(pttl > 90_000 && pttl <= 100_000, "{pttl}");
+    // Another connection in db 0 sees the swap too.
+    let mut other = server.raw();
+    assert_eq!(other.cmd(&["GET", &b[1]]), Reply::bulk("one"));
+
+    assert_eq!(
+        raw.cmd(&["SWAPDB", "0", "a"]),
+        Reply::err("ERR invalid second DB index")
+    );
+    assert_eq!(
+        raw.cmd(&["SWAPDB", "a", "0"]),
+        Reply::err("ERR invalid first DB index")
+    );
+    assert_eq!(
+        raw.cmd(&["SWAPDB", "0", "99"]),
+        Reply::err("ERR DB index is out of range")
+    );
+}
+
+#[test]
+fn debug_subcommands() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["DEBUG", "SLEEP", "0"]), Reply::ok());
+    assert_eq!(
+        raw.cmd(&["DEBUG", "OBJECT", "nokey"]),
+        Reply::err("ERR no such key")
+    );
+    assert_eq!(raw.cmd(&["SET", "obj", "12345"]), Reply::ok());
+    let text = raw.cmd(&["DEBUG", "OBJECT", "obj"]).text();
+    assert!(text.starts_with("Value at:"), "{text}");
+    assert!(text.contains(" encoding:int "), "{text}");
+    assert!(text.contains(" refcount:"), "{text}");
+
+    // Active expiry off: an expired key stays in the keyspace until touched.
+    let keys: Vec<String> = keys_on_shard("ae", 0, 2, 2)
+        .into_iter()
+        .chain(keys_on_shard("ae", 1, 2, 2))
+        .collect();
+    assert_eq!(raw.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), Reply::ok());
+    assert_eq!(raw.cmd(&["CONFIG", "SET", "hz", "100"]), Reply::ok());
+    for k in &keys {
+        assert_eq!(raw.cmd(&["SET", k, "v", "PX", "10"]), Reply::ok());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let stats = raw.cmd(&["INFO", "stats"]).text();
+    assert_eq!(
+        info_field(&stats, "expired_keys").as_deref(),
+        Some("0"),
+        "{stats}"
+    );
+    assert_eq!(raw.cmd(&["DBSIZE"]), Reply::Int(5));
+    // On again: the sweep removes them.
+    assert_eq!(raw.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), Reply::ok());
+    assert!(wait_until(Duration::from_secs(5), || {
+        raw.cmd(&["DBSIZE"]) == Reply::Int(1)
+    }));
+    let stats = raw.cmd(&["INFO", "stats"]).text();
+    assert_eq!(info_field(&stats, "expired_keys").as_deref(), Some("4"));
+}
+
+#[test]
+fn config_file_is_honoured() {
+    let server = Server::start_with_config(2, "# a comment\n\nhz 50\nmaxclients 7\n");
+    let mut raw = server.raw();
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "hz"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("50")])
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "maxclients"]),
+        Reply::Array(vec![Reply::bulk("maxclients"), Reply::bulk("7")])
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "port"]),
+        Reply::Array(vec![
+            Reply::bulk("port"),
+            Reply::bulk(&server.port.to_string())
+        ])
+    );
+    let info = raw.cmd(&["INFO", "server"]).text();
+    assert!(
+        info_field(&info, "config_file").is_some_and(|f| f.ends_with(".conf")),
+        "{info}"
+    );
+}
+
+#[test]
+fn config_file_with_unknown_directive_fails() {
+    let (status, stderr) = run_with_bad_config("hz 10\nfoo bar\n");
+    assert!(!status.success());
+    assert!(
+        stderr.contains("Bad directive or wrong number of arguments"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("'foo bar'"), "{stderr}");
+    assert!(stderr.contains("line 2"), "{stderr}");
+    // A known directive without a value.
+    let (status, stderr) = run_with_bad_config("hz\n");
+    assert!(!status.success());
+    assert!(
+        stderr.contains("Bad directive or wrong number of arguments"),
+        "{stderr}"
+    );
+}
