@@ -105,7 +105,7 @@ impl CmdTemplate {
                         }
                     };
                     if pos > 0 {
-                        parts.push(Part::Lit(rest[..pos].as_bytes().to_vec()));
+                        parts.push(Part::Lit(rest.as_bytes()[..pos].to_vec()));
                     }
                     parts.push(part);
                     rest = &rest[pos + plen..];
@@ -262,7 +262,6 @@ pub struct RunResult {
     pub collector: Collector,
     pub errors: ErrorCounts,
     pub verify: VerifyReport,
-    pub interrupted: bool,
     pub connections: u64,
 }
 
@@ -848,15 +847,26 @@ fn worker(
             }
             break;
         }
-        let mut timeout = Duration::from_millis(10);
-        if rate_mode {
-            timeout = timeout.min(next_wake.saturating_duration_since(now));
-        }
+        // epoll waits in whole milliseconds (rounded up, plus timer slack),
+        // which would add up to ~1 ms of our own lag to open-loop latencies:
+        // wait in epoll only until ~1 ms before the next due request, then
+        // alternate non-blocking polls with short sleeps.
+        let wait = next_wake.saturating_duration_since(now);
+        let timeout = if !rate_mode {
+            Duration::from_millis(10)
+        } else if wait >= Duration::from_millis(2) {
+            (wait - Duration::from_millis(1)).min(Duration::from_millis(10))
+        } else {
+            Duration::ZERO
+        };
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() != ErrorKind::Interrupted {
                 stats.errors.sample(format!("poll failed: {e}"));
                 break;
             }
+        }
+        if timeout.is_zero() && events.is_empty() && !wait.is_zero() {
+            std::thread::sleep(wait.min(Duration::from_micros(100)));
         }
         let now = Instant::now();
         stats.roll(window_index(epoch, now));
@@ -898,11 +908,11 @@ pub fn run(wl: Workload, ctl: &Control, progress: &mut Progress) -> RunResult {
         .map(|_| Arc::new(AtomicU64::new(0)))
         .collect();
     let mut handles = Vec::new();
-    for t in 0..wl.threads {
+    for (t, counter) in counters.iter().enumerate() {
         let (wl2, stop, ctr, tx2, d) = (
             wl.clone(),
             ctl.stop.clone(),
-            counters[t].clone(),
+            counter.clone(),
             tx.clone(),
             data.clone(),
         );
@@ -974,7 +984,6 @@ pub fn run(wl: Workload, ctl: &Control, progress: &mut Progress) -> RunResult {
         collector: coll,
         errors,
         verify,
-        interrupted: ctl.stop.load(Ordering::Relaxed),
         connections,
     }
 }

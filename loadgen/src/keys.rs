@@ -36,16 +36,6 @@ impl Pattern {
             }
         }
     }
-
-    pub fn letter(self) -> &'static str {
-        match self {
-            Pattern::Random => "R",
-            Pattern::Sequential => "S",
-            Pattern::Gaussian => "G",
-            Pattern::Zipf => "Z",
-            Pattern::Parallel => "P",
-        }
-    }
 }
 
 /// Shape parameters shared by all generators of a run.

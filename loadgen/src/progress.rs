@@ -97,6 +97,20 @@ impl Progress {
         }
     }
 
+    /// A free-form status line (callers rate-limit it).
+    pub fn note(&mut self, msg: String) {
+        match self.mode {
+            Mode::Off => {}
+            Mode::Bar => {
+                if let Some(b) = &self.bar {
+                    b.set_message(msg);
+                    b.tick();
+                }
+            }
+            Mode::Plain => eprintln!("[{}] {msg}", self.label),
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();

@@ -55,7 +55,6 @@ pub struct Summary {
     pub totals: Row,
     pub start_ms: u64,
     pub end_ms: u64,
-    pub set_get: bool,
 }
 
 impl Summary {
@@ -114,7 +113,6 @@ impl Summary {
             totals,
             start_ms: r.start_unix_ms,
             end_ms: r.end_unix_ms,
-            set_get,
         }
     }
 

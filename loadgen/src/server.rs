@@ -205,7 +205,8 @@ impl Drop for Embedded {
 /// The address to test plus, when embedded, the child that serves it.
 pub struct Target {
     pub addr: SocketAddr,
-    pub embedded: Option<Embedded>,
+    /// Keeps the embedded server alive while the target is in use.
+    pub _embedded: Option<Embedded>,
     pub label: String,
 }
 
@@ -218,14 +219,14 @@ pub fn target(conn: &crate::config::ConnArgs) -> Result<Target, String> {
         return Ok(Target {
             addr: e.addr,
             label: format!("embedded ember {}", e.addr),
-            embedded: Some(e),
+            _embedded: Some(e),
         });
     }
     let host = conn.server.clone().unwrap_or_else(|| "127.0.0.1".into());
     let addr = crate::config::resolve(&host, conn.port.unwrap_or(6379))?;
     Ok(Target {
         addr,
-        embedded: None,
+        _embedded: None,
         label: format!("{host}:{}", addr.port()),
     })
 }
