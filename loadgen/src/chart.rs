@@ -105,6 +105,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &ChartSpec) -> R
         .configure_mesh()
         .x_desc(spec.x_desc.as_str())
         .y_desc(spec.y_desc.as_str())
+        .x_label_formatter(&|v| format!("{v:.1}"))
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))
         .draw()
@@ -113,6 +114,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &ChartSpec) -> R
         chart
             .configure_secondary_axes()
             .y_desc(desc.as_str())
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
             .draw()

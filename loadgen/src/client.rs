@@ -551,8 +551,14 @@ impl Conn {
                     self.drop_conn(stats, "connection closed by server".into());
                 }
                 Ok(n) => {
+                    let want = self.rbuf.len() - self.rlen;
                     self.rlen += n;
                     self.process(wl, data, stats, now);
+                    // A short read drained the socket: skip the read that
+                    // would only say WouldBlock (new data raises a new edge).
+                    if n < want {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -795,10 +801,7 @@ fn worker(
     }
     let connections = conns.len() as u64;
     // Wait for the epoch (storm starts traffic at a given instant).
-    let now = Instant::now();
-    if epoch > now {
-        std::thread::sleep(epoch - now);
-    }
+    sleep_until(epoch, &stop);
     let deadline = wl.duration.map(|d| epoch + d);
     let mut events = Events::with_capacity(1024);
     let mut stopping = false;
@@ -886,6 +889,17 @@ fn worker(
         errors: stats.errors,
         verify: stats.verify,
         connections,
+    }
+}
+
+/// Sleeps until `t` or until `stop` is set.
+pub fn sleep_until(t: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((t - now).min(Duration::from_millis(10)));
     }
 }
 

@@ -173,16 +173,16 @@ pub struct StormParams {
     #[arg(long = "ratio", default_value = "1:10")]
     pub ratio: String,
     /// Background requests per second, all connections together.
-    #[arg(long = "rate", default_value_t = 20_000.0)]
+    #[arg(long = "rate", default_value_t = 10_000.0)]
     pub rate: f64,
     /// Background threads.
     #[arg(short = 't', long = "threads", default_value_t = 1)]
     pub threads: usize,
     /// Background connections per thread.
-    #[arg(short = 'c', long = "clients", default_value_t = 8)]
+    #[arg(short = 'c', long = "clients", default_value_t = 16)]
     pub clients: usize,
-    /// Background pipeline depth.
-    #[arg(long = "pipeline", default_value_t = 1)]
+    /// Background requests in flight per connection (at most).
+    #[arg(long = "pipeline", default_value_t = 4)]
     pub pipeline: usize,
     /// Keys of the (non-expiring) background range.
     #[arg(long = "bg-keys", default_value_t = 10_000)]

@@ -203,14 +203,16 @@ fn info_sample(c: &mut CtlConn) -> Result<InfoSample, String> {
     Ok(parse_info(&String::from_utf8_lossy(&r.data)))
 }
 
-/// Polls INFO every 100 ms into `out` until `stop`.
+/// Polls INFO every 100 ms (from `start`) into `out` until `stop`.
 fn poller(
     addr: SocketAddr,
     at_ms: u64,
+    start: Instant,
     stop: Arc<AtomicBool>,
     out: Arc<Mutex<Vec<InfoSample>>>,
     errors: Arc<Mutex<Vec<String>>>,
 ) {
+    client::sleep_until(start, &stop);
     let mut conn: Option<CtlConn> = None;
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
@@ -469,7 +471,10 @@ pub fn run_storm(
     let poll_stop = Arc::new(AtomicBool::new(false));
     let poll_h = {
         let (s, o, e) = (poll_stop.clone(), samples.clone(), poll_errors.clone());
-        std::thread::spawn(move || poller(addr, at_ms, s, o, e))
+        let start = epoch
+            .checked_sub(Duration::from_millis(200))
+            .unwrap_or(epoch);
+        std::thread::spawn(move || poller(addr, at_ms, start, s, o, e))
     };
     let bg_stop = Arc::new(AtomicBool::new(false));
     let wl = background_workload(addr, p, set, get, Some(epoch), None);
@@ -487,10 +492,7 @@ pub fn run_storm(
         let (s, f, pre) = (bg_stop.clone(), filler.clone(), vol_prefix.clone());
         let keys = p.keys;
         std::thread::spawn(move || {
-            let now = Instant::now();
-            if epoch > now {
-                std::thread::sleep(epoch - now);
-            }
+            client::sleep_until(epoch, &s);
             probe(addr, pre, keys, len, at_ms, s, f)
         })
     });
