@@ -1,0 +1,1025 @@
+//! The load engine: worker threads, each driving many non-blocking mio
+//! connections with pipelining.
+//!
+//! Closed loop (no rate): every connection keeps `pipeline` requests in
+//! flight and latency is measured from the moment a request is written.
+//! Open loop (`rate_per_conn`): request *i* of a connection is due at
+//! `epoch + offset + i / rate`; it is sent when due (as soon as fewer than
+//! `pipeline` are in flight) and its latency is measured from the due time,
+//! so time spent queued behind a stalled server is counted (coordinated
+//! omission corrected).
+//!
+//! The hot path does not allocate: requests are encoded into a reused write
+//! buffer, replies are parsed in place by [`crate::resp::parse_reply`], and
+//! the bookkeeping of in-flight requests is a preallocated ring.
+
+use crate::keys::{below, rng, KeyGen, KeySpace, Pattern};
+use crate::progress::Progress;
+use crate::resp::{
+    parse_reply, put_array_header, put_bulk, put_bulk_header, put_bulk_u64, put_key, Kind, Reply,
+};
+use crate::stats::{new_win_hist, Collector, ErrorCounts, KindTotals, WindowMsg, WINDOW_MS};
+use crate::verify::{self, wall_us, ConnVerify, GetCheck, KeyState, VerifyReport};
+use hdrhistogram::Histogram;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use rand_core::RngCore;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// One part of a `--command` argument.
+#[derive(Clone, Debug)]
+pub enum Part {
+    Lit(Vec<u8>),
+    Key,
+    Data,
+}
+
+/// A `--command` template such as `SET __key__ __data__`.
+#[derive(Clone, Debug)]
+pub struct CmdTemplate {
+    /// Display name ("Sets", "Hsets", ...).
+    pub name: String,
+    pub args: Vec<Vec<Part>>,
+    pub ratio: u32,
+    pub pattern: Pattern,
+    /// A GET: nil counts as a miss, a value as a hit.
+    pub is_get: bool,
+}
+
+impl CmdTemplate {
+    /// Parses a command line; double quotes group words.
+    pub fn parse(s: &str, ratio: u32, pattern: Pattern) -> Result<CmdTemplate, String> {
+        let mut words = Vec::new();
+        let mut cur = String::new();
+        let mut in_q = false;
+        let mut have = false;
+        for ch in s.chars() {
+            match ch {
+                '"' => {
+                    in_q = !in_q;
+                    have = true;
+                }
+                c if c.is_whitespace() && !in_q => {
+                    if have {
+                        words.push(std::mem::take(&mut cur));
+                        have = false;
+                    }
+                }
+                c => {
+                    cur.push(c);
+                    have = true;
+                }
+            }
+        }
+        if in_q {
+            return Err(format!("unbalanced quote in command {s:?}"));
+        }
+        if have {
+            words.push(cur);
+        }
+        if words.is_empty() {
+            return Err("empty --command".into());
+        }
+        let args = words
+            .iter()
+            .map(|w| {
+                let mut parts = Vec::new();
+                let mut rest = w.as_str();
+                while !rest.is_empty() {
+                    let k = rest.find("__key__");
+                    let d = rest.find("__data__");
+                    let (pos, part, plen) = match (k, d) {
+                        (Some(k), Some(d)) if k < d => (k, Part::Key, 7),
+                        (Some(_), Some(d)) => (d, Part::Data, 8),
+                        (Some(k), None) => (k, Part::Key, 7),
+                        (None, Some(d)) => (d, Part::Data, 8),
+                        (None, None) => {
+                            parts.push(Part::Lit(rest.as_bytes().to_vec()));
+                            break;
+                        }
+                    };
+                    if pos > 0 {
+                        parts.push(Part::Lit(rest.as_bytes()[..pos].to_vec()));
+                    }
+                    parts.push(part);
+                    rest = &rest[pos + plen..];
+                }
+                parts
+            })
+            .collect();
+        let cmd = words[0].to_ascii_lowercase();
+        let mut name = cmd.clone();
+        if let Some(f) = name.get_mut(0..1) {
+            f.make_ascii_uppercase();
+        }
+        name.push('s');
+        Ok(CmdTemplate {
+            name,
+            args,
+            ratio: ratio.max(1),
+            pattern,
+            is_get: cmd == "get",
+        })
+    }
+}
+
+/// What requests a run sends.
+#[derive(Clone, Debug)]
+pub enum Ops {
+    /// memtier's default SET/GET mix: `set` SETs then `get` GETs, repeated.
+    SetGet {
+        set: u32,
+        get: u32,
+        set_pattern: Pattern,
+        get_pattern: Pattern,
+    },
+    /// Arbitrary `--command`s, cycled by their ratios.
+    Commands(Vec<CmdTemplate>),
+}
+
+/// Everything a run needs to know.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub addr: SocketAddr,
+    pub threads: usize,
+    pub clients: usize,
+    pub pipeline: usize,
+    pub ops: Ops,
+    pub keys: KeySpace,
+    pub prefix: Vec<u8>,
+    pub data_min: usize,
+    pub data_max: usize,
+    /// SET expiry range in seconds (`--expiry-range`).
+    pub expiry: Option<(u64, u64)>,
+    /// Requests per connection; `None` runs until the duration or a stop.
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+    /// Open loop: requests per second per connection.
+    pub rate_per_conn: Option<f64>,
+    pub seed: u64,
+    pub distinct_client_seed: bool,
+    pub verify: bool,
+    /// Keep the 100 ms window histograms (for phase percentiles).
+    pub keep_window_hists: bool,
+    pub percentiles: Vec<f64>,
+    /// Start of the run (window 0, first due time); default: now.
+    pub epoch: Option<Instant>,
+    /// How long to wait for in-flight replies after the run ends.
+    pub drain: Duration,
+}
+
+impl Workload {
+    /// Names of the request kinds, in stats order.
+    pub fn kinds(&self) -> Vec<String> {
+        match &self.ops {
+            Ops::SetGet { .. } => vec!["Sets".into(), "Gets".into()],
+            Ops::Commands(c) => c.iter().map(|c| c.name.clone()).collect(),
+        }
+    }
+
+    /// Which kinds count hits and misses.
+    pub fn is_get(&self, kind: usize) -> bool {
+        match &self.ops {
+            Ops::SetGet { .. } => kind == 1,
+            Ops::Commands(c) => c[kind].is_get,
+        }
+    }
+
+    fn schedule(&self) -> Vec<u8> {
+        match &self.ops {
+            Ops::SetGet { set, get, .. } => {
+                let mut v = vec![0u8; *set as usize];
+                v.extend(std::iter::repeat_n(1u8, *get as usize));
+                if v.is_empty() {
+                    v.push(1);
+                }
+                v
+            }
+            Ops::Commands(c) => c
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| std::iter::repeat_n(i as u8, c.ratio as usize))
+                .collect(),
+        }
+    }
+
+    fn patterns(&self) -> Vec<Pattern> {
+        match &self.ops {
+            Ops::SetGet {
+                set_pattern,
+                get_pattern,
+                ..
+            } => vec![*set_pattern, *get_pattern],
+            Ops::Commands(c) => c.iter().map(|c| c.pattern).collect(),
+        }
+    }
+
+    pub fn total_conns(&self) -> u64 {
+        (self.threads * self.clients) as u64
+    }
+
+    /// Under `--verify` each connection owns the keys congruent to its index.
+    fn partition(&self, key: u64, conn: u64) -> u64 {
+        let n = self.total_conns();
+        let range = self.keys.range();
+        if range < n {
+            return self.keys.min + conn % range;
+        }
+        let off = key - self.keys.min;
+        let mut k = off - off % n + conn;
+        if k >= range {
+            k -= n;
+        }
+        self.keys.min + k
+    }
+}
+
+/// Filler bytes for values (printable, deterministic).
+pub fn filler(len: usize) -> Vec<u8> {
+    let mut r = rng(0xda7a);
+    (0..len.max(16))
+        .map(|_| {
+            b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                [below(&mut r, 62) as usize]
+        })
+        .collect()
+}
+
+/// Result of one run.
+pub struct RunResult {
+    pub kinds: Vec<String>,
+    pub totals: Vec<KindTotals>,
+    pub get_kinds: Vec<bool>,
+    pub start_unix_ms: u64,
+    pub end_unix_ms: u64,
+    pub duration: Duration,
+    pub collector: Collector,
+    pub errors: ErrorCounts,
+    pub verify: VerifyReport,
+    pub connections: u64,
+}
+
+impl RunResult {
+    pub fn total_ops(&self) -> u64 {
+        self.totals.iter().map(|k| k.ops).sum()
+    }
+
+    pub fn ops_per_sec(&self) -> f64 {
+        let s = self.duration.as_secs_f64();
+        if s > 0.0 {
+            self.total_ops() as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// All kinds merged.
+    pub fn total_hist(&self) -> Histogram<u64> {
+        let mut h = crate::stats::new_hist();
+        for k in &self.totals {
+            h.add(&k.hist).expect("same bounds");
+        }
+        h
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Pending {
+    kind: u8,
+    t0: Instant,
+    out: u32,
+    key: u64,
+    /// Verify: the SET's sequence, or the sequence a GET expects (0: unknown).
+    seq: u64,
+    ver: u64,
+    vlen: u32,
+    sent_us: u64,
+}
+
+struct ThreadStats {
+    kinds: Vec<KindTotals>,
+    get_kinds: Vec<bool>,
+    win_idx: u32,
+    win: Vec<Histogram<u64>>,
+    win_count: u64,
+    tx: mpsc::Sender<WindowMsg>,
+    errors: ErrorCounts,
+    verify: VerifyReport,
+    ops: u64,
+}
+
+impl ThreadStats {
+    fn roll(&mut self, idx: u32) {
+        if idx > self.win_idx {
+            self.flush_window();
+            self.win_idx = idx;
+        }
+    }
+
+    fn flush_window(&mut self) {
+        if self.win_count > 0 {
+            let fresh = (0..self.win.len()).map(|_| new_win_hist()).collect();
+            let kinds = std::mem::replace(&mut self.win, fresh);
+            let _ = self.tx.send(WindowMsg {
+                idx: self.win_idx,
+                kinds,
+            });
+            self.win_count = 0;
+        }
+    }
+}
+
+struct Conn {
+    gidx: u64,
+    stream: TcpStream,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rlen: usize,
+    pending: VecDeque<Pending>,
+    rng: Xoshiro256PlusPlus,
+    gens: Vec<KeyGen>,
+    sched_pos: usize,
+    issued: u64,
+    next_due: Instant,
+    interval: Duration,
+    done_issuing: bool,
+    dead: bool,
+    ver: Option<ConnVerify>,
+}
+
+impl Conn {
+    fn finished(&self) -> bool {
+        self.dead || (self.done_issuing && self.pending.is_empty())
+    }
+
+    fn drop_conn(&mut self, stats: &mut ThreadStats, why: String) {
+        if self.dead {
+            return;
+        }
+        self.dead = true;
+        stats.errors.connections_dropped += 1;
+        stats.errors.unanswered += self.pending.len() as u64;
+        stats.errors.sample(why);
+        self.pending.clear();
+    }
+
+    fn fill(&mut self, wl: &Workload, sched: &[u8], data: &[u8], now: Instant) {
+        if self.dead || self.done_issuing {
+            return;
+        }
+        while self.pending.len() < wl.pipeline {
+            if wl.requests.is_some_and(|n| self.issued >= n) {
+                self.done_issuing = true;
+                break;
+            }
+            let t0 = if wl.rate_per_conn.is_some() {
+                if self.next_due > now {
+                    break;
+                }
+                let t = self.next_due;
+                self.next_due += self.interval;
+                t
+            } else {
+                now
+            };
+            self.issue(wl, sched, data, t0);
+        }
+    }
+
+    fn value_len(&mut self, wl: &Workload) -> usize {
+        if wl.data_max > wl.data_min {
+            wl.data_min + below(&mut self.rng, (wl.data_max - wl.data_min + 1) as u64) as usize
+        } else {
+            wl.data_min
+        }
+    }
+
+    fn issue(&mut self, wl: &Workload, sched: &[u8], data: &[u8], t0: Instant) {
+        let kind = sched[self.sched_pos];
+        self.sched_pos += 1;
+        if self.sched_pos == sched.len() {
+            self.sched_pos = 0;
+        }
+        let start = self.wbuf.len();
+        let mut p = Pending {
+            kind,
+            t0,
+            out: 0,
+            key: 0,
+            seq: 0,
+            ver: 0,
+            vlen: 0,
+            sent_us: 0,
+        };
+        let mut key = self.gens[kind as usize].next_key(&mut self.rng);
+        if self.ver.is_some() {
+            key = wl.partition(key, self.gidx);
+        }
+        p.key = key;
+        match &wl.ops {
+            Ops::SetGet { .. } if kind == 0 => {
+                let len = self.value_len(wl);
+                let exp = wl
+                    .expiry
+                    .map(|(a, b)| a + below(&mut self.rng, b.saturating_sub(a) + 1));
+                let w = &mut self.wbuf;
+                put_array_header(w, if exp.is_some() { 5 } else { 3 });
+                put_bulk(w, b"SET");
+                put_key(w, &wl.prefix, key);
+                put_bulk_header(w, len);
+                if let Some(v) = &mut self.ver {
+                    let now_us = wall_us();
+                    v.next_seq += 1;
+                    let seq = v.next_seq;
+                    verify::write_value(w, verify::tag(self.gidx, key, seq), len, data);
+                    v.keys.insert(
+                        key,
+                        KeyState {
+                            ver: seq,
+                            len: len as u32,
+                            seq,
+                            set_sent_us: now_us,
+                            set_reply_us: None,
+                            ttl_us: exp.map(|s| s * 1_000_000),
+                        },
+                    );
+                    p.seq = seq;
+                    p.sent_us = now_us;
+                } else {
+                    w.extend_from_slice(&data[..len]);
+                }
+                w.extend_from_slice(b"\r\n");
+                if let Some(s) = exp {
+                    put_bulk(w, b"EX");
+                    put_bulk_u64(w, s);
+                }
+            }
+            Ops::SetGet { .. } => {
+                let w = &mut self.wbuf;
+                put_array_header(w, 2);
+                put_bulk(w, b"GET");
+                put_key(w, &wl.prefix, key);
+                if let Some(v) = &self.ver {
+                    p.sent_us = wall_us();
+                    if let Some(st) = v.keys.get(&key) {
+                        p.seq = st.seq;
+                        p.ver = st.ver;
+                        p.vlen = st.len;
+                    }
+                }
+            }
+            Ops::Commands(cmds) => {
+                let c = &cmds[kind as usize];
+                let len = if c.args.iter().flatten().any(|p| matches!(p, Part::Data)) {
+                    self.value_len(wl)
+                } else {
+                    0
+                };
+                let w = &mut self.wbuf;
+                put_array_header(w, c.args.len());
+                for arg in &c.args {
+                    let mut alen = 0;
+                    for part in arg {
+                        alen += match part {
+                            Part::Lit(l) => l.len(),
+                            Part::Key => wl.prefix.len() + crate::resp::digits(key),
+                            Part::Data => len,
+                        };
+                    }
+                    put_bulk_header(w, alen);
+                    for part in arg {
+                        match part {
+                            Part::Lit(l) => w.extend_from_slice(l),
+                            Part::Key => {
+                                w.extend_from_slice(&wl.prefix);
+                                crate::resp::put_u64(w, key);
+                            }
+                            Part::Data => w.extend_from_slice(&data[..len]),
+                        }
+                    }
+                    w.extend_from_slice(b"\r\n");
+                }
+            }
+        }
+        p.out = (self.wbuf.len() - start) as u32;
+        self.pending.push_back(p);
+        self.issued += 1;
+    }
+
+    fn flush(&mut self, stats: &mut ThreadStats) {
+        while self.wpos < self.wbuf.len() {
+            match self.stream.write(&self.wbuf[self.wpos..]) {
+                Ok(0) => {
+                    self.drop_conn(stats, "connection closed while writing".into());
+                    return;
+                }
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.drop_conn(stats, format!("write failed: {e}"));
+                    return;
+                }
+            }
+        }
+        self.wbuf.clear();
+        self.wpos = 0;
+    }
+
+    fn on_readable(&mut self, wl: &Workload, data: &[u8], stats: &mut ThreadStats, now: Instant) {
+        while !self.dead {
+            if self.rlen == self.rbuf.len() {
+                if self.rpos > 0 {
+                    self.rbuf.copy_within(self.rpos..self.rlen, 0);
+                    self.rlen -= self.rpos;
+                    self.rpos = 0;
+                } else {
+                    let n = self.rbuf.len() * 2;
+                    self.rbuf.resize(n, 0);
+                }
+            }
+            match self.stream.read(&mut self.rbuf[self.rlen..]) {
+                Ok(0) => {
+                    self.drop_conn(stats, "connection closed by server".into());
+                }
+                Ok(n) => {
+                    let want = self.rbuf.len() - self.rlen;
+                    self.rlen += n;
+                    self.process(wl, data, stats, now);
+                    // A short read drained the socket: skip the read that
+                    // would only say WouldBlock (new data raises a new edge).
+                    if n < want {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => self.drop_conn(stats, format!("read failed: {e}")),
+            }
+        }
+    }
+
+    fn process(&mut self, wl: &Workload, data: &[u8], stats: &mut ThreadStats, now: Instant) {
+        // One wall-clock reading per batch, only when verifying.
+        let mut now_us = 0;
+        loop {
+            match parse_reply(&self.rbuf[self.rpos..self.rlen]) {
+                Ok(Some(r)) => {
+                    let Some(p) = self.pending.pop_front() else {
+                        stats.errors.protocol_errors += 1;
+                        self.drop_conn(stats, "reply without a request".into());
+                        return;
+                    };
+                    if self.ver.is_some() && now_us == 0 {
+                        now_us = wall_us();
+                    }
+                    self.on_reply(wl, data, stats, &p, r, now, now_us);
+                    self.rpos += r.len;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    stats.errors.protocol_errors += 1;
+                    self.drop_conn(stats, e.to_string());
+                    return;
+                }
+            }
+        }
+        if self.rpos == self.rlen {
+            self.rpos = 0;
+            self.rlen = 0;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_reply(
+        &mut self,
+        wl: &Workload,
+        data: &[u8],
+        stats: &mut ThreadStats,
+        p: &Pending,
+        r: Reply,
+        now: Instant,
+        now_us: u64,
+    ) {
+        let kind = p.kind as usize;
+        let lat = (now.saturating_duration_since(p.t0).as_micros() as u64).max(1);
+        let k = &mut stats.kinds[kind];
+        k.ops += 1;
+        k.bytes += p.out as u64 + r.len as u64;
+        k.hist.saturating_record(lat);
+        stats.win[kind].saturating_record(lat);
+        stats.win_count += 1;
+        stats.ops += 1;
+        let base = self.rpos;
+        match r.kind {
+            Kind::Error => {
+                k.errors += 1;
+                stats.errors.error_replies += 1;
+                if stats.errors.samples.len() < 10 {
+                    let msg = String::from_utf8_lossy(&self.rbuf[base + r.start..base + r.end]);
+                    stats.errors.sample(format!("error reply: {msg}"));
+                }
+            }
+            Kind::Bulk if stats.get_kinds[kind] => k.hits += 1,
+            Kind::Nil if stats.get_kinds[kind] => k.misses += 1,
+            _ => {}
+        }
+        let Some(v) = &mut self.ver else { return };
+        let is_set = matches!(wl.ops, Ops::SetGet { .. }) && kind == 0;
+        if is_set {
+            if let Some(st) = v.keys.get_mut(&p.key) {
+                if st.seq == p.seq {
+                    if r.kind == Kind::Error {
+                        v.keys.remove(&p.key);
+                    } else {
+                        st.set_reply_us = Some(now_us);
+                    }
+                }
+            }
+            return;
+        }
+        if !stats.get_kinds[kind] || r.kind == Kind::Error {
+            return;
+        }
+        let state = v.keys.get(&p.key).copied();
+        let Some(st) = state.filter(|st| p.seq != 0 && st.seq == p.seq) else {
+            stats.verify.unchecked += 1;
+            return;
+        };
+        stats.verify.checked += 1;
+        let got = match r.kind {
+            Kind::Bulk => Some(&self.rbuf[base + r.start..base + r.end]),
+            _ => None,
+        };
+        let check = GetCheck {
+            key: String::new(),
+            got,
+            get_sent_us: p.sent_us,
+            get_reply_us: now_us,
+            tag: verify::tag(self.gidx, p.key, p.ver),
+            len: p.vlen as usize,
+            deadlines: st.deadlines(now_us),
+        };
+        if let Some(mut viol) = verify::check_get(&check, data) {
+            viol.key = format!("{}{}", String::from_utf8_lossy(&wl.prefix), p.key);
+            stats.verify.add(viol);
+        }
+    }
+}
+
+/// Shared state between the run and its caller.
+pub struct Control {
+    /// Set to stop issuing (Ctrl-C, storm end).
+    pub stop: Arc<AtomicBool>,
+}
+
+fn window_index(epoch: Instant, now: Instant) -> u32 {
+    (now.saturating_duration_since(epoch).as_millis() as u64 / WINDOW_MS) as u32
+}
+
+struct ThreadResult {
+    kinds: Vec<KindTotals>,
+    errors: ErrorCounts,
+    verify: VerifyReport,
+    connections: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker(
+    t: usize,
+    wl: Arc<Workload>,
+    epoch: Instant,
+    stop: Arc<AtomicBool>,
+    ops_counter: Arc<AtomicU64>,
+    tx: mpsc::Sender<WindowMsg>,
+    data: Arc<Vec<u8>>,
+) -> ThreadResult {
+    let kinds_n = wl.kinds().len();
+    let mut stats = ThreadStats {
+        kinds: (0..kinds_n).map(|_| KindTotals::default()).collect(),
+        get_kinds: (0..kinds_n).map(|k| wl.is_get(k)).collect(),
+        win_idx: 0,
+        win: (0..kinds_n).map(|_| new_win_hist()).collect(),
+        win_count: 0,
+        tx,
+        errors: ErrorCounts::default(),
+        verify: VerifyReport {
+            enabled: wl.verify,
+            ..Default::default()
+        },
+        ops: 0,
+    };
+    let sched = wl.schedule();
+    let patterns = wl.patterns();
+    let nconns = wl.total_conns();
+    let mut poll = match Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            stats.errors.connect_failed += wl.clients as u64;
+            stats.errors.sample(format!("cannot create poller: {e}"));
+            return ThreadResult {
+                kinds: stats.kinds,
+                errors: stats.errors,
+                verify: stats.verify,
+                connections: 0,
+            };
+        }
+    };
+    let interval = wl
+        .rate_per_conn
+        .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-6)))
+        .unwrap_or_default();
+    let mut conns: Vec<Conn> = Vec::with_capacity(wl.clients);
+    for c in 0..wl.clients {
+        let gidx = (t * wl.clients + c) as u64;
+        let std_stream =
+            match std::net::TcpStream::connect_timeout(&wl.addr, Duration::from_secs(3)) {
+                Ok(s) => s,
+                Err(e) => {
+                    stats.errors.connect_failed += 1;
+                    stats
+                        .errors
+                        .sample(format!("cannot connect to {}: {e}", wl.addr));
+                    continue;
+                }
+            };
+        let _ = std_stream.set_nodelay(true);
+        if let Err(e) = std_stream.set_nonblocking(true) {
+            stats.errors.connect_failed += 1;
+            stats.errors.sample(format!("set_nonblocking: {e}"));
+            continue;
+        }
+        let mut stream = TcpStream::from_std(std_stream);
+        let token = Token(conns.len());
+        if let Err(e) =
+            poll.registry()
+                .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+        {
+            stats.errors.connect_failed += 1;
+            stats.errors.sample(format!("register: {e}"));
+            continue;
+        }
+        let seed = if wl.distinct_client_seed {
+            wl.seed.wrapping_add(gidx.wrapping_mul(0x9e37_79b9))
+        } else {
+            wl.seed
+        };
+        let mut r = rng(seed);
+        // Spread the first due times of the connections over one interval.
+        let offset = interval.mul_f64(gidx as f64 / nconns.max(1) as f64);
+        let _ = r.next_u64();
+        conns.push(Conn {
+            gidx,
+            stream,
+            wbuf: Vec::with_capacity(64 * 1024),
+            wpos: 0,
+            rbuf: vec![0; 64 * 1024],
+            rpos: 0,
+            rlen: 0,
+            pending: VecDeque::with_capacity(wl.pipeline),
+            rng: r,
+            gens: patterns
+                .iter()
+                .map(|p| KeyGen::new(*p, &wl.keys, gidx, nconns))
+                .collect(),
+            sched_pos: 0,
+            issued: 0,
+            next_due: epoch + offset,
+            interval,
+            done_issuing: false,
+            dead: false,
+            ver: wl.verify.then(ConnVerify::default),
+        });
+    }
+    let connections = conns.len() as u64;
+    // Wait for the epoch (storm starts traffic at a given instant).
+    sleep_until(epoch, &stop);
+    let deadline = wl.duration.map(|d| epoch + d);
+    let mut events = Events::with_capacity(1024);
+    let mut stopping = false;
+    let mut drain_until = None;
+    let mut next_wake = Instant::now();
+    let rate_mode = wl.rate_per_conn.is_some();
+    let mut first = true;
+    loop {
+        let now = Instant::now();
+        if !stopping && (stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d)) {
+            stopping = true;
+            drain_until = Some(now + wl.drain);
+            for c in conns.iter_mut() {
+                c.done_issuing = true;
+            }
+        }
+        stats.roll(window_index(epoch, now));
+        if first || (rate_mode && now >= next_wake) {
+            first = false;
+            for c in conns.iter_mut() {
+                c.fill(&wl, &sched, &data, now);
+                c.flush(&mut stats);
+            }
+        }
+        if rate_mode {
+            next_wake = conns
+                .iter()
+                .filter(|c| !c.dead && !c.done_issuing && c.pending.len() < wl.pipeline)
+                .map(|c| c.next_due)
+                .min()
+                .unwrap_or(now + Duration::from_millis(10));
+        }
+        ops_counter.store(stats.ops, Ordering::Relaxed);
+        if conns.iter().all(|c| c.finished()) {
+            break;
+        }
+        if drain_until.is_some_and(|d| now >= d) {
+            for c in conns.iter_mut().filter(|c| !c.dead) {
+                stats.errors.unanswered += c.pending.len() as u64;
+                c.pending.clear();
+            }
+            if stats.errors.unanswered > 0 {
+                stats
+                    .errors
+                    .sample("requests still unanswered when the run ended".into());
+            }
+            break;
+        }
+        // epoll waits in whole milliseconds (rounded up, plus timer slack),
+        // which would add up to ~1 ms of our own lag to open-loop latencies:
+        // wait in epoll only until ~1 ms before the next due request, then
+        // alternate non-blocking polls with short sleeps.
+        let wait = next_wake.saturating_duration_since(now);
+        let timeout = if !rate_mode {
+            Duration::from_millis(10)
+        } else if wait >= Duration::from_millis(2) {
+            (wait - Duration::from_millis(1)).min(Duration::from_millis(10))
+        } else {
+            Duration::ZERO
+        };
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() != ErrorKind::Interrupted {
+                stats.errors.sample(format!("poll failed: {e}"));
+                break;
+            }
+        }
+        if timeout.is_zero() && events.is_empty() && !wait.is_zero() {
+            std::thread::sleep(wait.min(Duration::from_micros(100)));
+        }
+        let now = Instant::now();
+        stats.roll(window_index(epoch, now));
+        for ev in events.iter() {
+            let c = &mut conns[ev.token().0];
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                c.on_readable(&wl, &data, &mut stats, now);
+            }
+            c.fill(&wl, &sched, &data, now);
+            c.flush(&mut stats);
+        }
+    }
+    stats.flush_window();
+    ops_counter.store(stats.ops, Ordering::Relaxed);
+    ThreadResult {
+        kinds: stats.kinds,
+        errors: stats.errors,
+        verify: stats.verify,
+        connections,
+    }
+}
+
+/// Sleeps until `t` or until `stop` is set.
+pub fn sleep_until(t: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((t - now).min(Duration::from_millis(10)));
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Runs a workload to completion (requests, duration or `ctl.stop`).
+pub fn run(wl: Workload, ctl: &Control, progress: &mut Progress) -> RunResult {
+    let wl = Arc::new(wl);
+    let data = Arc::new(filler(wl.data_max.max(16)));
+    let now = Instant::now();
+    let epoch = wl.epoch.unwrap_or(now);
+    let start_unix_ms = unix_ms() + epoch.saturating_duration_since(now).as_millis() as u64;
+    let (tx, rx) = mpsc::channel();
+    let counters: Vec<Arc<AtomicU64>> = (0..wl.threads)
+        .map(|_| Arc::new(AtomicU64::new(0)))
+        .collect();
+    let mut handles = Vec::new();
+    for (t, counter) in counters.iter().enumerate() {
+        let (wl2, stop, ctr, tx2, d) = (
+            wl.clone(),
+            ctl.stop.clone(),
+            counter.clone(),
+            tx.clone(),
+            data.clone(),
+        );
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("loadgen-{t}"))
+                .spawn(move || worker(t, wl2, epoch, stop, ctr, tx2, d))
+                .expect("spawn worker thread"),
+        );
+    }
+    drop(tx);
+    let kinds = wl.kinds();
+    let mut coll = Collector::new(kinds.len(), wl.keep_window_hists, wl.percentiles.clone());
+    let total_planned = wl.requests.map(|n| n * wl.total_conns());
+    progress.start(total_planned, wl.duration);
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(m) => {
+                coll.add(m);
+                while let Ok(m) = rx.try_recv() {
+                    coll.add(m);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        let cur = window_index(epoch, now);
+        coll.finalize_before(cur.saturating_sub(10));
+        let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let (recent_ops, recent_p99) = coll.recent(10);
+        progress.tick(
+            done,
+            now.saturating_duration_since(epoch),
+            recent_ops,
+            recent_p99,
+        );
+    }
+    let end = Instant::now();
+    let mut totals: Vec<KindTotals> = (0..kinds.len()).map(|_| KindTotals::default()).collect();
+    let mut errors = ErrorCounts::default();
+    let mut verify = VerifyReport {
+        enabled: wl.verify,
+        ..Default::default()
+    };
+    let mut connections = 0;
+    for h in handles {
+        match h.join() {
+            Ok(r) => {
+                for (a, b) in totals.iter_mut().zip(r.kinds.iter()) {
+                    a.merge(b);
+                }
+                errors.merge(&r.errors);
+                verify.merge(&r.verify);
+                connections += r.connections;
+            }
+            Err(_) => errors.sample("a worker thread panicked".into()),
+        }
+    }
+    coll.finish(window_index(epoch, end));
+    progress.finish();
+    RunResult {
+        get_kinds: (0..kinds.len()).map(|k| wl.is_get(k)).collect(),
+        kinds,
+        totals,
+        start_unix_ms,
+        end_unix_ms: unix_ms(),
+        duration: end.saturating_duration_since(epoch),
+        collector: coll,
+        errors,
+        verify,
+        connections,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_templates() {
+        let c =
+            CmdTemplate::parse("HSET h:__key__ f \"a b\" __data__", 2, Pattern::Random).unwrap();
+        assert_eq!(c.name, "Hsets");
+        assert_eq!(c.args.len(), 5);
+        assert!(matches!(c.args[1][1], Part::Key));
+        assert!(matches!(&c.args[3][0], Part::Lit(l) if l == b"a b"));
+        assert!(matches!(c.args[4][0], Part::Data));
+        assert!(
+            CmdTemplate::parse("GET __key__", 1, Pattern::Random)
+                .unwrap()
+                .is_get
+        );
+        assert!(CmdTemplate::parse("  ", 1, Pattern::Random).is_err());
+    }
+}

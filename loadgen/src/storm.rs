@@ -1,0 +1,795 @@
+//! The expiry storm.
+//!
+//! 1. Load S volatile keys (`<prefix>vol:<i>`, value size d) with
+//!    `SET ... PXAT <instant>` over a few pipelined connections, plus the
+//!    non-expiring background range (`<prefix>bg:<i>`).
+//! 2. From `pre` seconds before the instant, run rate-limited (open-loop)
+//!    background traffic on the background range; poll INFO every 100 ms.
+//! 3. Stop `post` seconds after the volatile keys are gone (INFO `expires`
+//!    back to its level before the load), or `cap` seconds after the instant.
+//! 4. Report latency before / during / after, reclaim times, memory, the
+//!    100 ms windows, and a chart.
+
+use crate::chart::{self, ChartSpec, Line};
+use crate::client::{self, Control, Ops, RunResult, Workload};
+use crate::config::{parse_ratio, StormArgs, StormParams};
+use crate::keys::{below, rng, KeySpace, Pattern};
+use crate::progress::Progress;
+use crate::report::{self, r3};
+use crate::resp::{put_array_header, put_bulk, put_bulk_header, put_bulk_u64, put_key};
+use crate::server::{self, parse_info, CtlConn, InfoSample};
+use crate::stats::{ms, LatSummary, WINDOW_MS};
+use crate::verify::{self, wall_us, GetCheck, VerifyReport};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Writer id of the volatile keys' value tags.
+const VOL_WRITER: u64 = 0xffff_ffff;
+
+/// Latency of one phase, ms.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Phase {
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Phase {
+    fn of(s: &LatSummary) -> Phase {
+        Phase {
+            count: s.count,
+            p50_ms: r3(ms(s.p50_us)),
+            p99_ms: r3(ms(s.p99_us)),
+            p999_ms: r3(ms(s.p999_us)),
+            max_ms: r3(ms(s.max_us)),
+        }
+    }
+}
+
+/// One 100 ms window of the background traffic, relative to the instant.
+#[derive(Clone, Debug, Serialize)]
+pub struct StormWindow {
+    pub t_ms: i64,
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    #[serde(rename = "p99.9_ms")]
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    /// Volatile keys remaining per the last INFO sample at or before the window's end.
+    pub volatile_keys: Option<u64>,
+}
+
+/// Everything a storm measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct StormReport {
+    pub target: String,
+    pub instant_unix_ms: u64,
+    pub keys: u64,
+    pub load: Value,
+    pub before: Phase,
+    pub during: Phase,
+    pub after: Phase,
+    /// ms from the instant until no volatile key remained (None: not within the cap).
+    pub reclaim_ms: Option<i64>,
+    /// ms from the instant until at most 1% remained.
+    pub reclaim_99_ms: Option<i64>,
+    pub remaining_at_end: u64,
+    /// INFO `expires` that were not this storm's keys.
+    pub base_expires: u64,
+    pub memory_before: u64,
+    pub memory_peak: u64,
+    pub memory_after: u64,
+    pub expired_keys: u64,
+    pub max_expired_stale_perc: f64,
+    pub background: Value,
+    pub windows: Vec<StormWindow>,
+    pub info: Vec<InfoSample>,
+    pub errors: crate::stats::ErrorCounts,
+    pub verify: VerifyReport,
+    pub interrupted: bool,
+    pub warnings: Vec<String>,
+}
+
+fn now_ms() -> u64 {
+    wall_us() / 1000
+}
+
+fn vol_value_len(p: &StormParams) -> usize {
+    p.data_size.max(1)
+}
+
+/// Pipelined load of keys `[from, to)` named `prefix + i`.
+#[allow(clippy::too_many_arguments)]
+fn load_range(
+    addr: SocketAddr,
+    prefix: &[u8],
+    from: u64,
+    to: u64,
+    len: usize,
+    pxat: Option<u64>,
+    batch: usize,
+    filler: &[u8],
+) -> Result<(u64, u64, Option<String>), String> {
+    let mut c = CtlConn::connect(addr, Duration::from_secs(3))
+        .map_err(|e| format!("load: cannot connect to {addr}: {e}"))?;
+    let mut buf = Vec::with_capacity(batch * (len + 64));
+    let mut ok = 0;
+    let mut errs = 0;
+    let mut first_err = None;
+    let mut i = from;
+    while i < to {
+        let end = (i + batch as u64).min(to);
+        buf.clear();
+        for k in i..end {
+            put_array_header(&mut buf, if pxat.is_some() { 5 } else { 3 });
+            put_bulk(&mut buf, b"SET");
+            put_key(&mut buf, prefix, k);
+            put_bulk_header(&mut buf, len);
+            verify::write_value(&mut buf, verify::tag(VOL_WRITER, k, 1), len, filler);
+            buf.extend_from_slice(b"\r\n");
+            if let Some(at) = pxat {
+                put_bulk(&mut buf, b"PXAT");
+                put_bulk_u64(&mut buf, at);
+            }
+        }
+        c.send_raw(&buf).map_err(|e| format!("load: {e}"))?;
+        for _ in i..end {
+            let r = c.read_reply().map_err(|e| format!("load: {e}"))?;
+            if r.kind == crate::resp::Kind::Error {
+                errs += 1;
+                first_err.get_or_insert_with(|| String::from_utf8_lossy(&r.data).into_owned());
+            } else {
+                ok += 1;
+            }
+        }
+        i = end;
+    }
+    Ok((ok, errs, first_err))
+}
+
+/// Loads `[0, n)` over `conns` connections.
+#[allow(clippy::too_many_arguments)]
+fn load_parallel(
+    addr: SocketAddr,
+    prefix: Vec<u8>,
+    n: u64,
+    len: usize,
+    pxat: Option<u64>,
+    conns: usize,
+    batch: usize,
+    filler: Arc<Vec<u8>>,
+) -> Result<(u64, u64, Option<String>), String> {
+    let conns = conns.max(1) as u64;
+    let per = n.div_ceil(conns);
+    let mut hs = Vec::new();
+    for c in 0..conns {
+        let (from, to) = (c * per, ((c + 1) * per).min(n));
+        if from >= to {
+            continue;
+        }
+        let (prefix, filler) = (prefix.clone(), filler.clone());
+        hs.push(std::thread::spawn(move || {
+            load_range(addr, &prefix, from, to, len, pxat, batch.max(1), &filler)
+        }));
+    }
+    let mut tot = (0, 0, None);
+    for h in hs {
+        let (ok, errs, e) = h.join().map_err(|_| "load thread panicked".to_string())??;
+        tot.0 += ok;
+        tot.1 += errs;
+        if tot.2.is_none() {
+            tot.2 = e;
+        }
+    }
+    Ok(tot)
+}
+
+fn info_sample(c: &mut CtlConn) -> Result<InfoSample, String> {
+    let r = c.cmd(&[b"INFO"]).map_err(|e| e.to_string())?;
+    if r.kind != crate::resp::Kind::Bulk {
+        return Err(format!(
+            "INFO answered {:?}",
+            String::from_utf8_lossy(&r.data)
+        ));
+    }
+    Ok(parse_info(&String::from_utf8_lossy(&r.data)))
+}
+
+/// Polls INFO every 100 ms (from `start`) into `out` until `stop`.
+fn poller(
+    addr: SocketAddr,
+    at_ms: u64,
+    start: Instant,
+    stop: Arc<AtomicBool>,
+    out: Arc<Mutex<Vec<InfoSample>>>,
+    errors: Arc<Mutex<Vec<String>>>,
+) {
+    client::sleep_until(start, &stop);
+    let mut conn: Option<CtlConn> = None;
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        if conn.is_none() {
+            match CtlConn::connect(addr, Duration::from_secs(1)) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    errors.lock().unwrap().push(format!("INFO poller: {e}"));
+                }
+            }
+        }
+        if let Some(c) = conn.as_mut() {
+            match info_sample(c) {
+                Ok(mut s) => {
+                    s.t_ms = now_ms() as i64 - at_ms as i64;
+                    out.lock().unwrap().push(s);
+                }
+                Err(e) => {
+                    errors.lock().unwrap().push(format!("INFO poller: {e}"));
+                    conn = None;
+                }
+            }
+        }
+        next += Duration::from_millis(100);
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+}
+
+/// Reads random volatile keys and checks them against the instant.
+#[allow(clippy::too_many_arguments)]
+fn probe(
+    addr: SocketAddr,
+    prefix: Vec<u8>,
+    keys: u64,
+    len: usize,
+    at_ms: u64,
+    stop: Arc<AtomicBool>,
+    filler: Arc<Vec<u8>>,
+) -> VerifyReport {
+    let mut rep = VerifyReport {
+        enabled: true,
+        ..Default::default()
+    };
+    let Ok(mut c) = CtlConn::connect(addr, Duration::from_secs(3)) else {
+        return rep;
+    };
+    let mut r = rng(0x9e0be);
+    let at_us = at_ms * 1000;
+    let mut buf = Vec::new();
+    let mut batch = Vec::with_capacity(16);
+    while !stop.load(Ordering::Relaxed) {
+        buf.clear();
+        batch.clear();
+        for _ in 0..16 {
+            let k = below(&mut r, keys);
+            batch.push(k);
+            put_array_header(&mut buf, 2);
+            put_bulk(&mut buf, b"GET");
+            put_key(&mut buf, &prefix, k);
+        }
+        let sent = wall_us();
+        if c.send_raw(&buf).is_err() {
+            break;
+        }
+        for &k in &batch {
+            let Ok(reply) = c.read_reply() else {
+                return rep;
+            };
+            let got_us = wall_us();
+            if reply.kind == crate::resp::Kind::Error {
+                continue;
+            }
+            rep.checked += 1;
+            let check = GetCheck {
+                key: format!("{}{k}", String::from_utf8_lossy(&prefix)),
+                got: (reply.kind == crate::resp::Kind::Bulk).then_some(&reply.data[..]),
+                get_sent_us: sent,
+                get_reply_us: got_us,
+                tag: verify::tag(VOL_WRITER, k, 1),
+                len,
+                deadlines: Some((at_us, at_us)),
+            };
+            if let Some(v) = verify::check_get(&check, &filler) {
+                rep.add(v);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    rep
+}
+
+/// The background traffic: rate-limited SET/GET on the non-expiring range
+/// (closed loop when `rate` is 0).
+pub fn background_workload(
+    addr: SocketAddr,
+    p: &StormParams,
+    set: u32,
+    get: u32,
+    epoch: Option<Instant>,
+    duration: Option<Duration>,
+) -> Workload {
+    let conns = (p.threads * p.clients) as f64;
+    Workload {
+        addr,
+        threads: p.threads,
+        clients: p.clients,
+        pipeline: p.pipeline,
+        ops: Ops::SetGet {
+            set,
+            get,
+            set_pattern: Pattern::Random,
+            get_pattern: Pattern::Random,
+        },
+        keys: KeySpace {
+            min: 0,
+            max: p.bg_keys.max(1) - 1,
+            stddev: None,
+            median: None,
+            zipf_exp: 1.0,
+        },
+        prefix: format!("{}bg:", p.key_prefix).into_bytes(),
+        data_min: p.data_size.max(1),
+        data_max: p.data_size.max(1),
+        expiry: None,
+        requests: None,
+        duration,
+        rate_per_conn: (p.rate > 0.0).then(|| p.rate / conns),
+        seed: 42,
+        distinct_client_seed: true,
+        verify: p.verify,
+        keep_window_hists: true,
+        percentiles: vec![50.0, 99.0, 99.9],
+        epoch,
+        drain: Duration::from_secs(2),
+    }
+}
+
+/// Loads the background range (no expiry).
+pub fn load_background(
+    addr: SocketAddr,
+    p: &StormParams,
+) -> Result<(u64, u64, Option<String>), String> {
+    let filler = Arc::new(client::filler(p.data_size.max(16)));
+    let prefix = format!("{}bg:", p.key_prefix).into_bytes();
+    load_parallel(
+        addr,
+        prefix,
+        p.bg_keys,
+        p.data_size.max(1),
+        None,
+        p.load_conns,
+        p.load_batch,
+        filler,
+    )
+}
+
+/// Runs one storm against `addr`.
+pub fn run_storm(
+    addr: SocketAddr,
+    label: &str,
+    p: &StormParams,
+    stop: Arc<AtomicBool>,
+) -> Result<StormReport, String> {
+    if p.keys == 0 {
+        return Err("--keys must be at least 1".into());
+    }
+    if p.threads == 0 || p.clients == 0 || p.pipeline == 0 {
+        return Err("--threads, --clients and --pipeline must be at least 1".into());
+    }
+    let (set, get) = parse_ratio(&p.ratio)?;
+    server::ping(addr, Duration::from_secs(3))?;
+    let mut warnings = Vec::new();
+    let len = vol_value_len(p);
+    let filler = Arc::new(client::filler(len.max(16)));
+    let vol_prefix = format!("{}vol:", p.key_prefix).into_bytes();
+    let mut ctl = CtlConn::connect(addr, Duration::from_secs(3)).map_err(|e| e.to_string())?;
+    let base = info_sample(&mut ctl)?;
+    // Volatile keys left over from an earlier storm would expire too; they
+    // are not ours but `expires` counts them, so wait for them to go.
+    let pre_ms = ((p.pre * 1000.0) as u64).div_ceil(WINDOW_MS) * WINDOW_MS;
+    let delay_ms = match p.instant_delay {
+        Some(d) => (d * 1000.0) as u64,
+        None => pre_ms + 1000 + p.keys * 1000 / 100_000,
+    };
+    let load_start = Instant::now();
+    let at_ms = now_ms() + delay_ms.max(pre_ms);
+    eprintln!(
+        "storm: loading {} volatile keys ({} bytes) expiring at unix ms {} (in {:.1} s) + {} background keys on {label}",
+        p.keys,
+        len,
+        at_ms,
+        delay_ms as f64 / 1000.0,
+        p.bg_keys
+    );
+    let (bg_ok, bg_err, e1) = load_background(addr, p)?;
+    let (vol_ok, vol_err, e2) = load_parallel(
+        addr,
+        vol_prefix.clone(),
+        p.keys,
+        len,
+        Some(at_ms),
+        p.load_conns,
+        p.load_batch,
+        filler.clone(),
+    )?;
+    let load_time = load_start.elapsed();
+    let load_done_ms = now_ms();
+    if let Some(e) = e1.or(e2) {
+        warnings.push(format!(
+            "load: {} error replies, first: {e}",
+            bg_err + vol_err
+        ));
+    }
+    let load = json!({
+        "volatile_keys": vol_ok,
+        "background_keys": bg_ok,
+        "errors": bg_err + vol_err,
+        "duration_ms": load_time.as_millis() as u64,
+        "ops_per_sec": r3((vol_ok + bg_ok + vol_err + bg_err) as f64 / load_time.as_secs_f64().max(1e-9)),
+        "finished_ms_before_instant": at_ms as i64 - load_done_ms as i64,
+    });
+    eprintln!(
+        "storm: loaded in {:.2} s ({:.0} keys/s)",
+        load_time.as_secs_f64(),
+        (vol_ok + bg_ok) as f64 / load_time.as_secs_f64().max(1e-9)
+    );
+    let start_ms = at_ms.saturating_sub(pre_ms);
+    if load_done_ms > at_ms {
+        warnings.push(format!(
+            "the load finished {} ms after the instant: raise --instant-delay",
+            load_done_ms - at_ms
+        ));
+    } else if load_done_ms > start_ms {
+        warnings.push(format!(
+            "the load finished only {} ms before the instant (wanted --pre {} ms): raise --instant-delay",
+            at_ms - load_done_ms,
+            pre_ms
+        ));
+    }
+    for w in &warnings {
+        eprintln!("storm: warning: {w}");
+    }
+    let cur = info_sample(&mut ctl)?;
+    let base_expires = cur.expires.saturating_sub(vol_ok).min(base.expires);
+    // Background traffic starts at instant - pre (or now, if later).
+    let now = now_ms();
+    let epoch = Instant::now() + Duration::from_millis(start_ms.saturating_sub(now));
+    let epoch_ms = start_ms.max(now);
+    let samples = Arc::new(Mutex::new(Vec::new()));
+    let poll_errors = Arc::new(Mutex::new(Vec::new()));
+    let poll_stop = Arc::new(AtomicBool::new(false));
+    let poll_h = {
+        let (s, o, e) = (poll_stop.clone(), samples.clone(), poll_errors.clone());
+        let start = epoch
+            .checked_sub(Duration::from_millis(200))
+            .unwrap_or(epoch);
+        std::thread::spawn(move || poller(addr, at_ms, start, s, o, e))
+    };
+    let bg_stop = Arc::new(AtomicBool::new(false));
+    let wl = background_workload(addr, p, set, get, Some(epoch), None);
+    let quiet = p.quiet;
+    let bg_h = {
+        let ctl = Control {
+            stop: bg_stop.clone(),
+        };
+        std::thread::spawn(move || {
+            let mut progress = Progress::off();
+            client::run(wl, &ctl, &mut progress)
+        })
+    };
+    let probe_h = p.verify.then(|| {
+        let (s, f, pre) = (bg_stop.clone(), filler.clone(), vol_prefix.clone());
+        let keys = p.keys;
+        std::thread::spawn(move || {
+            client::sleep_until(epoch, &s);
+            probe(addr, pre, keys, len, at_ms, s, f)
+        })
+    });
+    // Watch INFO until the volatile keys are gone (+ post) or the cap.
+    let threshold_99 = p.keys / 100;
+    let mut gone_ms: Option<i64> = None;
+    let mut gone99_ms: Option<i64> = None;
+    let mut last_print = Instant::now();
+    let post_ms = (p.post * 1000.0) as i64;
+    let cap_ms = (p.cap * 1000.0) as i64;
+    let mut progress = if quiet {
+        Progress::off()
+    } else {
+        Progress::auto("storm")
+    };
+    progress.start(None, None);
+    let mut interrupted = false;
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let rel = now_ms() as i64 - at_ms as i64;
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let last = samples.lock().unwrap().last().cloned();
+        if let Some(s) = &last {
+            let remaining = s.expires.saturating_sub(base_expires);
+            if s.t_ms >= 0 {
+                if gone99_ms.is_none() && remaining <= threshold_99 {
+                    gone99_ms = Some(s.t_ms);
+                }
+                if gone_ms.is_none() && remaining == 0 {
+                    gone_ms = Some(s.t_ms);
+                }
+            }
+            if last_print.elapsed() >= Duration::from_secs(1) {
+                last_print = Instant::now();
+                progress.note(format!(
+                    "{:>+7.1}s volatile keys {remaining}, used_memory {:.1} MB, expired_stale_perc {:.1}",
+                    rel as f64 / 1000.0,
+                    s.used_memory as f64 / 1e6,
+                    s.expired_stale_perc
+                ));
+            }
+        }
+        if gone_ms.is_some_and(|g| rel >= g + post_ms) || rel >= cap_ms {
+            break;
+        }
+    }
+    progress.finish();
+    bg_stop.store(true, Ordering::SeqCst);
+    let run: RunResult = bg_h
+        .join()
+        .map_err(|_| "background thread panicked".to_string())?;
+    let mut verify = run.verify.clone();
+    if let Some(h) = probe_h {
+        if let Ok(r) = h.join() {
+            verify.merge(&r);
+        }
+    }
+    poll_stop.store(true, Ordering::SeqCst);
+    let _ = poll_h.join();
+    let info = std::mem::take(&mut *samples.lock().unwrap());
+    let mut errors = run.errors.clone();
+    for e in poll_errors.lock().unwrap().iter() {
+        errors.sample(e.clone());
+    }
+    // Windows relative to the instant.
+    let shift = at_ms as i64 - epoch_ms as i64; // ms from window 0 to the instant
+    let coll = &run.collector;
+    let windows: Vec<StormWindow> = coll
+        .windows
+        .iter()
+        .map(|w| {
+            let t = w.t_ms as i64 - shift;
+            let end = t + WINDOW_MS as i64;
+            let vk = info
+                .iter()
+                .rev()
+                .find(|s| s.t_ms <= end)
+                .map(|s| s.expires.saturating_sub(base_expires));
+            StormWindow {
+                t_ms: t,
+                count: w.count,
+                p50_ms: r3(ms(w.p50_us)),
+                p99_ms: r3(ms(w.p99_us)),
+                p999_ms: r3(ms(w.p999_us)),
+                max_ms: r3(ms(w.max_us)),
+                volatile_keys: vk,
+            }
+        })
+        .collect();
+    let inst = shift.max(0) as u64;
+    let during_end = match gone_ms {
+        Some(g) => (inst + g.max(0) as u64).div_ceil(WINDOW_MS) * WINDOW_MS,
+        None => u64::MAX,
+    };
+    let before = Phase::of(&LatSummary::of(&coll.merged(0, inst)));
+    let during = Phase::of(&LatSummary::of(&coll.merged(inst, during_end)));
+    let after = Phase::of(&LatSummary::of(&coll.merged(during_end, u64::MAX)));
+    let mem_before = info
+        .iter()
+        .rev()
+        .find(|s| s.t_ms < 0)
+        .or(info.first())
+        .map(|s| s.used_memory)
+        .unwrap_or(0);
+    let expired_before = info
+        .iter()
+        .rev()
+        .find(|s| s.t_ms < 0)
+        .or(info.first())
+        .map(|s| s.expired_keys)
+        .unwrap_or(0);
+    let last = info.last().cloned().unwrap_or_default();
+    let secs = run.duration.as_secs_f64().max(1e-9);
+    let background = json!({
+        "ratio": p.ratio,
+        "rate": p.rate,
+        "connections": run.connections,
+        "ops": run.total_ops(),
+        "ops_per_sec": r3(run.total_ops() as f64 / secs),
+        "hits": run.totals.iter().map(|k| k.hits).sum::<u64>(),
+        "misses": run.totals.iter().map(|k| k.misses).sum::<u64>(),
+        "all": Phase::of(&LatSummary::of(&run.total_hist())),
+        "duration_ms": run.duration.as_millis() as u64,
+    });
+    Ok(StormReport {
+        target: label.to_string(),
+        instant_unix_ms: at_ms,
+        keys: p.keys,
+        load,
+        before,
+        during,
+        after,
+        reclaim_ms: gone_ms,
+        reclaim_99_ms: gone99_ms,
+        remaining_at_end: last.expires.saturating_sub(base_expires),
+        base_expires,
+        memory_before: mem_before,
+        memory_peak: info.iter().map(|s| s.used_memory).max().unwrap_or(0),
+        memory_after: last.used_memory,
+        expired_keys: last.expired_keys.saturating_sub(expired_before),
+        max_expired_stale_perc: info
+            .iter()
+            .map(|s| s.expired_stale_perc)
+            .fold(0.0, f64::max),
+        background,
+        windows,
+        info,
+        errors,
+        verify,
+        interrupted,
+        warnings,
+    })
+}
+
+/// The chart of one storm.
+pub fn chart_spec(r: &StormReport) -> ChartSpec {
+    let pts = |f: fn(&StormWindow) -> f64| -> Vec<(f64, f64)> {
+        r.windows
+            .iter()
+            .filter(|w| w.count > 0)
+            .map(|w| (w.t_ms as f64 / 1000.0, f(w)))
+            .collect()
+    };
+    ChartSpec {
+        title: format!("Expiry storm: {} keys, {}", r.keys, r.target),
+        x_desc: "seconds from the expiry instant (100 ms windows)".into(),
+        y_desc: "latency (ms)".into(),
+        lines: vec![
+            Line {
+                name: "p50".into(),
+                points: pts(|w| w.p50_ms),
+            },
+            Line {
+                name: "p99".into(),
+                points: pts(|w| w.p99_ms),
+            },
+            Line {
+                name: "p99.9".into(),
+                points: pts(|w| w.p999_ms),
+            },
+        ],
+        secondary: Some((
+            "volatile keys remaining".into(),
+            Line {
+                name: "volatile keys".into(),
+                points: r
+                    .info
+                    .iter()
+                    .map(|s| {
+                        (
+                            s.t_ms as f64 / 1000.0,
+                            s.expires.saturating_sub(r.base_expires) as f64,
+                        )
+                    })
+                    .collect(),
+            },
+        )),
+        marker: Some((0.0, "expiry instant".into())),
+    }
+}
+
+fn fmt_opt_ms(v: Option<i64>) -> String {
+    v.map(|x| format!("{x} ms"))
+        .unwrap_or_else(|| "not reached".into())
+}
+
+/// Human-readable summary.
+pub fn print_summary(r: &StormReport) {
+    println!("\nEXPIRY STORM ({}, {} keys)", r.target, r.keys);
+    println!("{}", "=".repeat(72));
+    println!(
+        "{:<8} {:>10} {:>12} {:>12} {:>12} {:>12}",
+        "Phase", "Requests", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"
+    );
+    println!("{}", "-".repeat(72));
+    for (name, ph) in [
+        ("before", &r.before),
+        ("during", &r.during),
+        ("after", &r.after),
+    ] {
+        println!(
+            "{:<8} {:>10} {:>12.3} {:>12.3} {:>12.3} {:>12.3}",
+            name, ph.count, ph.p50_ms, ph.p99_ms, ph.p999_ms, ph.max_ms
+        );
+    }
+    println!("{}", "-".repeat(72));
+    println!(
+        "reclaim: all volatile keys gone {}; 99% gone {}; remaining at end {}",
+        fmt_opt_ms(r.reclaim_ms),
+        fmt_opt_ms(r.reclaim_99_ms),
+        r.remaining_at_end
+    );
+    println!(
+        "memory: before {:.1} MB, peak {:.1} MB, after {:.1} MB; expired_keys +{}; max expired_stale_perc {:.1}",
+        r.memory_before as f64 / 1e6,
+        r.memory_peak as f64 / 1e6,
+        r.memory_after as f64 / 1e6,
+        r.expired_keys,
+        r.max_expired_stale_perc
+    );
+    println!("background: {}", r.background);
+    report::print_errors(&r.errors);
+    r.verify.print();
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
+    if r.interrupted {
+        println!("(partial results: interrupted)");
+    }
+}
+
+/// Storm JSON (the report plus the configuration).
+pub fn to_json(r: &StormReport, p: &StormParams) -> Value {
+    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "configuration".into(),
+            json!({
+                "keys": p.keys, "data_size": p.data_size, "pre_s": p.pre, "post_s": p.post,
+                "cap_s": p.cap, "ratio": p.ratio, "rate": p.rate, "threads": p.threads,
+                "clients": p.clients, "pipeline": p.pipeline, "bg_keys": p.bg_keys,
+                "key_prefix": p.key_prefix, "verify": p.verify,
+            }),
+        );
+        m.insert("scenario".into(), json!("storm"));
+    }
+    v
+}
+
+pub fn main(a: &StormArgs, stop: Arc<AtomicBool>) -> Result<u8, String> {
+    let target = server::target(&a.conn)?;
+    let r = run_storm(target.addr, &target.label, &a.params, stop)?;
+    print_summary(&r);
+    let json_path = a
+        .json_out_file
+        .clone()
+        .unwrap_or_else(|| a.params.out_dir.join("storm.json"));
+    report::write_json(&json_path, &to_json(&r, &a.params))?;
+    println!("\nwrote {}", json_path.display());
+    let base: PathBuf = json_path.with_extension("");
+    match chart::write(&base, &chart_spec(&r)) {
+        Ok(files) => {
+            for f in files {
+                println!("wrote {}", f.display());
+            }
+        }
+        Err(e) => eprintln!("chart: {e}"),
+    }
+    drop(target);
+    Ok(if r.verify.violations() > 0 {
+        1
+    } else if r.interrupted {
+        130
+    } else {
+        0
+    })
+}
