@@ -227,11 +227,9 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
                 ctx.notify(GENERIC, "expire", key);
             }
         }
-        None if opts.persist => {
-            if ctx.ks().peek(key).is_some_and(|e| e.expire_at().is_some()) {
-                ctx.ks().set_expire(key, None);
-                ctx.notify(GENERIC, "persist", key);
-            }
+        None if opts.persist && ctx.ks().peek(key).is_some_and(|e| e.expire_at().is_some()) => {
+            ctx.ks().set_expire(key, None);
+            ctx.notify(GENERIC, "persist", key);
         }
         None => {}
     }
