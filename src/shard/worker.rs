@@ -185,11 +185,15 @@ impl Worker {
                 self.tick(now);
             }
             if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
+                // Idle: this iteration found no socket or inbox work, so storm
+                // reclaiming may spend more than the normal share.
+                let idle = events.is_empty();
                 let clock_origin = Instant::now();
                 let outcome = self.data.sweep.run_slice(
                     &mut self.data.store,
                     self.data.now_ms,
                     &self.params,
+                    idle,
                     || clock_origin.elapsed().as_micros() as u64,
                 );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);

@@ -18,9 +18,11 @@
 //!    next slice where it stopped.
 //!
 //! A cycle that runs out of budget with work left turns on storm mode: the
-//! following cycles may use `active-expire-storm-cpu-perc` of a tick instead
-//! of 25% (still in slices), until a cycle finishes its work; this is what
-//! Redis's extra "fast" cycles do, without their long stall.
+//! following cycles may use up to `active-expire-storm-cpu-perc` of a tick
+//! instead of 25% (still in slices), until a cycle finishes its work; this is
+//! what Redis's extra "fast" cycles do, without their long stall. The share
+//! above 25% is only spent when the loop found no socket work waiting
+//! (`idle`), so reclaiming a storm takes spare CPU, not the clients'.
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
@@ -88,7 +90,10 @@ pub enum SliceOutcome {
 }
 
 struct Cycle {
+    /// Budget usable at any time (the normal 25%).
     budget_left_us: u64,
+    /// Storm budget on top, usable only when no socket work waits.
+    extra_left_us: u64,
     /// Next database to visit, and how many were finished this cycle.
     db: usize,
     dbs_done: usize,
@@ -134,14 +139,23 @@ impl ActiveExpire {
             self.cycle = None;
             return;
         }
+        if let Some(unfinished) = &self.cycle {
+            // The tick came before the cycle could finish: it was capped.
+            if unfinished.dbs_done < store.dbs.len() {
+                self.storm = true;
+            }
+        }
         let db = self.cycle.as_ref().map_or(0, |c| c.db);
-        let budget = if self.storm {
-            params.storm_budget_us
+        let extra = if self.storm {
+            params
+                .storm_budget_us
+                .saturating_sub(params.cycle_budget_us)
         } else {
-            params.cycle_budget_us
+            0
         };
         self.cycle = Some(Cycle {
-            budget_left_us: budget,
+            budget_left_us: params.cycle_budget_us,
+            extra_left_us: extra,
             db,
             dbs_done: 0,
             sampled: 0,
@@ -149,20 +163,27 @@ impl ActiveExpire {
         });
     }
 
-    /// Runs sweep work for at most one slice. `clock_us` reads a monotonic
+    /// Runs sweep work for at most one slice. `idle` says no socket work is
+    /// waiting (the storm budget may be spent). `clock_us` reads a monotonic
     /// clock in microseconds (injected so tests can drive time).
     pub fn run_slice(
         &mut self,
         store: &mut Store,
         now_ms: u64,
         params: &ExpireParams,
+        idle: bool,
         mut clock_us: impl FnMut() -> u64,
     ) -> SliceOutcome {
         let Some(cycle) = self.cycle.as_mut() else {
             return SliceOutcome::Idle;
         };
+        let available = cycle.budget_left_us + if idle { cycle.extra_left_us } else { 0 };
+        if available == 0 {
+            // Only storm budget is left: wait for a moment without socket work.
+            return SliceOutcome::More;
+        }
         let start = clock_us();
-        let limit = params.slice_us.min(cycle.budget_left_us);
+        let limit = params.slice_us.min(available);
         let ndbs = store.dbs.len();
         let mut elapsed = 0;
         let mut rounds = 0u32;
@@ -229,9 +250,11 @@ impl ActiveExpire {
         stats.slices += 1;
         stats.slice_max_us = stats.slice_max_us.max(elapsed);
         stats.cycle_cpu_us += elapsed;
-        cycle.budget_left_us = cycle.budget_left_us.saturating_sub(elapsed);
+        let from_base = elapsed.min(cycle.budget_left_us);
+        cycle.budget_left_us -= from_base;
+        cycle.extra_left_us = cycle.extra_left_us.saturating_sub(elapsed - from_base);
 
-        let budget_spent = cycle.budget_left_us == 0;
+        let budget_spent = cycle.budget_left_us == 0 && cycle.extra_left_us == 0;
         if cycle.dbs_done < ndbs && !budget_spent {
             return SliceOutcome::More;
         }
@@ -338,7 +361,7 @@ mod tests {
     /// Runs one whole cycle with a clock that never advances (no time limit).
     fn full_cycle(sweep: &mut ActiveExpire, store: &mut Store, params: &ExpireParams) {
         sweep.start_cycle(params, store);
-        while sweep.run_slice(store, 100, params, || 0) == SliceOutcome::More {}
+        while sweep.run_slice(store, 100, params, true, || 0) == SliceOutcome::More {}
     }
 
     #[test]
@@ -376,7 +399,7 @@ mod tests {
                 break;
             }
             sweep.start_cycle(&params, &store);
-            while sweep.run_slice(&mut store, 101, &params, || 0) == SliceOutcome::More {}
+            while sweep.run_slice(&mut store, 101, &params, true, || 0) == SliceOutcome::More {}
         }
         assert_eq!(store.dbs[0].volatile_len(), 2_000);
         assert_eq!(store.stats.expired_keys, 2_000);
@@ -399,7 +422,7 @@ mod tests {
         let mut slices = 0;
         loop {
             let before = store.stats.expired_keys;
-            let outcome = sweep.run_slice(&mut store, 100, &params, read);
+            let outcome = sweep.run_slice(&mut store, 100, &params, true, read);
             slices += 1;
             let removed = store.stats.expired_keys - before;
             // At most 10 clock reads per slice, ROUNDS_PER_CLOCK_READ rounds of 20 keys between reads.
@@ -425,13 +448,46 @@ mod tests {
     }
 
     #[test]
+    fn storm_budget_beyond_the_normal_share_is_spent_only_when_idle() {
+        let mut store = Store::new(1);
+        fill(&mut store, "dead", 50_000, Some(10));
+        // hz 100: normal budget 2.5 ms, storm budget 5 ms, slices of 100 µs.
+        let params = ExpireParams::new(100, 1, 100, 50);
+        let mut sweep = ActiveExpire::new(5);
+        let clock = Cell::new(0u64);
+        let read = || {
+            clock.set(clock.get() + 10);
+            clock.get()
+        };
+        // The first cycle is capped at the normal budget, which turns storm mode on.
+        sweep.start_cycle(&params, &store);
+        while sweep.run_slice(&mut store, 100, &params, false, read) == SliceOutcome::More {}
+        assert!(sweep.in_storm());
+        let cpu_first = store.stats.cycle_cpu_us;
+        // Busy loop: a storm cycle still only spends the normal budget...
+        sweep.start_cycle(&params, &store);
+        for _ in 0..1_000 {
+            sweep.run_slice(&mut store, 100, &params, false, read);
+        }
+        let busy = store.stats.cycle_cpu_us - cpu_first;
+        assert!(busy <= 2_600, "busy storm cycle used {busy} µs");
+        // ...and the rest once the loop is idle.
+        while sweep.run_slice(&mut store, 100, &params, true, read) == SliceOutcome::More {}
+        let total = store.stats.cycle_cpu_us - cpu_first;
+        assert!(
+            (4_900..=5_200).contains(&total),
+            "storm cycle used {total} µs"
+        );
+    }
+
+    #[test]
     fn a_clean_database_ends_the_cycle_quickly() {
         let mut store = Store::new(1);
         fill(&mut store, "live", 1_000, Some(1_000_000));
         let params = ExpireParams::new(10, 1, 1_000, 50);
         let mut sweep = ActiveExpire::new(3);
         sweep.start_cycle(&params, &store);
-        let outcome = sweep.run_slice(&mut store, 100, &params, || 0);
+        let outcome = sweep.run_slice(&mut store, 100, &params, true, || 0);
         assert_eq!(outcome, SliceOutcome::Done);
         assert_eq!(store.stats.expired_keys, 0);
         assert!(store.dbs[0].avg_ttl_ms > 0.0);
