@@ -24,7 +24,7 @@ run_one() { # label port pid
     local before after rps
     before=$(cpu_ticks "$pid")
     rps=$(taskset -c 0 redis-benchmark -p "$port" -t set,get -n "$n" -P "$p" -q 2>/dev/null \
-      | tr '\r' '\n' | grep -E '^(SET|GET): [0-9]' | awk '{ printf "%s=%s ", $1, $2 }')
+      | tr '\r' '\n' | grep -E '^(SET|GET): [0-9]' | awk '{ sub(":", "", $1); printf "%s=%s ", $1, $2 }')
     after=$(cpu_ticks "$pid")
     awk -v l="$label" -v p="$p" -v r="$rps" -v c="$((after - before))" -v t="$tick" -v n="$n" \
       'BEGIN { printf "%-16s -P %-2s %s cpu_us_per_request=%.3f\n", l, p, r, c / t * 1e6 / (2 * n) }'
