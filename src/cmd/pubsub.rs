@@ -17,86 +17,109 @@ fn confirmation(kind: &'static str, name: Option<Bytes>, count: usize) -> Frame 
     ])
 }
 
-pub fn subscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+/// Channels or patterns: the two kinds of subscription share every rule.
+#[derive(Clone, Copy)]
+enum Kind {
+    Channel,
+    Pattern,
+}
+
+impl Kind {
+    fn names(self, session: &mut Session) -> &mut indexmap::IndexSet<Bytes> {
+        match self {
+            Kind::Channel => &mut session.channels,
+            Kind::Pattern => &mut session.patterns,
+        }
+    }
+
+    fn confirm(self, subscribing: bool) -> &'static str {
+        match (self, subscribing) {
+            (Kind::Channel, true) => "subscribe",
+            (Kind::Channel, false) => "unsubscribe",
+            (Kind::Pattern, true) => "psubscribe",
+            (Kind::Pattern, false) => "punsubscribe",
+        }
+    }
+}
+
+fn subscribe_generic(
+    shard: &ShardData,
+    session: &mut Session,
+    argv: &[Bytes],
+    kind: Kind,
+) -> Action {
     let me = session.subscriber();
+    let registry = &shard.shared.pubsub;
     let replies = argv[1..]
         .iter()
-        .map(|channel| {
-            if session.channels.insert(channel.clone()) {
-                shard.shared.pubsub.subscribe(channel.clone(), me);
+        .map(|name| {
+            if kind.names(session).insert(name.clone()) {
+                match kind {
+                    Kind::Channel => registry.subscribe(name.clone(), me),
+                    Kind::Pattern => registry.psubscribe(name.clone(), me),
+                }
             }
-            confirmation("subscribe", Some(channel.clone()), session.subscriptions())
+            confirmation(
+                kind.confirm(true),
+                Some(name.clone()),
+                session.subscriptions(),
+            )
         })
         .collect();
     Frame::Sequence(replies).into()
+}
+
+/// Without arguments, leaves every subscription of the kind, in the order made.
+fn unsubscribe_generic(
+    shard: &ShardData,
+    session: &mut Session,
+    argv: &[Bytes],
+    kind: Kind,
+) -> Action {
+    let names: Vec<Bytes> = if argv.len() > 1 {
+        argv[1..].to_vec()
+    } else {
+        kind.names(session).iter().cloned().collect()
+    };
+    if names.is_empty() {
+        return Frame::Sequence(vec![confirmation(
+            kind.confirm(false),
+            None,
+            session.subscriptions(),
+        )])
+        .into();
+    }
+    let me = session.subscriber();
+    let registry = &shard.shared.pubsub;
+    let replies = names
+        .into_iter()
+        .map(|name| {
+            if kind.names(session).shift_remove(&name) {
+                match kind {
+                    Kind::Channel => registry.unsubscribe(&name, me),
+                    Kind::Pattern => registry.punsubscribe(&name, me),
+                }
+            }
+            confirmation(kind.confirm(false), Some(name), session.subscriptions())
+        })
+        .collect();
+    Frame::Sequence(replies).into()
+}
+
+pub fn subscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    subscribe_generic(shard, session, argv, Kind::Channel)
 }
 
 pub fn psubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let me = session.subscriber();
-    let replies = argv[1..]
-        .iter()
-        .map(|pattern| {
-            if session.patterns.insert(pattern.clone()) {
-                shard.shared.pubsub.psubscribe(pattern.clone(), me);
-            }
-            confirmation("psubscribe", Some(pattern.clone()), session.subscriptions())
-        })
-        .collect();
-    Frame::Sequence(replies).into()
+    subscribe_generic(shard, session, argv, Kind::Pattern)
 }
 
 pub fn unsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let names: Vec<Bytes> = if argv.len() > 1 {
-        argv[1..].to_vec()
-    } else {
-        session.channels.iter().cloned().collect()
-    };
-    if names.is_empty() {
-        return Frame::Sequence(vec![confirmation(
-            "unsubscribe",
-            None,
-            session.subscriptions(),
-        )])
-        .into();
-    }
-    let me = session.subscriber();
-    let replies = names
-        .into_iter()
-        .map(|channel| {
-            if session.channels.shift_remove(&channel) {
-                shard.shared.pubsub.unsubscribe(&channel, me);
-            }
-            confirmation("unsubscribe", Some(channel), session.subscriptions())
-        })
-        .collect();
-    Frame::Sequence(replies).into()
+    unsubscribe_generic(shard, session, argv, Kind::Channel)
 }
 
 pub fn punsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let names: Vec<Bytes> = if argv.len() > 1 {
-        argv[1..].to_vec()
-    } else {
-        session.patterns.iter().cloned().collect()
-    };
-    if names.is_empty() {
-        return Frame::Sequence(vec![confirmation(
-            "punsubscribe",
-            None,
-            session.subscriptions(),
-        )])
-        .into();
-    }
-    let me = session.subscriber();
-    let replies = names
-        .into_iter()
-        .map(|pattern| {
-            if session.patterns.shift_remove(&pattern) {
-                shard.shared.pubsub.punsubscribe(&pattern, me);
-            }
-            confirmation("punsubscribe", Some(pattern), session.subscriptions())
-        })
-        .collect();
-    Frame::Sequence(replies).into()
+    unsubscribe_generic(shard, session, argv, Kind::Pattern)
 }
 
 /// Drops every subscription of a closing connection.
