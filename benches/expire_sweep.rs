@@ -36,7 +36,7 @@ fn sweep(store: &mut Store, target: u64) {
     let mut sweep = ActiveExpire::new(1);
     let origin = Instant::now();
     while store.stats.expired_keys < target {
-        sweep.start_cycle(&params, store);
+        sweep.start_cycle(&params, store, None);
         let before = store.stats.expired_keys;
         while sweep.run_slice(store, 10_000, &params, true, || {
             origin.elapsed().as_micros() as u64

@@ -11,9 +11,11 @@ n=${1:-1000000}
 command -v redis-benchmark >/dev/null || { echo "apt-get install -y redis-server redis-tools" >&2; exit 1; }
 cargo build --release --locked -q
 cores=$(nproc)
-server_cores=1
-[ "$cores" -gt 2 ] && server_cores="1-$((cores - 1))"
-all_shards=$((cores > 2 ? cores - 1 : 1))
+# With more than 2 cores the sharded server gets every core but the client's;
+# on 2 cores it runs 2 shards over both, sharing core 0 with the client.
+server_cores="1-$((cores - 1))"
+all_shards=$((cores > 2 ? cores - 1 : 2))
+[ "$cores" -le 2 ] && server_cores="0-1"
 tick=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

@@ -65,7 +65,7 @@ impl Default for Config {
             shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
             hz: 10,
             active_expire_effort: 1,
-            active_expire_slice_us: 500,
+            active_expire_slice_us: 100,
             active_expire_storm_cpu_perc: 50,
             notify_keyspace_events: String::new(),
             maxclients: 10_000,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use hdrhistogram::Histogram;
@@ -45,6 +46,14 @@ pub struct ShardCounters {
 }
 
 impl ShardCounters {
+    /// The totals without the per-command table.
+    pub fn clone_totals(&self) -> ShardCounters {
+        ShardCounters {
+            commands: HashMap::new(),
+            ..*self
+        }
+    }
+
     pub fn record(&mut self, name: &'static str, usec: u64, failed: bool) {
         self.commands_processed += 1;
         let stat = self.commands.entry(name).or_default();
@@ -79,7 +88,13 @@ pub struct ShardReport {
 }
 
 impl ShardReport {
-    pub fn of(data: &ShardData) -> ShardReport {
+    /// `with_commands`: copy the per-command statistics too (commandstats,
+    /// latencystats); they are the costly part, so only when asked for.
+    pub fn of(data: &ShardData, with_commands: bool) -> ShardReport {
+        let mut counters = data.counters.clone_totals();
+        if with_commands {
+            counters.commands = data.counters.commands.clone();
+        }
         ShardReport {
             shard: data.id,
             dbs: data
@@ -89,7 +104,7 @@ impl ShardReport {
                 .map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms))
                 .collect(),
             expiry: data.store.stats.clone(),
-            counters: data.counters.clone(),
+            counters,
         }
     }
 }
@@ -101,13 +116,49 @@ pub struct MemoryStats {
     pub resident: u64,
 }
 
-pub fn memory_stats() -> MemoryStats {
+/// The latest figures of the memory sampler (see `start_memory_sampler`).
+static ALLOCATED: AtomicU64 = AtomicU64::new(0);
+static ACTIVE: AtomicU64 = AtomicU64::new(0);
+static RESIDENT: AtomicU64 = AtomicU64::new(0);
+static RSS: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Reads jemalloc's statistics now. Refreshing them (`epoch`) takes
+/// allocator locks that its purging thread may hold for milliseconds, so
+/// shard threads never call this: they read what the sampler last saw.
+fn sample_memory() {
     use tikv_jemalloc_ctl::{epoch, stats};
     let _ = epoch::advance();
+    ALLOCATED.store(stats::allocated::read().unwrap_or(0) as u64, Relaxed);
+    ACTIVE.store(stats::active::read().unwrap_or(0) as u64, Relaxed);
+    RESIDENT.store(stats::resident::read().unwrap_or(0) as u64, Relaxed);
+    RSS.store(rss_bytes(), Relaxed);
+}
+
+/// Starts the thread that refreshes memory figures every 100 ms (once).
+pub fn start_memory_sampler() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        sample_memory();
+        let spawned = std::thread::Builder::new()
+            .name("ember-memstats".into())
+            .spawn(move || loop {
+                sample_memory();
+                PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            });
+        if let Err(e) = spawned {
+            log::warn!("could not start the memory sampler: {e}");
+        }
+    });
+}
+
+/// Memory figures as of the last sample (at most 100 ms old).
+pub fn memory_stats() -> MemoryStats {
     MemoryStats {
-        allocated: stats::allocated::read().unwrap_or(0) as u64,
-        active: stats::active::read().unwrap_or(0) as u64,
-        resident: stats::resident::read().unwrap_or(0) as u64,
+        allocated: ALLOCATED.load(Relaxed),
+        active: ACTIVE.load(Relaxed),
+        resident: RESIDENT.load(Relaxed),
     }
 }
 
@@ -261,12 +312,8 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             }
             "memory" => {
                 let mem = memory_stats();
-                let peak = shared
-                    .counters
-                    .used_memory_peak
-                    .fetch_max(mem.allocated, Relaxed)
-                    .max(mem.allocated);
-                let rss = rss_bytes();
+                let peak = PEAK.load(Relaxed).max(mem.allocated);
+                let rss = RSS.load(Relaxed);
                 line("used_memory", mem.allocated.to_string());
                 line("used_memory_human", human_bytes(mem.allocated));
                 line("used_memory_rss", rss.to_string());

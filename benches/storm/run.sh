@@ -22,9 +22,11 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
   exit 1
 fi
 cores=$(nproc)
-server_cores=1
-[ "$cores" -gt 2 ] && server_cores="1-$((cores - 1))"
-all_shards=$((cores > 2 ? cores - 1 : 1))
+# With more than 2 cores the sharded server gets every core but loadgen's;
+# on 2 cores it runs 2 shards over both, sharing core 0 with loadgen.
+server_cores="1-$((cores - 1))"
+all_shards=$((cores > 2 ? cores - 1 : 2))
+[ "$cores" -le 2 ] && server_cores="0-1"
 
 cargo build --release --workspace --locked -q
 ember=target/release/ember

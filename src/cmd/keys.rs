@@ -197,7 +197,7 @@ pub fn dbsize(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
 
 pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
-    drop_off_thread(ctx.shard.store.dbs[ctx.db].clear());
+    crate::util::drop_off_thread(ctx.shard.store.dbs[ctx.db].clear());
     Ok(Frame::OK)
 }
 
@@ -210,7 +210,7 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .iter_mut()
         .map(|db| db.clear())
         .collect();
-    drop_off_thread(old);
+    crate::util::drop_off_thread(old);
     Ok(Frame::OK)
 }
 
@@ -226,16 +226,6 @@ pub fn check_flush_mode(argv: &[Bytes]) -> Result<(), Frame> {
             Ok(())
         }
         Some(_) => Err(err::syntax()),
-    }
-}
-
-/// Frees a large structure on a helper thread so the shard keeps serving.
-pub fn drop_off_thread<T: Send + 'static>(value: T) {
-    let spawned = std::thread::Builder::new()
-        .name("ember-free".into())
-        .spawn(move || drop(value));
-    if let Err(e) = spawned {
-        log::warn!("could not free off-thread: {e}");
     }
 }
 

@@ -145,14 +145,15 @@ pub fn info(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     let args: Vec<String> = argv[1..].iter().map(|a| lower(a)).collect();
     let sections = sections_for(&args);
     let shared = std::sync::Arc::clone(&shard.shared);
+    let with_commands = sections
+        .iter()
+        .any(|s| *s == "commandstats" || *s == "latencystats");
     let ops = (0..shared.nshards)
         .map(|s| {
-            (
-                s,
-                Op::Store(Box::new(|ctx: &mut super::Ctx| {
-                    Out::Report(Box::new(ShardReport::of(ctx.shard)))
-                })),
-            )
+            let op = move |ctx: &mut super::Ctx| {
+                Out::Report(Box::new(ShardReport::of(ctx.shard, with_commands)))
+            };
+            (s, Op::Store(Box::new(op)))
         })
         .collect();
     Action::Job(Job::new(ops, move |outs| {

@@ -58,7 +58,6 @@ pub struct Counters {
     pub total_connections: AtomicU64,
     pub rejected_connections: AtomicU64,
     pub next_client_id: AtomicU64,
-    pub used_memory_peak: AtomicU64,
 }
 
 /// State shared by every shard thread. Nothing here is touched per key: the
@@ -82,7 +81,7 @@ impl Shared {
             expire: ExpireKnobs {
                 hz: AtomicU32::new(10),
                 effort: AtomicU32::new(1),
-                slice_us: AtomicU64::new(500),
+                slice_us: AtomicU64::new(100),
                 storm_cpu_perc: AtomicU64::new(50),
                 notify_flags: AtomicU32::new(0),
                 enabled: AtomicBool::new(true),
@@ -174,6 +173,7 @@ pub fn start(
             })?,
         );
     }
+    crate::info::start_memory_sampler();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()

@@ -25,6 +25,8 @@ use crate::resp::{Frame, ParseLimits, Parser};
 use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
 
 const LISTENER: Token = Token(usize::MAX - 2);
+/// How busy a storm sweep may make a shard, counting its clients' work, percent.
+const MAX_UTILIZATION_PERC: u64 = 85;
 /// What a RESP2 client may send while subscribed.
 const SUBSCRIBER_COMMANDS: &[&str] = &[
     "subscribe",
@@ -92,6 +94,9 @@ pub struct Worker {
     next_tick: Instant,
     next_cron: Instant,
     params: ExpireParams,
+    /// Time spent serving sockets and inboxes since the last tick, µs: what
+    /// the clients used, so a storm sweep takes only what they left.
+    busy_us: u64,
 }
 
 pub fn unix_ms() -> u64 {
@@ -135,6 +140,7 @@ impl Worker {
             next_tick: Instant::now(),
             next_cron: Instant::now(),
             params,
+            busy_us: 0,
         }
     }
 
@@ -163,6 +169,8 @@ impl Worker {
                 }
             }
             self.data.now_ms = unix_ms();
+            let served_from = Instant::now();
+            let mut sweep_time = None;
             self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
             for event in events.iter() {
                 match event.token() {
@@ -189,6 +197,7 @@ impl Worker {
                 // reclaiming may spend more than the normal share.
                 let idle = events.is_empty();
                 let clock_origin = Instant::now();
+                sweep_time = Some(clock_origin);
                 let outcome = self.data.sweep.run_slice(
                     &mut self.data.store,
                     self.data.now_ms,
@@ -199,8 +208,15 @@ impl Worker {
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
                 self.route_deliveries();
             }
+            let sweep_us = sweep_time.map_or(0, |t| t.elapsed().as_micros() as u64);
             self.send_outbox();
             self.flush_dirty();
+            // Only iterations that served something count: while a storm
+            // cycle waits for idle moments the loop spins, and that is not
+            // client work.
+            if !events.is_empty() {
+                self.busy_us += (served_from.elapsed().as_micros() as u64).saturating_sub(sweep_us);
+            }
         }
     }
 
@@ -215,8 +231,16 @@ impl Worker {
             self.next_tick = now + period;
         }
         if self.data.shared.expire.enabled.load(Relaxed) {
-            self.data.sweep.start_cycle(&self.params, &self.data.store);
+            // Keep the shard at most MAX_UTILIZATION_PERC busy: the storm
+            // budget gets what the clients and the normal sweep leave.
+            let period_us = period.as_micros() as u64;
+            let cap = period_us * MAX_UTILIZATION_PERC / 100;
+            let spare = cap.saturating_sub(self.busy_us + self.params.cycle_budget_us);
+            self.data
+                .sweep
+                .start_cycle(&self.params, &self.data.store, Some(spare));
         }
+        self.busy_us = 0;
         if now >= self.next_cron {
             self.next_cron = now + Duration::from_secs(1);
             self.cron();
@@ -227,14 +251,6 @@ impl Worker {
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
-        if self.data.id == 0 {
-            let used = crate::info::memory_stats().allocated;
-            self.data
-                .shared
-                .counters
-                .used_memory_peak
-                .fetch_max(used, Relaxed);
-        }
         let timeout_s = self.data.shared.config.read().map_or(0, |c| c.timeout);
         if timeout_s > 0 {
             let now = self.data.now_ms;

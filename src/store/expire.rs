@@ -22,7 +22,9 @@
 //! instead of 25% (still in slices), until a cycle finishes its work; this is
 //! what Redis's extra "fast" cycles do, without their long stall. The share
 //! above 25% is only spent when the loop found no socket work waiting
-//! (`idle`), so reclaiming a storm takes spare CPU, not the clients'.
+//! (`idle`), and never more than the CPU the clients left spare in the last
+//! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
+//! spare CPU, not the clients'.
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
@@ -134,7 +136,9 @@ impl ActiveExpire {
 
     /// Starts a new cycle at a timer tick. A cycle still running from the last
     /// tick is replaced: its unspent budget does not carry over, as in Redis.
-    pub fn start_cycle(&mut self, params: &ExpireParams, store: &Store) {
+    /// `spare_us` is how much of a tick the clients left unused lately (None:
+    /// unknown, no limit); a storm cycle's extra budget never exceeds it.
+    pub fn start_cycle(&mut self, params: &ExpireParams, store: &Store, spare_us: Option<u64>) {
         if store.dbs.iter().all(|db| db.volatile_len() == 0) {
             self.cycle = None;
             return;
@@ -147,9 +151,10 @@ impl ActiveExpire {
         }
         let db = self.cycle.as_ref().map_or(0, |c| c.db);
         let extra = if self.storm {
-            params
+            let allowed = params
                 .storm_budget_us
-                .saturating_sub(params.cycle_budget_us)
+                .saturating_sub(params.cycle_budget_us);
+            spare_us.map_or(allowed, |spare| allowed.min(spare))
         } else {
             0
         };
@@ -360,7 +365,7 @@ mod tests {
 
     /// Runs one whole cycle with a clock that never advances (no time limit).
     fn full_cycle(sweep: &mut ActiveExpire, store: &mut Store, params: &ExpireParams) {
-        sweep.start_cycle(params, store);
+        sweep.start_cycle(params, store, None);
         while sweep.run_slice(store, 100, params, true, || 0) == SliceOutcome::More {}
     }
 
@@ -398,7 +403,7 @@ mod tests {
             if store.dbs[0].volatile_len() == 2_000 {
                 break;
             }
-            sweep.start_cycle(&params, &store);
+            sweep.start_cycle(&params, &store, None);
             while sweep.run_slice(&mut store, 101, &params, true, || 0) == SliceOutcome::More {}
         }
         assert_eq!(store.dbs[0].volatile_len(), 2_000);
@@ -413,7 +418,7 @@ mod tests {
         let params = ExpireParams::new(100, 1, 100, 25);
         assert_eq!(params.cycle_budget_us, 2_500);
         let mut sweep = ActiveExpire::new(2);
-        sweep.start_cycle(&params, &store);
+        sweep.start_cycle(&params, &store, None);
         let clock = Cell::new(0u64);
         let read = || {
             clock.set(clock.get() + 10);
@@ -460,12 +465,12 @@ mod tests {
             clock.get()
         };
         // The first cycle is capped at the normal budget, which turns storm mode on.
-        sweep.start_cycle(&params, &store);
+        sweep.start_cycle(&params, &store, None);
         while sweep.run_slice(&mut store, 100, &params, false, read) == SliceOutcome::More {}
         assert!(sweep.in_storm());
         let cpu_first = store.stats.cycle_cpu_us;
         // Busy loop: a storm cycle still only spends the normal budget...
-        sweep.start_cycle(&params, &store);
+        sweep.start_cycle(&params, &store, None);
         for _ in 0..1_000 {
             sweep.run_slice(&mut store, 100, &params, false, read);
         }
@@ -486,7 +491,7 @@ mod tests {
         fill(&mut store, "live", 1_000, Some(1_000_000));
         let params = ExpireParams::new(10, 1, 1_000, 50);
         let mut sweep = ActiveExpire::new(3);
-        sweep.start_cycle(&params, &store);
+        sweep.start_cycle(&params, &store, None);
         let outcome = sweep.run_slice(&mut store, 100, &params, true, || 0);
         assert_eq!(outcome, SliceOutcome::Done);
         assert_eq!(store.stats.expired_keys, 0);

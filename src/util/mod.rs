@@ -5,3 +5,13 @@ pub mod glob;
 pub mod lcs;
 pub mod num;
 pub mod slot;
+
+/// Frees a large structure on a helper thread so the shard keeps serving.
+pub fn drop_off_thread<T: Send + 'static>(value: T) {
+    let spawned = std::thread::Builder::new()
+        .name("ember-free".into())
+        .spawn(move || drop(value));
+    if let Err(e) = spawned {
+        log::warn!("could not free off-thread: {e}");
+    }
+}
