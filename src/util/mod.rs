@@ -1,5 +1,6 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
-//! parsing and formatting as Redis does them, longest common subsequence.
+//! parsing and formatting as Redis does them, longest common subsequence, and
+//! freeing large structures off the shard threads.
 
 pub mod glob;
 pub mod lcs;
