@@ -809,7 +809,7 @@ fn keyspace_event_classes_filter() {
     expect_events(
         &mut c,
         &mut s,
-        &["SET", k, "v", "PX", "30"],
+        &["SET", k, "v", "PX", "5000"],
         ok(),
         vec![],
         true,
