@@ -259,45 +259,52 @@ fn one_of(v: &str, options: &[&str]) -> Result<String, String> {
     }
 }
 
-/// Event classes of `notify-keyspace-events`, in Redis's canonical order.
-const EVENT_CLASSES: &str = "g$lshzxetmdn";
+/// Event classes of `notify-keyspace-events`, in Redis's canonical order
+/// (`m` excepted: Redis prints it after `K` and `E`).
+const EVENT_CLASSES: &str = "g$lshzxetdn";
+/// What `A` stands for (Redis 7.0's NOTIFY_ALL).
+const ALL_CLASSES: &str = "g$lshzxetd";
 
-/// Normalizes `notify-keyspace-events` flags the way Redis prints them back.
+/// Normalizes `notify-keyspace-events` flags the way Redis 7.0 prints them
+/// back: `A` when every class of it is on (else the classes one by one),
+/// then `K`, `E` and `m`. Classes without `K` or `E` are kept, as Redis
+/// does, though nothing is delivered then. One deviation: Redis drops `n`
+/// from the text after `A` while still honouring it; the flags are read
+/// back from this text here, so `n` is kept.
 pub fn normalize_events(v: &str) -> Result<String, String> {
     let invalid = || "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string();
     let mut classes = std::collections::BTreeSet::new();
-    let (mut keyspace, mut keyevent) = (false, false);
+    let (mut keyspace, mut keyevent, mut key_miss) = (false, false, false);
     for c in v.chars() {
         match c {
-            'A' => classes.extend("g$lshzxet".chars()),
+            'A' => classes.extend(ALL_CLASSES.chars()),
             'K' => keyspace = true,
             'E' => keyevent = true,
+            'm' => key_miss = true,
             c if EVENT_CLASSES.contains(c) => {
                 classes.insert(c);
             }
             _ => return Err(invalid()),
         }
     }
-    let all = "g$lshzxet".chars().all(|c| classes.contains(&c));
+    let all = ALL_CLASSES.chars().all(|c| classes.contains(&c));
     let mut out = String::new();
     if all {
         out.push('A');
     }
     for c in EVENT_CLASSES.chars() {
-        let in_a = "g$lshzxet".contains(c);
-        if classes.contains(&c) && !(all && in_a) {
+        if classes.contains(&c) && !(all && ALL_CLASSES.contains(c)) {
             out.push(c);
         }
-    }
-    // Without K or E nothing is delivered; Redis then reports an empty string.
-    if !keyspace && !keyevent {
-        return Ok(String::new());
     }
     if keyspace {
         out.push('K');
     }
     if keyevent {
         out.push('E');
+    }
+    if key_miss {
+        out.push('m');
     }
     Ok(out)
 }
@@ -399,6 +406,10 @@ mod tests {
         assert_eq!(normalize_events("Ex").unwrap(), "xE");
         assert_eq!(normalize_events("KEA").unwrap(), "AKE");
         assert_eq!(normalize_events("").unwrap(), "");
+        assert_eq!(normalize_events("x").unwrap(), "x");
+        assert_eq!(normalize_events("KEAm").unwrap(), "AKEm");
+        assert_eq!(normalize_events("g$lshzxetd").unwrap(), "A");
+        assert_eq!(normalize_events("Kgn").unwrap(), "gnK");
         assert!(normalize_events("Q").is_err());
     }
 

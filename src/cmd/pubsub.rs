@@ -177,7 +177,13 @@ pub fn pubsub(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
         .into(),
         "numpat" if argv.len() == 2 => Frame::Integer(registry.numpat() as i64).into(),
         "help" if argv.len() == 2 => help_reply(PUBSUB_HELP).into(),
-        "channels" | "numpat" | "help" => err::wrong_arity(&format!("pubsub|{sub}")).into(),
+        // Redis checks CHANNELS's argument count itself, with this wording.
+        "channels" => Frame::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+            String::from_utf8_lossy(&argv[1])
+        ))
+        .into(),
+        "numpat" | "help" => err::wrong_arity(&format!("pubsub|{sub}")).into(),
         _ => err::unknown_subcommand(&argv[1], "pubsub").into(),
     }
 }

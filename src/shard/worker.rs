@@ -37,6 +37,21 @@ const SUBSCRIBER_COMMANDS: &[&str] = &[
     "quit",
     "reset",
 ];
+/// Commands Redis names with their subcommand (`config|get`) in errors.
+const CONTAINER_COMMANDS: &[&str] = &["client", "command", "config", "object", "pubsub"];
+
+/// A command's name as Redis reports it: `name|subcommand` for containers.
+fn full_name(name: &'static str, argv: &[Bytes]) -> std::borrow::Cow<'static, str> {
+    match argv.get(1) {
+        Some(sub) if CONTAINER_COMMANDS.contains(&name) => format!(
+            "{name}|{}",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        )
+        .into(),
+        _ => name.into(),
+    }
+}
+
 /// `client-output-buffer-limit pubsub 32mb 8mb 60`: a subscriber whose unsent
 /// output passes the hard limit, or stays over the soft one for 60 s, is dropped.
 const PUBSUB_HARD_LIMIT: usize = 32 * 1024 * 1024;
@@ -466,7 +481,7 @@ impl Worker {
         if conn.session.in_subscriber_mode() && !SUBSCRIBER_COMMANDS.contains(&spec.name) {
             conn.push_reply(Frame::Error(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                spec.name
+                full_name(spec.name, &argv)
             )));
             return;
         }
@@ -754,14 +769,17 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
         s.name.as_deref().unwrap_or(""),
         now_ms.saturating_sub(s.created_ms) / 1000,
         now_ms.saturating_sub(s.last_ms) / 1000,
+        if s.subscriptions() > 0 { "P" } else { "N" },
         s.db,
+        s.channels.len(),
+        s.patterns.len(),
         c.rbuf.len(),
         c.rbuf.capacity(),
         c.output_len(),

@@ -313,7 +313,16 @@ impl<'a> Keyspace<'a> {
 
     /// Stores `value`, keeping the current TTL of a live key (KEEPTTL, in-place changes).
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
-        let ttl = self.peek(key).and_then(Entry::expire_at);
+        let ttl = match self.peek(key) {
+            Some(entry) => entry.expire_at(),
+            None => {
+                // INCR, APPEND, SETRANGE, ... creating the key.
+                if self.stats.notify.wants(super::notify::NEW) {
+                    self.stats.record_new(self.index, key);
+                }
+                None
+            }
+        };
         self.db.insert_raw(key, value, ttl, self.now_ms);
     }
 
