@@ -27,38 +27,42 @@ impl Server {
     pub fn start(shards: usize, extra: &[&str]) -> Server {
         for _ in 0..5 {
             let port = free_port();
-            let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--shards",
-                    &shards.to_string(),
-                    "--loglevel",
-                    "warning",
-                ])
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn ember");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break; // port taken between probe and bind: try another
-                }
-                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-                    let _ = s.write_all(b"PING\r\n");
-                    let mut buf = [0u8; 7];
-                    if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
-                        return Server { child, port };
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            let mut args = vec!["--port".to_string(), port.to_string()];
+            args.extend(extra.iter().map(|a| a.to_string()));
+            if let Some(server) = Server::launch(shards, &args, port) {
+                return server;
             }
-            let _ = child.kill();
-            let _ = child.wait();
         }
         panic!("ember did not start");
+    }
+
+    /// Spawns ember with `args` and waits until it answers PING on `port`;
+    /// None if it exited first (say the port was taken since it was probed).
+    fn launch(shards: usize, args: &[String], port: u16) -> Option<Server> {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+            .args(args)
+            .args(["--shards", &shards.to_string(), "--loglevel", "warning"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ember");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                let _ = s.write_all(b"PING\r\n");
+                let mut buf = [0u8; 7];
+                if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                    return Some(Server { child, port });
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
     }
 
     pub fn client(&self) -> redis::Connection {
@@ -421,32 +425,12 @@ impl Server {
         for _ in 0..5 {
             let port = free_port();
             let path = temp_conf(&format!("port {port}\n{body}"));
-            let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
-                .arg("--config")
-                .arg(&path)
-                .args(["--shards", &shards.to_string(), "--loglevel", "warning"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn ember");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-                    let _ = s.write_all(b"PING\r\n");
-                    let mut buf = [0u8; 7];
-                    if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
-                        let _ = std::fs::remove_file(&path);
-                        return Server { child, port };
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+            let args = ["--config".to_string(), path.display().to_string()];
+            let started = Server::launch(shards, &args, port);
             let _ = std::fs::remove_file(&path);
+            if let Some(server) = started {
+                return server;
+            }
         }
         panic!("ember did not start with a config file");
     }
