@@ -137,6 +137,11 @@ fn client_list_shows_clients_on_all_shards() {
                 .find(|l| l.starts_with(&format!("id={id} ")))
                 .unwrap_or_else(|| panic!("client {id} missing from\n{list}"));
             assert!(line.contains(&format!(" name=c{i} ")), "{line}");
+            // Every client's last command was CLIENT LIST or CLIENT ID, named as Redis does.
+            assert!(
+                line.contains(" cmd=client|list ") || line.contains(" cmd=client|id "),
+                "{line}"
+            );
         }
         // Sorted by id.
         let listed: Vec<i64> = list

@@ -19,6 +19,10 @@ pub struct Session {
     pub created_ms: u64,
     pub last_ms: u64,
     pub last_cmd: &'static str,
+    /// The subcommand of the last command when it was a container
+    /// (`client|list` in CLIENT LIST); None for plain commands, so the common
+    /// case costs no allocation.
+    pub last_sub: Option<String>,
     /// Where this connection lives, so the Pub/Sub registry can reach it.
     pub shard: usize,
     pub token: usize,
@@ -40,6 +44,7 @@ impl Session {
             created_ms: now_ms,
             last_ms: now_ms,
             last_cmd: "NULL",
+            last_sub: None,
             shard: 0,
             token: 0,
             channels: IndexSet::new(),

@@ -486,6 +486,12 @@ impl Worker {
             return;
         }
         conn.session.last_cmd = spec.name;
+        conn.session.last_sub = match argv.get(1) {
+            Some(sub) if CONTAINER_COMMANDS.contains(&spec.name) => {
+                Some(String::from_utf8_lossy(sub).to_ascii_lowercase())
+            }
+            _ => None,
+        };
         let started = Instant::now();
         match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
             Action::Reply(frame) => {
@@ -784,7 +790,10 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         c.rbuf.capacity(),
         c.output_len(),
         c.rbuf.capacity() + c.wbuf.capacity(),
-        s.last_cmd,
+        match &s.last_sub {
+            Some(sub) => format!("{}|{sub}", s.last_cmd),
+            None => s.last_cmd.to_string(),
+        },
         if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
     )
 }
