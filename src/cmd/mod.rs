@@ -16,6 +16,7 @@ pub mod server;
 mod session;
 pub mod strings;
 pub mod table;
+pub mod zset;
 
 use bytes::Bytes;
 

@@ -26,6 +26,7 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
     }
     cats.push(match spec.group {
         "string" => "@string",
+        "sorted-set" => "@sortedset",
         "generic" => "@keyspace",
         "connection" => "@connection",
         _ => "@admin",

@@ -14,7 +14,6 @@ use crate::util::num::{format_incr_float, parse_f64, parse_i64};
 pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
     match &entry.value {
         Value::Str(s) => Ok(s),
-        #[allow(unreachable_patterns)]
         _ => Err(err::wrongtype()),
     }
 }
@@ -431,7 +430,6 @@ pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply 
     let string = |v: Option<&Value>| match v {
         None => Ok(Bytes::new()),
         Some(Value::Str(s)) => Ok(s.clone()),
-        #[allow(unreachable_patterns)]
         Some(_) => Err(err::frame(
             "ERR The specified keys must contain string values",
         )),

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
-use super::{connection, expire, keys, multi, pubsub, server, strings, Ctx, Session};
+use super::{connection, expire, keys, multi, pubsub, server, strings, zset, Ctx, Session};
 use crate::cmd::ShardData;
 use crate::shard::Action;
 
@@ -148,6 +148,12 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("substr", 4, R, ONE, "string", "1.0.0", "Returns a substring from a string value.", strings::getrange, Split::One),
     keyed("setrange", 4, W, ONE, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", strings::setrange, Split::One),
     keyed("lcs", -3, R, TWO, "string", "7.0.0", "Finds the longest common substring.", strings::lcs, Split::Custom(multi::lcs)),
+    // Sorted sets
+    keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
+    keyed("zrem", -3, WDF, ONE, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem, Split::One),
+    keyed("zscore", 3, RF, ONE, "sorted-set", "1.2.0", "Returns the score of a member in a sorted set.", zset::zscore, Split::One),
+    keyed("zcard", 2, RF, ONE, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard, Split::One),
+    keyed("zrangebyscore", -4, R, ONE, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::zrangebyscore, Split::One),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
     keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),

@@ -26,6 +26,22 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
         Frame::Array(items) => aggregate(b'*', items, proto, out),
         Frame::Set(items) => aggregate(if resp3 { b'~' } else { b'*' }, items, proto, out),
         Frame::Push(items) => aggregate(if resp3 { b'>' } else { b'*' }, items, proto, out),
+        Frame::Pairs(pairs) => {
+            if resp3 {
+                header(b'*', pairs.len(), out);
+                for (a, b) in pairs {
+                    header(b'*', 2, out);
+                    encode(a, proto, out);
+                    encode(b, proto, out);
+                }
+            } else {
+                header(b'*', pairs.len() * 2, out);
+                for (a, b) in pairs {
+                    encode(a, proto, out);
+                    encode(b, proto, out);
+                }
+            }
+        }
         Frame::Sequence(frames) => {
             for f in frames {
                 encode(f, proto, out);

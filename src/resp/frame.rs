@@ -43,6 +43,9 @@ pub enum Frame {
     /// Several replies to one command, written back to back (SUBSCRIBE
     /// answers once per channel).
     Sequence(Vec<Frame>),
+    /// Pairs such as (member, score): an array of 2-element arrays in RESP3,
+    /// one flat array in RESP2 (ZRANGE ... WITHSCORES).
+    Pairs(Vec<(Frame, Frame)>),
 }
 
 impl Frame {

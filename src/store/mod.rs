@@ -8,6 +8,7 @@ pub mod expire;
 pub mod notify;
 pub mod stats;
 pub mod value;
+pub mod zset;
 
 pub use db::{Db, Entry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};

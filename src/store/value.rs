@@ -1,10 +1,16 @@
-//! Stored values. Strings today; the container types join this enum.
+//! Stored values: strings and sorted sets so far; lists, hashes and sets
+//! join this enum with the data-types work.
 
 use bytes::Bytes;
+
+use super::zset::ZSet;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(Bytes),
+    /// Boxed: a sorted set is large and rare next to strings, and the box
+    /// keeps every dict entry small.
+    ZSet(Box<ZSet>),
 }
 
 impl Value {
@@ -12,11 +18,14 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::ZSet(_) => "zset",
         }
     }
 
     /// The name OBJECT ENCODING answers, following Redis's rules for strings:
-    /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else `raw`.
+    /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else
+    /// `raw`. A sorted set is a hash plus an ordered tree here, the role of
+    /// Redis's `skiplist` encoding.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
@@ -28,6 +37,7 @@ impl Value {
                     "raw"
                 }
             }
+            Value::ZSet(_) => "skiplist",
         }
     }
 
@@ -35,6 +45,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.len(),
+            Value::ZSet(z) => z.heap_size(),
         }
     }
 }
