@@ -60,7 +60,8 @@ pub fn zadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             "ERR XX and NX options at the same time are not compatible",
         ));
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    // At most one of GT, LT and NX.
+    if [flags.gt, flags.lt, flags.nx].iter().filter(|f| **f).count() > 1 {
         return Err(err::frame(
             "ERR GT, LT, and/or NX options at the same time are not compatible",
         ));
