@@ -61,7 +61,12 @@ pub fn zadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         ));
     }
     // At most one of GT, LT and NX.
-    if [flags.gt, flags.lt, flags.nx].iter().filter(|f| **f).count() > 1 {
+    if [flags.gt, flags.lt, flags.nx]
+        .iter()
+        .filter(|f| **f)
+        .count()
+        > 1
+    {
         return Err(err::frame(
             "ERR GT, LT, and/or NX options at the same time are not compatible",
         ));
