@@ -74,67 +74,61 @@ pub fn ember_bin() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-fn start_ember() -> Option<TestServer> {
-    let bin = ember_bin()?;
-    let port = free_port();
-    let mut child = Command::new(&bin)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--shards",
-            "2",
-        ])
+/// Spawns `program` and waits until it answers PING on `port`.
+fn spawn_ready(
+    program: &std::path::Path,
+    args: &[&str],
+    port: u16,
+    kind: &'static str,
+) -> Option<TestServer> {
+    let mut child = Command::new(program)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
     if wait_ready(&mut child, port) {
-        Some(TestServer {
-            child,
-            port,
-            kind: "ember",
-        })
-    } else {
-        let _ = child.kill();
-        let _ = child.wait();
+        return Some(TestServer { child, port, kind });
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn start_ember() -> Option<TestServer> {
+    let bin = ember_bin()?;
+    let port = free_port();
+    let port_text = port.to_string();
+    let args = ["--port", &port_text, "--bind", "127.0.0.1", "--shards", "2"];
+    let server = spawn_ready(&bin, &args, port, "ember");
+    if server.is_none() {
         eprintln!(
             "note: {} does not answer PING; trying redis-server",
             bin.display()
         );
-        None
     }
+    server
 }
 
 fn start_redis() -> Option<TestServer> {
     let port = free_port();
-    let mut child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    if wait_ready(&mut child, port) {
-        Some(TestServer {
-            child,
-            port,
-            kind: "redis-server",
-        })
-    } else {
-        let _ = child.kill();
-        let _ = child.wait();
-        None
-    }
+    let port_text = port.to_string();
+    let args = [
+        "--port",
+        &port_text,
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ];
+    spawn_ready(
+        std::path::Path::new("redis-server"),
+        &args,
+        port,
+        "redis-server",
+    )
 }
 
 /// The server under test: the workspace's ember when it exists and answers
