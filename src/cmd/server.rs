@@ -27,6 +27,7 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
     cats.push(match spec.group {
         "string" => "@string",
         "sorted-set" => "@sortedset",
+        "list" => "@list",
         "generic" => "@keyspace",
         "connection" => "@connection",
         _ => "@admin",

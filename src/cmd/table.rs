@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
-use super::{connection, expire, keys, multi, pubsub, server, strings, zset, Ctx, Session};
+use super::{connection, expire, keys, list, multi, pubsub, server, strings, zset, Ctx, Session};
 use crate::cmd::ShardData;
 use crate::shard::Action;
 
@@ -148,6 +148,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("substr", 4, R, ONE, "string", "1.0.0", "Returns a substring from a string value.", strings::getrange, Split::One),
     keyed("setrange", 4, W, ONE, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", strings::setrange, Split::One),
     keyed("lcs", -3, R, TWO, "string", "7.0.0", "Finds the longest common substring.", strings::lcs, Split::Custom(multi::lcs)),
+    // Lists
+    keyed("lpush", -3, WF, ONE, "list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", list::lpush, Split::One),
+    keyed("rpush", -3, WF, ONE, "list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", list::rpush, Split::One),
+    keyed("lpushx", -3, WF, ONE, "list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", list::lpushx, Split::One),
+    keyed("rpushx", -3, WF, ONE, "list", "2.2.0", "Appends an element to a list only when the list exists.", list::rpushx, Split::One),
+    keyed("lpop", -2, WDF, ONE, "list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", list::lpop, Split::One),
+    keyed("rpop", -2, WDF, ONE, "list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", list::rpop, Split::One),
+    keyed("llen", 2, RF, ONE, "list", "1.0.0", "Returns the length of a list.", list::llen, Split::One),
+    keyed("lrange", 4, R, ONE, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange, Split::One),
+    keyed("lindex", 3, R, ONE, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex, Split::One),
     // Sorted sets
     keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
     keyed("zrem", -3, WDF, ONE, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem, Split::One),

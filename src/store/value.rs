@@ -1,5 +1,7 @@
-//! Stored values: strings and sorted sets so far; lists, hashes and sets
+//! Stored values: strings, lists and sorted sets so far; hashes and sets
 //! join this enum with the data-types work.
+
+use std::collections::VecDeque;
 
 use bytes::Bytes;
 
@@ -8,6 +10,8 @@ use super::zset::ZSet;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(Bytes),
+    /// A list: O(1) push and pop at both ends.
+    List(VecDeque<Bytes>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
     /// keeps every dict entry small.
     ZSet(Box<ZSet>),
@@ -18,6 +22,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
             Value::ZSet(_) => "zset",
         }
     }
@@ -37,6 +42,7 @@ impl Value {
                     "raw"
                 }
             }
+            Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
         }
     }
@@ -45,6 +51,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.len(),
+            Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
     }
