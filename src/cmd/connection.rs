@@ -52,6 +52,7 @@ pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
 
 pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     super::pubsub::forget(&shard.shared.pubsub, session);
+    session.multi = None;
     session.channels.clear();
     session.patterns.clear();
     session.db = 0;

@@ -17,6 +17,7 @@ pub mod server;
 mod session;
 pub mod strings;
 pub mod table;
+pub mod transaction;
 pub mod zset;
 
 use bytes::Bytes;

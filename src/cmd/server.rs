@@ -28,6 +28,7 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
         "string" => "@string",
         "sorted-set" => "@sortedset",
         "list" => "@list",
+        "transactions" => "@transaction",
         "generic" => "@keyspace",
         "connection" => "@connection",
         _ => "@admin",

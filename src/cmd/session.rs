@@ -29,6 +29,8 @@ pub struct Session {
     /// Subscriptions, in the order they were made (UNSUBSCRIBE without
     /// arguments answers in this order).
     pub channels: IndexSet<Bytes>,
+    /// Commands queued since MULTI, if a transaction is open.
+    pub multi: Option<super::transaction::Transaction>,
     pub patterns: IndexSet<Bytes>,
 }
 
@@ -48,6 +50,7 @@ impl Session {
             shard: 0,
             token: 0,
             channels: IndexSet::new(),
+            multi: None,
             patterns: IndexSet::new(),
         }
     }

@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
-use super::{connection, expire, keys, list, multi, pubsub, server, strings, zset, Ctx, Session};
+use super::{
+    connection, expire, keys, list, multi, pubsub, server, strings, transaction, zset, Ctx, Session,
+};
 use crate::cmd::ShardData;
 use crate::shard::Action;
 
@@ -208,6 +210,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("punsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
     conn("publish", 3, &["pubsub", "loading", "stale", "fast"], "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
     conn("pubsub", -2, &["pubsub", "loading", "stale"], "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
+    // Transactions
+    conn("multi", 1, &["noscript", "loading", "stale", "fast"], "transactions", "1.2.0", "Starts a transaction.", transaction::multi),
+    conn("exec", 1, &["noscript", "loading", "stale"], "transactions", "1.2.0", "Executes all commands in a transaction.", transaction::exec),
+    conn("discard", 1, &["noscript", "loading", "stale", "fast"], "transactions", "2.0.0", "Discards a transaction.", transaction::discard),
     // Server
     conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
     conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),

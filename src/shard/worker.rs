@@ -472,11 +472,24 @@ impl Worker {
         conn.session.last_ms = self.data.now_ms;
         let Some(spec) = cmd::lookup(&argv[0]) else {
             conn.push_reply(cmd::unknown_command(&argv));
+            if let Some(tx) = &mut conn.session.multi {
+                tx.failed = true;
+            }
             return;
         };
         if !spec.arity_ok(argv.len()) {
             conn.push_reply(cmd::args::err::wrong_arity(spec.name));
+            if let Some(tx) = &mut conn.session.multi {
+                tx.failed = true;
+            }
             return;
+        }
+        if let Some(tx) = &mut conn.session.multi {
+            if !cmd::transaction::CONTROL.contains(&spec.name) {
+                tx.queued.push(argv);
+                conn.push_reply(Frame::Simple("QUEUED"));
+                return;
+            }
         }
         if conn.session.in_subscriber_mode() && !SUBSCRIBER_COMMANDS.contains(&spec.name) {
             conn.push_reply(Frame::Error(format!(

@@ -1,0 +1,143 @@
+//! MULTI / EXEC / DISCARD on one shard's keys. Replies checked against
+//! redis-server 7.0.
+
+mod common;
+
+use common::{keys_on_shard, Raw, Reply, Server};
+
+fn err(s: &str) -> Reply {
+    Reply::Error(s.into())
+}
+
+fn queued() -> Reply {
+    Reply::Simple("QUEUED".into())
+}
+
+#[test]
+fn page_view_pattern_on_keys_of_every_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    for shard in 0..2 {
+        let key = &keys_on_shard("pageviews.user:", shard, 2, 1)[0];
+        assert_eq!(c.cmd(&["MULTI"]), Reply::Simple("OK".into()));
+        assert_eq!(c.cmd(&["RPUSH", key, "http://example.com/a"]), queued());
+        assert_eq!(c.cmd(&["EXPIRE", key, "60"]), queued());
+        assert_eq!(
+            c.cmd(&["EXEC"]),
+            Reply::Array(vec![Reply::Int(1), Reply::Int(1)])
+        );
+        assert!(
+            matches!(c.cmd(&["TTL", key]), Reply::Int(t) if t > 55),
+            "TTL set on {key}"
+        );
+        assert_eq!(c.cmd(&["LLEN", key]), Reply::Int(1));
+    }
+}
+
+#[test]
+fn queue_errors_abort_and_runtime_errors_do_not_roll_back() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    assert_eq!(c.cmd(&["EXEC"]), err("ERR EXEC without MULTI"));
+    assert_eq!(c.cmd(&["DISCARD"]), err("ERR DISCARD without MULTI"));
+    c.cmd(&["MULTI"]);
+    assert_eq!(c.cmd(&["MULTI"]), err("ERR MULTI calls can not be nested"));
+    assert_eq!(c.cmd(&["SET", "a", "1"]), queued());
+    assert_eq!(
+        c.cmd(&["FOO"]),
+        err("ERR unknown command 'FOO', with args beginning with: ")
+    );
+    assert_eq!(
+        c.cmd(&["GET"]),
+        err("ERR wrong number of arguments for 'get' command")
+    );
+    assert_eq!(
+        c.cmd(&["EXEC"]),
+        err("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.cmd(&["GET", "a"]), Reply::Nil, "nothing ran");
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "s", "v"]);
+    c.cmd(&["LPUSH", "s", "x"]);
+    c.cmd(&["GET", "s"]);
+    assert_eq!(
+        c.cmd(&["EXEC"]),
+        Reply::Array(vec![
+            Reply::Simple("OK".into()),
+            err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            Reply::bulk("v"),
+        ])
+    );
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "d", "1"]);
+    assert_eq!(c.cmd(&["DISCARD"]), Reply::Simple("OK".into()));
+    assert_eq!(c.cmd(&["GET", "d"]), Reply::Nil);
+    c.cmd(&["MULTI"]);
+    assert_eq!(c.cmd(&["EXEC"]), Reply::Array(vec![]));
+}
+
+#[test]
+fn keys_of_several_shards_are_refused_clearly() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let a = &keys_on_shard("x", 0, 2, 1)[0];
+    let b = &keys_on_shard("x", 1, 2, 1)[0];
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", a, "1"]);
+    c.cmd(&["SET", b, "1"]);
+    match c.cmd(&["EXEC"]) {
+        Reply::Error(e) => assert!(e.contains("several shards"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.cmd(&["EXISTS", a, b]), Reply::Int(0), "nothing ran");
+    // Under one hash tag the keys share a shard and the transaction runs.
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "{t}a", "1"]);
+    c.cmd(&["SET", "{t}b", "2"]);
+    assert_eq!(
+        c.cmd(&["EXEC"]),
+        Reply::Array(vec![Reply::Simple("OK".into()); 2])
+    );
+}
+
+/// Transfers between two counters never show a partial state to readers.
+#[test]
+fn transactions_are_isolated() {
+    let server = Server::start(2, &[]);
+    let port = server.port;
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                for _ in 0..200 {
+                    c.cmd(&["MULTI"]);
+                    c.cmd(&["INCRBY", "{acct}a", "7"]);
+                    c.cmd(&["DECRBY", "{acct}b", "7"]);
+                    assert!(matches!(c.cmd(&["EXEC"]), Reply::Array(v) if v.len() == 2));
+                }
+            })
+        })
+        .collect();
+    let mut reader = Raw::connect(port);
+    for _ in 0..300 {
+        reader.cmd(&["MULTI"]);
+        reader.cmd(&["GET", "{acct}a"]);
+        reader.cmd(&["GET", "{acct}b"]);
+        let Reply::Array(values) = reader.cmd(&["EXEC"]) else {
+            panic!("EXEC failed")
+        };
+        let num = |r: &Reply| match r {
+            Reply::Bulk(b) => String::from_utf8_lossy(b).parse::<i64>().unwrap(),
+            _ => 0,
+        };
+        assert_eq!(
+            num(&values[0]) + num(&values[1]),
+            0,
+            "a reader saw half a transfer"
+        );
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert_eq!(reader.cmd(&["GET", "{acct}a"]), Reply::bulk("5600"));
+}
