@@ -9,6 +9,7 @@ pub mod args;
 pub mod connection;
 mod ctx;
 pub mod expire;
+pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod multi;

@@ -28,6 +28,7 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
         "string" => "@string",
         "sorted-set" => "@sortedset",
         "list" => "@list",
+        "hash" => "@hash",
         "transactions" => "@transaction",
         "generic" => "@keyspace",
         "connection" => "@connection",

@@ -8,7 +8,8 @@ use bytes::Bytes;
 
 use super::args::Reply;
 use super::{
-    connection, expire, keys, list, multi, pubsub, server, strings, transaction, zset, Ctx, Session,
+    connection, expire, hash, keys, list, multi, pubsub, server, strings, transaction, zset, Ctx,
+    Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -160,6 +161,21 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("llen", 2, RF, ONE, "list", "1.0.0", "Returns the length of a list.", list::llen, Split::One),
     keyed("lrange", 4, R, ONE, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange, Split::One),
     keyed("lindex", 3, R, ONE, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex, Split::One),
+    // Hashes
+    keyed("hset", -4, WF, ONE, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset, Split::One),
+    keyed("hmset", -4, WF, ONE, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset, Split::One),
+    keyed("hsetnx", 4, WF, ONE, "hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hash::hsetnx, Split::One),
+    keyed("hget", 3, RF, ONE, "hash", "2.0.0", "Returns the value of a field in a hash.", hash::hget, Split::One),
+    keyed("hmget", -3, RF, ONE, "hash", "2.0.0", "Returns the values of all fields in a hash.", hash::hmget, Split::One),
+    keyed("hdel", -3, WDF, ONE, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hash::hdel, Split::One),
+    keyed("hlen", 2, RF, ONE, "hash", "2.0.0", "Returns the number of fields in a hash.", hash::hlen, Split::One),
+    keyed("hexists", 3, RF, ONE, "hash", "2.0.0", "Determines whether a field exists in a hash.", hash::hexists, Split::One),
+    keyed("hstrlen", 3, RF, ONE, "hash", "3.2.0", "Returns the length of the value of a field.", hash::hstrlen, Split::One),
+    keyed("hkeys", 2, R, ONE, "hash", "2.0.0", "Returns all fields in a hash.", hash::hkeys, Split::One),
+    keyed("hvals", 2, R, ONE, "hash", "2.0.0", "Returns all values in a hash.", hash::hvals, Split::One),
+    keyed("hgetall", 2, R, ONE, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall, Split::One),
+    keyed("hincrby", 4, WF, ONE, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby, Split::One),
+    keyed("hincrbyfloat", 4, WF, ONE, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat, Split::One),
     // Sorted sets
     keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
     keyed("zrem", -3, WDF, ONE, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem, Split::One),

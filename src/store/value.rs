@@ -1,17 +1,25 @@
-//! Stored values: strings, lists and sorted sets so far; hashes and sets
-//! join this enum with the data-types work.
+//! Stored values: strings, lists, hashes and sorted sets so far; sets join
+//! this enum with the rest of the data-types work.
 
 use std::collections::VecDeque;
 
+use ahash::RandomState;
 use bytes::Bytes;
+use indexmap::IndexMap;
 
 use super::zset::ZSet;
+
+/// A hash: fields in insertion order (as a small Redis hash lists them),
+/// O(1) lookup and removal.
+pub type Hash = IndexMap<Bytes, Bytes, RandomState>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(Bytes),
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
+    /// Boxed for the same reason as sorted sets.
+    Hash(Box<Hash>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
     /// keeps every dict entry small.
     ZSet(Box<ZSet>),
@@ -23,6 +31,7 @@ impl Value {
         match self {
             Value::Str(_) => "string",
             Value::List(_) => "list",
+            Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
         }
     }
@@ -43,6 +52,7 @@ impl Value {
                 }
             }
             Value::List(_) => "quicklist",
+            Value::Hash(_) => "hashtable",
             Value::ZSet(_) => "skiplist",
         }
     }
@@ -52,6 +62,7 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
+            Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 72).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
     }

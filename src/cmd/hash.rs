@@ -1,0 +1,225 @@
+//! Hash commands, first part: field reads and writes, counters, listings.
+
+use bytes::Bytes;
+
+use super::args::{err, Reply};
+use super::Ctx;
+use crate::resp::Frame;
+use crate::store::notify::{GENERIC, HASH};
+use crate::store::value::Hash;
+use crate::store::{Entry, Keyspace, Value};
+use crate::util::num::{format_i64, format_incr_float, parse_f64, parse_i64};
+
+/// Redis's `hash-max-listpack-entries` default: up to this many fields a
+/// hash lists its fields in insertion order.
+const SMALL_HASH_FIELDS: usize = 128;
+
+fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
+    match &entry.value {
+        Value::Hash(h) => Ok(h),
+        _ => Err(err::wrongtype()),
+    }
+}
+
+/// The hash at `key` for writing, created empty when missing.
+fn hash_for_write<'k>(ks: &'k mut Keyspace, key: &[u8]) -> Result<&'k mut Hash, Frame> {
+    if ks.get(key).is_none() {
+        ks.set(key, Value::Hash(Box::default()), None);
+    }
+    match &mut ks.get(key).expect("present").value {
+        Value::Hash(h) => Ok(h),
+        _ => Err(err::wrongtype()),
+    }
+}
+
+/// Reads a field of the hash at `key` (None when key or field is missing).
+fn with_hash<T>(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Hash) -> T) -> Result<Option<T>, Frame> {
+    match ctx.ks().read(key) {
+        Some(entry) => as_hash(entry).map(|h| Some(f(h))),
+        None => Ok(None),
+    }
+}
+
+/// HSET and HMSET: field/value pairs.
+fn set_fields(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, Frame> {
+    if !argv.len().is_multiple_of(2) {
+        return Err(err::wrong_arity(
+            &String::from_utf8_lossy(&argv[0]).to_ascii_lowercase(),
+        ));
+    }
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    let hash = hash_for_write(&mut ks, key)?;
+    let mut added = 0;
+    for pair in argv[2..].chunks_exact(2) {
+        let old = hash.insert(
+            Bytes::copy_from_slice(&pair[0]),
+            Bytes::copy_from_slice(&pair[1]),
+        );
+        added += old.is_none() as i64;
+    }
+    ks.notify(HASH, "hset", key);
+    Ok(added)
+}
+
+pub fn hset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    set_fields(ctx, argv).map(Frame::Integer)
+}
+
+pub fn hmset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    set_fields(ctx, argv).map(|_| Frame::OK)
+}
+
+pub fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    if let Some(entry) = ks.get(key) {
+        if as_hash(entry)?.contains_key(argv[2].as_ref()) {
+            return Ok(Frame::Integer(0));
+        }
+    }
+    let hash = hash_for_write(&mut ks, key)?;
+    hash.insert(
+        Bytes::copy_from_slice(&argv[2]),
+        Bytes::copy_from_slice(&argv[3]),
+    );
+    ks.notify(HASH, "hset", key);
+    Ok(Frame::Integer(1))
+}
+
+pub fn hget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let value = with_hash(ctx, &argv[1], |h| h.get(argv[2].as_ref()).cloned())?.flatten();
+    Ok(value.map_or(Frame::Null, Frame::Bulk))
+}
+
+pub fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let fields = &argv[2..];
+    let values = with_hash(ctx, &argv[1], |h| {
+        fields
+            .iter()
+            .map(|f| h.get(f.as_ref()).cloned().map_or(Frame::Null, Frame::Bulk))
+            .collect()
+    })?;
+    Ok(Frame::Array(
+        values.unwrap_or_else(|| vec![Frame::Null; fields.len()]),
+    ))
+}
+
+pub fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    let Some(entry) = ks.get(key) else {
+        return Ok(Frame::Integer(0));
+    };
+    as_hash(entry)?;
+    let Value::Hash(hash) = &mut entry.value else {
+        unreachable!("checked above")
+    };
+    // Small hashes keep insertion order across deletes, as Redis's listpack
+    // encoding does (O(n), n small); large ones remove in O(1).
+    let keep_order = hash.len() <= SMALL_HASH_FIELDS;
+    let removed = argv[2..]
+        .iter()
+        .filter(|f| {
+            if keep_order {
+                hash.shift_remove(f.as_ref()).is_some()
+            } else {
+                hash.swap_remove(f.as_ref()).is_some()
+            }
+        })
+        .count();
+    let emptied = hash.is_empty();
+    if removed > 0 {
+        ks.notify(HASH, "hdel", key);
+    }
+    if emptied {
+        // The last field gone takes the key and its TTL with it.
+        ks.remove(key);
+        ks.notify(GENERIC, "del", key);
+    }
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub fn hlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    Ok(Frame::Integer(
+        with_hash(ctx, &argv[1], |h| h.len() as i64)?.unwrap_or(0),
+    ))
+}
+
+pub fn hexists(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let found = with_hash(ctx, &argv[1], |h| h.contains_key(argv[2].as_ref()))?.unwrap_or(false);
+    Ok(Frame::Integer(found as i64))
+}
+
+pub fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let len = with_hash(ctx, &argv[1], |h| {
+        h.get(argv[2].as_ref()).map_or(0, |v| v.len())
+    })?;
+    Ok(Frame::Integer(len.unwrap_or(0) as i64))
+}
+
+pub fn hkeys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let keys = with_hash(ctx, &argv[1], |h| {
+        h.keys().cloned().map(Frame::Bulk).collect()
+    })?;
+    Ok(Frame::Array(keys.unwrap_or_default()))
+}
+
+pub fn hvals(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let values = with_hash(ctx, &argv[1], |h| {
+        h.values().cloned().map(Frame::Bulk).collect()
+    })?;
+    Ok(Frame::Array(values.unwrap_or_default()))
+}
+
+/// HGETALL: a map in RESP3, a flat field/value array in RESP2.
+pub fn hgetall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let pairs = with_hash(ctx, &argv[1], |h| {
+        h.iter()
+            .map(|(k, v)| (Frame::Bulk(k.clone()), Frame::Bulk(v.clone())))
+            .collect()
+    })?;
+    Ok(Frame::Map(pairs.unwrap_or_default()))
+}
+
+pub fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let delta = super::args::int_arg(&argv[3])?;
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    let hash = hash_for_write(&mut ks, key)?;
+    let current = match hash.get(argv[2].as_ref()) {
+        Some(v) => parse_i64(v).ok_or_else(|| err::frame("ERR hash value is not an integer"))?,
+        None => 0,
+    };
+    let next = current
+        .checked_add(delta)
+        .ok_or_else(|| err::frame(err::OVERFLOW))?;
+    let mut text = Vec::with_capacity(20);
+    format_i64(next, &mut text);
+    hash.insert(Bytes::copy_from_slice(&argv[2]), Bytes::from(text));
+    ks.notify(HASH, "hincrby", key);
+    Ok(Frame::Integer(next))
+}
+
+pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let delta = parse_f64(&argv[3]).ok_or_else(|| err::frame(err::NOT_FLOAT))?;
+    if !delta.is_finite() {
+        // Checked before the key is created, so a failed call leaves nothing behind.
+        return Err(err::frame("ERR increment would produce NaN or Infinity"));
+    }
+    let key = &argv[1];
+    let mut ks = ctx.ks();
+    let hash = hash_for_write(&mut ks, key)?;
+    let current = match hash.get(argv[2].as_ref()) {
+        Some(v) => parse_f64(v).ok_or_else(|| err::frame("ERR hash value is not a float"))?,
+        None => 0.0,
+    };
+    let next = current + delta;
+    if !next.is_finite() {
+        return Err(err::frame("ERR increment would produce NaN or Infinity"));
+    }
+    let text = Bytes::from(format_incr_float(next));
+    hash.insert(Bytes::copy_from_slice(&argv[2]), text.clone());
+    ks.notify(HASH, "hincrbyfloat", key);
+    Ok(Frame::Bulk(text))
+}
