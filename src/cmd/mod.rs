@@ -16,6 +16,7 @@ pub mod multi;
 pub mod pubsub;
 pub mod server;
 mod session;
+pub mod set;
 pub mod strings;
 pub mod table;
 pub mod transaction;

@@ -29,6 +29,7 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
         "sorted-set" => "@sortedset",
         "list" => "@list",
         "hash" => "@hash",
+        "set" => "@set",
         "transactions" => "@transaction",
         "generic" => "@keyspace",
         "connection" => "@connection",

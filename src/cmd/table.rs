@@ -8,8 +8,8 @@ use bytes::Bytes;
 
 use super::args::Reply;
 use super::{
-    connection, expire, hash, keys, list, multi, pubsub, server, strings, transaction, zset, Ctx,
-    Session,
+    connection, expire, hash, keys, list, multi, pubsub, server, set, strings, transaction, zset,
+    Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -176,6 +176,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("hgetall", 2, R, ONE, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall, Split::One),
     keyed("hincrby", 4, WF, ONE, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby, Split::One),
     keyed("hincrbyfloat", 4, WF, ONE, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat, Split::One),
+    // Sets
+    keyed("sadd", -3, WF, ONE, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd, Split::One),
+    keyed("srem", -3, WDF, ONE, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", set::srem, Split::One),
+    keyed("scard", 2, RF, ONE, "set", "1.0.0", "Returns the number of members in a set.", set::scard, Split::One),
+    keyed("sismember", 3, RF, ONE, "set", "1.0.0", "Determines whether a member belongs to a set.", set::sismember, Split::One),
+    keyed("smismember", -3, RF, ONE, "set", "6.2.0", "Determines whether multiple members belong to a set.", set::smismember, Split::One),
+    keyed("smembers", 2, R, ONE, "set", "1.0.0", "Returns all members of a set.", set::smembers, Split::One),
     // Sorted sets
     keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
     keyed("zrem", -3, WDF, ONE, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem, Split::One),

@@ -1,5 +1,4 @@
-//! Stored values: strings, lists, hashes and sorted sets so far; sets join
-//! this enum with the rest of the data-types work.
+//! Stored values: strings, lists, hashes, sets and sorted sets.
 
 use std::collections::VecDeque;
 
@@ -13,6 +12,9 @@ use super::zset::ZSet;
 /// O(1) lookup and removal.
 pub type Hash = IndexMap<Bytes, Bytes, RandomState>;
 
+/// A set: O(1) membership, insert and removal.
+pub type Set = indexmap::IndexSet<Bytes, RandomState>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(Bytes),
@@ -20,6 +22,8 @@ pub enum Value {
     List(VecDeque<Bytes>),
     /// Boxed for the same reason as sorted sets.
     Hash(Box<Hash>),
+    /// Boxed for the same reason as sorted sets.
+    Set(Box<Set>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
     /// keeps every dict entry small.
     ZSet(Box<ZSet>),
@@ -32,6 +36,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::List(_) => "list",
             Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
         }
     }
@@ -52,7 +57,7 @@ impl Value {
                 }
             }
             Value::List(_) => "quicklist",
-            Value::Hash(_) => "hashtable",
+            Value::Hash(_) | Value::Set(_) => "hashtable",
             Value::ZSet(_) => "skiplist",
         }
     }
@@ -63,6 +68,7 @@ impl Value {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
             Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 72).sum(),
+            Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
     }
