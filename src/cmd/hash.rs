@@ -5,7 +5,7 @@ use bytes::Bytes;
 use super::args::{err, Reply};
 use super::Ctx;
 use crate::resp::Frame;
-use crate::store::notify::{GENERIC, HASH};
+use crate::store::notify::HASH;
 use crate::store::value::Hash;
 use crate::store::{Entry, Keyspace, Value};
 use crate::util::num::{format_i64, format_incr_float, parse_f64, parse_i64};
@@ -129,14 +129,7 @@ pub fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         })
         .count();
     let emptied = hash.is_empty();
-    if removed > 0 {
-        ks.notify(HASH, "hdel", key);
-    }
-    if emptied {
-        // The last field gone takes the key and its TTL with it.
-        ks.remove(key);
-        ks.notify(GENERIC, "del", key);
-    }
+    ks.after_removal(key, HASH, "hdel", removed > 0, emptied);
     Ok(Frame::Integer(removed as i64))
 }
 

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::args::{err, int_arg, Reply};
 use super::Ctx;
 use crate::resp::Frame;
-use crate::store::notify::{GENERIC, LIST};
+use crate::store::notify::LIST;
 use crate::store::{Entry, Value};
 
 fn as_list(entry: &Entry) -> Result<&VecDeque<Bytes>, Frame> {
@@ -103,14 +103,8 @@ fn pop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> Reply {
         })
         .collect();
     let emptied = list.is_empty();
-    if !popped.is_empty() {
-        ks.notify(LIST, if end == End::Head { "lpop" } else { "rpop" }, key);
-    }
-    if emptied {
-        // The last element gone takes the key and its TTL with it.
-        ks.remove(key);
-        ks.notify(GENERIC, "del", key);
-    }
+    let event = if end == End::Head { "lpop" } else { "rpop" };
+    ks.after_removal(key, LIST, event, !popped.is_empty(), emptied);
     Ok(match count {
         Some(_) => Frame::Array(popped.into_iter().map(Frame::Bulk).collect()),
         None => popped.into_iter().next().map_or(Frame::Null, Frame::Bulk),

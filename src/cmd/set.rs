@@ -5,7 +5,7 @@ use bytes::Bytes;
 use super::args::{err, Reply};
 use super::Ctx;
 use crate::resp::Frame;
-use crate::store::notify::{GENERIC, SET};
+use crate::store::notify::SET;
 use crate::store::value::Set;
 use crate::store::{Entry, Value};
 
@@ -61,14 +61,7 @@ pub fn srem(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .filter(|m| set.swap_remove(m.as_ref()))
         .count();
     let emptied = set.is_empty();
-    if removed > 0 {
-        ks.notify(SET, "srem", key);
-    }
-    if emptied {
-        // The last member gone takes the key and its TTL with it.
-        ks.remove(key);
-        ks.notify(GENERIC, "del", key);
-    }
+    ks.after_removal(key, SET, "srem", removed > 0, emptied);
     Ok(Frame::Integer(removed as i64))
 }
 

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::args::{err, int_arg, Reply};
 use super::Ctx;
 use crate::resp::Frame;
-use crate::store::notify::{GENERIC, ZSET};
+use crate::store::notify::ZSET;
 use crate::store::zset::{ScoreBound, ZSet};
 use crate::store::{Entry, Value};
 use crate::util::num::parse_f64;
@@ -148,14 +148,7 @@ pub fn zrem(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let zset = as_zset_mut(entry)?;
     let removed = argv[2..].iter().filter(|m| zset.remove(m)).count();
     let emptied = zset.is_empty();
-    if removed > 0 {
-        ks.notify(ZSET, "zrem", key);
-    }
-    if emptied {
-        // The last member gone takes the key and its TTL with it.
-        ks.remove(key);
-        ks.notify(GENERIC, "del", key);
-    }
+    ks.after_removal(key, ZSET, "zrem", removed > 0, emptied);
     Ok(Frame::Integer(removed as i64))
 }
 

@@ -243,6 +243,27 @@ impl<'a> Keyspace<'a> {
         self.stats.notify.notify(class, event, self.index, key);
     }
 
+    /// After elements were removed from the container at `key`: fires
+    /// `event` of `class` if any were, and when the container is now empty
+    /// removes the key with its TTL and fires `del`, as Redis does for lists,
+    /// hashes, sets and sorted sets.
+    pub fn after_removal(
+        &mut self,
+        key: &[u8],
+        class: u32,
+        event: &'static str,
+        removed: bool,
+        emptied: bool,
+    ) {
+        if removed {
+            self.notify(class, event, key);
+        }
+        if emptied {
+            self.remove(key);
+            self.notify(super::notify::GENERIC, "del", key);
+        }
+    }
+
     /// Names the database this view is of (for events).
     pub fn in_db(mut self, index: usize) -> Keyspace<'a> {
         self.index = index;
