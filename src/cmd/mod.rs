@@ -98,14 +98,14 @@ fn keyed(
     argv: Vec<Bytes>,
 ) -> Action {
     let n = shard.shared.nshards;
-    let mut positions = spec.key_positions(argv.len());
+    let mut positions = spec.key_positions(&argv);
     let Some(first) = positions.next() else {
         return run_inline(shard, session.db, handler, &argv);
     };
     let owner = shard_of(&argv[first], n);
     let single = n == 1
         || spec
-            .key_positions(argv.len())
+            .key_positions(&argv)
             .all(|p| shard_of(&argv[p], n) == owner);
     if single {
         if owner == shard.id {

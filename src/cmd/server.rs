@@ -126,7 +126,7 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
                 }
                 Some(spec) => {
                     let keys: Vec<Frame> = spec
-                        .key_positions(cmd.len())
+                        .key_positions(cmd)
                         .map(|p| Frame::Bulk(cmd[p].clone()))
                         .collect();
                     if keys.is_empty()

@@ -61,6 +61,42 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub summary: &'static str,
     pub route: Route,
+    /// Key positions read from the arguments (`numkeys` commands such as
+    /// ZUNION or LMPOP), replacing first/last/step.
+    pub movable: Option<fn(&[Bytes]) -> Vec<usize>>,
+}
+
+/// Where a command's keys are: a first/last/step range or a computed list.
+pub enum KeyPositions {
+    Range(std::iter::StepBy<std::ops::RangeInclusive<usize>>),
+    List(std::vec::IntoIter<usize>),
+}
+
+impl Iterator for KeyPositions {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            KeyPositions::Range(r) => r.next(),
+            KeyPositions::List(l) => l.next(),
+        }
+    }
+}
+
+/// Positions of `numkeys` keys whose count is at `count_at`, following it,
+/// after the fixed keys `fixed` (ZUNIONSTORE's destination). Empty when the
+/// count is not a positive number that fits: the handler reports the error.
+pub fn numkeys_positions(argv: &[Bytes], fixed: &[usize], count_at: usize) -> Vec<usize> {
+    let count = argv
+        .get(count_at)
+        .and_then(|c| std::str::from_utf8(c).ok()?.parse::<usize>().ok())
+        .unwrap_or(0);
+    if count == 0 || count_at + count >= argv.len() {
+        return Vec::new();
+    }
+    let mut positions: Vec<usize> = fixed.iter().copied().filter(|&p| p < argv.len()).collect();
+    positions.extend(count_at + 1..=count_at + count);
+    positions
 }
 
 impl CommandSpec {
@@ -74,8 +110,11 @@ impl CommandSpec {
     }
 
     /// Positions of the key arguments in `argv`.
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
-        let argc = argc as i32;
+    pub fn key_positions(&self, argv: &[Bytes]) -> KeyPositions {
+        if let Some(movable) = self.movable {
+            return KeyPositions::List(movable(argv).into_iter());
+        }
+        let argc = argv.len() as i32;
         let first = self.first_key;
         let last = if self.last_key < 0 {
             argc + self.last_key
@@ -83,11 +122,20 @@ impl CommandSpec {
             self.last_key.min(argc - 1)
         };
         let step = self.step.max(1);
-        let valid = first > 0 && first < argc;
-        (first..=last)
-            .step_by(step as usize)
-            .filter(move |_| valid)
-            .map(|i| i as usize)
+        let valid = first > 0 && first < argc && last >= first;
+        let range = if valid {
+            first as usize..=last as usize
+        } else {
+            // An empty range.
+            1..=0
+        };
+        KeyPositions::Range(range.step_by(step as usize))
+    }
+
+    /// The row with its keys computed from the arguments (see `movable`).
+    pub const fn with_movable_keys(mut self, keys: fn(&[Bytes]) -> Vec<usize>) -> CommandSpec {
+        self.movable = Some(keys);
+        self
     }
 
     pub fn has_flag(&self, flag: &str) -> bool {
@@ -108,18 +156,18 @@ const CONN: &[&str] = &["noscript", "loading", "stale", "fast"];
 #[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn keyed(name: &'static str, arity: i32, flags: &'static [&'static str], keys: (i32, i32, i32), group: &'static str, since: &'static str, summary: &'static str, h: Handler, split: Split) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split) }
+    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split), movable: None }
 }
 
 #[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn every(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: Handler, merge: Merge) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge) }
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge), movable: None }
 }
 
 #[rustfmt::skip]
 const fn conn(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: ConnHandler) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h) }
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h), movable: None }
 }
 
 const ONE: (i32, i32, i32) = (1, 1, 1);
@@ -277,12 +325,46 @@ mod tests {
     #[test]
     fn key_positions_follow_first_last_step() {
         let mset = lookup(b"MSET").unwrap();
-        assert_eq!(mset.key_positions(7).collect::<Vec<_>>(), vec![1, 3, 5]);
+        let argv = |words: &[&'static str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::from_static(w.as_bytes()))
+                .collect()
+        };
+        let mset_argv = argv(&["mset", "a", "1", "b", "2", "c", "3"]);
+        assert_eq!(
+            mset.key_positions(&mset_argv).collect::<Vec<_>>(),
+            vec![1, 3, 5]
+        );
         let get = lookup(b"get").unwrap();
-        assert_eq!(get.key_positions(2).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(
+            get.key_positions(&argv(&["get", "k"])).collect::<Vec<_>>(),
+            vec![1]
+        );
         let object = lookup(b"object").unwrap();
-        assert_eq!(object.key_positions(2).count(), 0, "OBJECT HELP has no key");
+        assert_eq!(
+            object.key_positions(&argv(&["object", "help"])).count(),
+            0,
+            "OBJECT HELP has no key"
+        );
         assert!(lookup(b"nosuchcommand").is_none());
+    }
+
+    #[test]
+    fn numkeys_positions_read_the_count() {
+        let argv = |words: &[&'static str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::from_static(w.as_bytes()))
+                .collect()
+        };
+        let zunion = argv(&["zunionstore", "d", "2", "a", "b", "weights", "1", "2"]);
+        assert_eq!(numkeys_positions(&zunion, &[1], 2), vec![1, 3, 4]);
+        let lmpop = argv(&["lmpop", "2", "a", "b", "left"]);
+        assert_eq!(numkeys_positions(&lmpop, &[], 1), vec![2, 3]);
+        assert!(numkeys_positions(&argv(&["lmpop", "5", "a", "left"]), &[], 1).is_empty());
+        assert!(numkeys_positions(&argv(&["lmpop", "x", "a", "left"]), &[], 1).is_empty());
+        assert!(numkeys_positions(&argv(&["lmpop", "0", "a", "left"]), &[], 1).is_empty());
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action
             ))
             .into();
         };
-        for p in spec.key_positions(argv.len()) {
+        for p in spec.key_positions(&argv) {
             let s = shard_of(&argv[p], n);
             if owner.is_some_and(|o| o != s) {
                 return err::frame(
