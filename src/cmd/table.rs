@@ -63,12 +63,15 @@ pub struct CommandSpec {
     pub route: Route,
     /// Key positions read from the arguments (`numkeys` commands such as
     /// ZUNION or LMPOP), replacing first/last/step.
-    pub movable: Option<fn(&[Bytes]) -> Vec<usize>>,
+    pub movable: Option<KeysFn>,
 }
+
+/// Computes a command's key positions from its arguments.
+pub type KeysFn = fn(&[Bytes]) -> Vec<usize>;
 
 /// Where a command's keys are: a first/last/step range or a computed list.
 pub enum KeyPositions {
-    Range(std::iter::StepBy<std::ops::RangeInclusive<usize>>),
+    Range(std::iter::StepBy<std::ops::Range<usize>>),
     List(std::vec::IntoIter<usize>),
 }
 
@@ -124,16 +127,15 @@ impl CommandSpec {
         let step = self.step.max(1);
         let valid = first > 0 && first < argc && last >= first;
         let range = if valid {
-            first as usize..=last as usize
+            first as usize..last as usize + 1
         } else {
-            // An empty range.
-            1..=0
+            0..0
         };
         KeyPositions::Range(range.step_by(step as usize))
     }
 
     /// The row with its keys computed from the arguments (see `movable`).
-    pub const fn with_movable_keys(mut self, keys: fn(&[Bytes]) -> Vec<usize>) -> CommandSpec {
+    pub const fn with_movable_keys(mut self, keys: KeysFn) -> CommandSpec {
         self.movable = Some(keys);
         self
     }
