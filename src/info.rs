@@ -310,7 +310,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     shared.counters.connected_clients.load(Relaxed).to_string(),
                 );
                 line("maxclients", config.maxclients.to_string());
-                line("blocked_clients", "0".into());
+                line(
+                    "blocked_clients",
+                    shared.counters.blocked_clients.load(Relaxed).to_string(),
+                );
                 line("pubsub_clients", "0".into());
             }
             "memory" => {

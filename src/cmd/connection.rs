@@ -1,4 +1,5 @@
-//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET, CLIENT.
+//! Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET, CLIENT
+//! (CLIENT UNBLOCK included: it ends a BLPOP-style wait on the client's shard).
 
 use bytes::Bytes;
 
@@ -148,6 +149,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Return information about client connections.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "HELP",
     "    Print this help.",
 ];
@@ -178,10 +181,16 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             Err(e) => e.into(),
         },
         "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
+        "unblock" if argv.len() == 3 || argv.len() == 4 => client_unblock(shard, argv),
+        "unblock" if argv.len() > 4 => Frame::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(&argv[1])
+        ))
+        .into(),
         "no-evict" | "no-touch" if arity(3) => Frame::OK.into(),
         "setinfo" if arity(4) => Frame::OK.into(),
         "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch"
-        | "setinfo" => wrong().into(),
+        | "setinfo" | "unblock" => wrong().into(),
         _ => err::unknown_subcommand(&argv[1], "client").into(),
     }
 }
@@ -272,6 +281,32 @@ fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Acti
         }
     }
     kill_job(shard, filter, false)
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: asks every shard, as the client may
+/// live on any; answers 1 if it was blocked.
+fn client_unblock(shard: &ShardData, argv: &[Bytes]) -> Action {
+    let Some(id) = crate::util::num::parse_i64(&argv[2]) else {
+        return err::not_integer().into();
+    };
+    let error = match argv.get(3) {
+        None => false,
+        Some(r) if r.eq_ignore_ascii_case(b"timeout") => false,
+        Some(r) if r.eq_ignore_ascii_case(b"error") => true,
+        Some(_) => {
+            return err::frame("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR").into()
+        }
+    };
+    if id <= 0 {
+        return Frame::Integer(0).into();
+    }
+    let id = id as u64;
+    let ops = (0..shard.shared.nshards)
+        .map(|s| (s, Op::Clients(ClientsOp::Unblock { id, error })))
+        .collect();
+    Action::Job(Job::new(ops, |outs| {
+        Action::Reply(Frame::Integer(outs.iter().map(Out::count).sum()))
+    }))
 }
 
 fn kill_job(shard: &ShardData, filter: KillFilter, old_form: bool) -> Action {

@@ -6,6 +6,7 @@
 //! to the owning shards' inboxes and a continuation that builds the reply.
 
 pub mod args;
+pub mod blocking;
 pub mod connection;
 mod ctx;
 pub mod expire;
@@ -70,6 +71,9 @@ pub fn dispatch_spec(
 ) -> Action {
     match spec.route {
         Route::Conn(handler) => handler(shard, session, &argv),
+        // The table's handler is the immediate attempt, what EXEC runs;
+        // outside a transaction these commands may block.
+        Route::Keyed(..) if spec.has_flag("blocking") => blocking::dispatch(shard, session, &argv),
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
         Route::EveryShard(handler, merge) => {
             every_shard(shard.shared.nshards, session.db, handler, merge, argv)

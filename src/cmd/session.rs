@@ -31,6 +31,8 @@ pub struct Session {
     pub channels: IndexSet<Bytes>,
     /// Commands queued since MULTI, if a transaction is open.
     pub multi: Option<super::transaction::Transaction>,
+    /// Waiting in a blocking command (CLIENT LIST flag `b`).
+    pub blocked: bool,
     pub patterns: IndexSet<Bytes>,
 }
 
@@ -51,6 +53,7 @@ impl Session {
             token: 0,
             channels: IndexSet::new(),
             multi: None,
+            blocked: false,
             patterns: IndexSet::new(),
         }
     }

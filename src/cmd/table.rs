@@ -8,8 +8,8 @@ use bytes::Bytes;
 
 use super::args::Reply;
 use super::{
-    connection, expire, hash, keys, list, multi, pubsub, server, set, strings, transaction, zset,
-    Ctx, Session,
+    blocking, connection, expire, hash, keys, list, multi, pubsub, server, set, strings,
+    transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -153,6 +153,8 @@ const R: &[&str] = &["readonly"];
 const RF: &[&str] = &["readonly", "fast"];
 const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
 const CONN: &[&str] = &["noscript", "loading", "stale", "fast"];
+/// Blocking commands (their handler is the immediate attempt; `dispatch` blocks).
+const BLOCK: &[&str] = &["write", "noscript", "blocking"];
 
 // Each row of the table is one call, so the constructors take every column.
 #[allow(clippy::too_many_arguments)]
@@ -239,6 +241,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zscore", 3, RF, ONE, "sorted-set", "1.2.0", "Returns the score of a member in a sorted set.", zset::zscore, Split::One),
     keyed("zcard", 2, RF, ONE, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard, Split::One),
     keyed("zrangebyscore", -4, R, ONE, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::zrangebyscore, Split::One),
+    // Blocking (the handler is the immediate attempt, all that runs in EXEC)
+    keyed("blpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::One),
+    keyed("brpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::One),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
     keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),

@@ -21,6 +21,9 @@ pub enum ClientsOp {
     List { ids: Option<Vec<u64>> },
     /// Close the connections matching the filter; answers how many.
     Kill(KillFilter),
+    /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
+    /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
+    Unblock { id: u64, error: bool },
 }
 
 /// CLIENT KILL's filters; every given one must match.
@@ -104,6 +107,9 @@ pub enum Action {
     Job(Job),
     /// Reply, then close the connection once the reply is written (QUIT, protocol errors).
     Close(Frame),
+    /// The client waits for a key (BLPOP and friends): the shard's blocking
+    /// machinery answers the command's slot later (`shard::blocking`).
+    Block(Box<super::blocking::Wait>),
 }
 
 impl From<Frame> for Action {

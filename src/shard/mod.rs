@@ -1,6 +1,8 @@
 //! Shard threads: one per core, each with its own mio loop, listener,
 //! connections, store and inbox. Shards talk only through inboxes.
+//! `blocking` holds the clients waiting in BLPOP and friends.
 
+pub mod blocking;
 mod job;
 mod worker;
 
@@ -11,6 +13,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use mio::{Poll, Waker};
 
+pub use blocking::Wait;
 pub use job::{Action, ClientsOp, Job, KillFilter, Op, Out, StoreOp, Then};
 pub use worker::Msg;
 
@@ -58,6 +61,8 @@ pub struct Counters {
     pub total_connections: AtomicU64,
     pub rejected_connections: AtomicU64,
     pub next_client_id: AtomicU64,
+    /// Clients waiting in a blocking command (INFO `blocked_clients`).
+    pub blocked_clients: AtomicUsize,
 }
 
 /// State shared by every shard thread. Nothing here is touched per key: the

@@ -4,7 +4,8 @@
 //! timer; serve readable sockets (running local commands inline, sending the
 //! rest to their owners); run the ops other shards sent; run one slice of
 //! active expiry if a cycle is under way; send this iteration's hops as one
-//! batch per shard; write replies out.
+//! batch per shard; write replies out. Blocked clients (BLPOP and friends)
+//! are served and timed out by the hooks in `waits`.
 
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
@@ -17,12 +18,15 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
+use super::blocking::{BlockMsg, Blocking};
 use super::job::{Action, ClientsOp, Job, KillFilter, Op, Out, Then};
 use super::{Shared, WAKER_TOKEN};
 use crate::cmd::{self, Ctx, Session, ShardData};
 use crate::net::Conn;
 use crate::resp::{Frame, ParseLimits, Parser};
 use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
+
+mod waits;
 
 const LISTENER: Token = Token(usize::MAX - 2);
 /// How busy a storm sweep may make a shard, counting its clients' work, percent.
@@ -85,6 +89,8 @@ pub enum Msg {
         conn_id: u64,
         frame: Frame,
     },
+    /// About a blocked client, between its shard and its keys' shards.
+    Block(BlockMsg),
 }
 
 /// Where a job's output goes back to.
@@ -112,6 +118,8 @@ pub struct Worker {
     /// Time spent serving sockets and inboxes since the last tick, µs: what
     /// the clients used, so a storm sweep takes only what they left.
     busy_us: u64,
+    /// Waiters on this shard's keys and this shard's blocked clients.
+    blocking: Blocking,
 }
 
 pub fn unix_ms() -> u64 {
@@ -156,6 +164,7 @@ impl Worker {
             next_cron: Instant::now(),
             params,
             busy_us: 0,
+            blocking: Blocking::default(),
         }
     }
 
@@ -177,6 +186,7 @@ impl Worker {
             } else {
                 self.next_tick.saturating_duration_since(Instant::now())
             };
+            let timeout = self.poll_timeout_for_blocked(timeout);
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     log::error!("shard {}: poll failed: {e}", self.data.id);
@@ -202,6 +212,7 @@ impl Worker {
                 }
             }
             self.drain_inbox();
+            self.expire_blocked();
             self.route_deliveries();
             let now = Instant::now();
             if now >= self.next_tick {
@@ -360,6 +371,11 @@ impl Worker {
                     // The peer finished sending; answer what it sent, then close.
                     if let Some(conn) = self.conns.get_mut(token) {
                         conn.closing = true;
+                        if conn.session.blocked {
+                            // Gone while blocked: forget it now, as Redis does.
+                            self.close(token);
+                            return;
+                        }
                     }
                 }
                 self.dirty.push(token);
@@ -389,6 +405,7 @@ impl Worker {
                 }
             };
             self.execute(token, argv);
+            self.serve_ready_keys();
             self.route_deliveries();
         }
     }
@@ -517,6 +534,17 @@ impl Worker {
                 conn.push_reply(frame);
                 conn.closing = true;
             }
+            Action::Block(wait) => {
+                let seq = conn.push_waiting(1, waits::answer(), spec.name, started);
+                // Later commands of this client wait for the reply.
+                conn.barrier = Some(seq);
+                let to = ReplyTo {
+                    token,
+                    conn_id: conn.session.id,
+                    seq,
+                };
+                self.on_wait(to, *wait);
+            }
             Action::Job(job) => {
                 let ordered = job.ordered;
                 let seq = conn.push_waiting(
@@ -584,11 +612,15 @@ impl Worker {
     ) -> Option<Job> {
         match then(outs) {
             Action::Job(job) => Some(job),
+            Action::Block(wait) => {
+                self.on_wait(to, *wait);
+                None
+            }
             action => {
                 let (frame, close) = match action {
                     Action::Reply(f) => (f, false),
                     Action::Close(f) => (f, true),
-                    Action::Job(_) => unreachable!(),
+                    Action::Job(_) | Action::Block(_) => unreachable!(),
                 };
                 self.data
                     .counters
@@ -675,7 +707,10 @@ impl Worker {
                             out,
                         );
                     }
+                    Msg::Block(msg) => self.on_block_msg(msg),
                 }
+                // As after a local command: a write signals blocked clients.
+                self.serve_ready_keys();
             }
         }
     }
@@ -732,6 +767,7 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.forget_blocked(conn.session.id);
             cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
             self.data
                 .shared
@@ -763,6 +799,7 @@ impl Worker {
                 }
                 Out::Count(count)
             }
+            ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
         }
     }
 }
@@ -784,6 +821,16 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
         && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
 }
 
+/// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.
+fn client_flags(s: &Session) -> &'static str {
+    match (s.blocked, s.subscriptions() > 0) {
+        (true, true) => "bP",
+        (true, false) => "b",
+        (false, true) => "P",
+        (false, false) => "N",
+    }
+}
+
 /// One CLIENT LIST line, with Redis's field names.
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
@@ -795,7 +842,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.name.as_deref().unwrap_or(""),
         now_ms.saturating_sub(s.created_ms) / 1000,
         now_ms.saturating_sub(s.last_ms) / 1000,
-        if s.subscriptions() > 0 { "P" } else { "N" },
+        client_flags(s),
         s.db,
         s.channels.len(),
         s.patterns.len(),

@@ -56,6 +56,8 @@ pub struct KeyEvent {
 pub struct Notifier {
     pub flags: u32,
     pub events: Vec<KeyEvent>,
+    /// Keys blocked clients wait on: every event signals them (see `ready`).
+    pub ready: super::ready::ReadyKeys,
 }
 
 impl Notifier {
@@ -65,6 +67,7 @@ impl Notifier {
     }
 
     pub fn notify(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.ready.signal(db, key);
         if self.wants(class) {
             self.events.push(KeyEvent {
                 db,
@@ -83,14 +86,14 @@ mod tests {
     fn flags_and_filtering() {
         let n = Notifier {
             flags: parse_flags("xE"),
-            events: Vec::new(),
+            ..Notifier::default()
         };
         assert!(n.wants(EXPIRED));
         assert!(!n.wants(GENERIC));
         assert!(
             !Notifier {
                 flags: parse_flags("x"),
-                events: Vec::new()
+                ..Notifier::default()
             }
             .wants(EXPIRED),
             "needs K or E"

@@ -1,0 +1,280 @@
+//! Blocking commands (BLPOP, BRPOP, ...): their arguments, the immediate
+//! attempt, and what serving a waiter does with a key that received data.
+//!
+//! The table's handler for each of them is the immediate attempt alone: it
+//! pops as the non-blocking command would and answers what the command
+//! answers on timeout when nothing is there. That is all that runs inside
+//! MULTI/EXEC, where Redis never blocks. Outside a transaction [`dispatch`]
+//! makes the same attempt and, when it finds nothing, hands the client to the
+//! shard's blocking machinery (`shard::blocking`), which registers it on the
+//! keys' shards, serves it when a key gets data and answers on timeout.
+
+use bytes::Bytes;
+
+use super::args::{err, Reply};
+use super::{list, shard_of, Ctx, Session, ShardData};
+use crate::resp::Frame;
+use crate::shard::{Action, Job, Op, Out, Wait};
+use crate::store::Value;
+
+/// The type a key must hold for a waiter to be served from it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    List,
+    ZSet,
+}
+
+/// What a blocked client does with the first of its keys that has data.
+#[derive(Clone, Debug)]
+pub enum Want {
+    /// BLPOP / BRPOP: one element from the head (`left`) or the tail;
+    /// answers `[key, element]`.
+    Pop { left: bool },
+}
+
+/// A blocking command, parsed.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The keys waited on, in argument order.
+    pub keys: Vec<Bytes>,
+    pub want: Want,
+    /// The client's selected database when it asked.
+    pub db: usize,
+    /// Unix milliseconds after which the client gets the timeout reply;
+    /// None waits forever (timeout 0).
+    pub deadline_ms: Option<u64>,
+}
+
+impl Want {
+    /// The type of key this waiter is served from.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Want::Pop { .. } => Kind::List,
+        }
+    }
+
+    /// Takes what the command takes from `key` and builds its reply. None
+    /// when the key is missing; WRONGTYPE when it holds another type.
+    pub fn take_from(&self, ctx: &mut Ctx, key: &Bytes) -> Result<Option<Frame>, Frame> {
+        match self {
+            Want::Pop { left } => {
+                let pop = if *left { list::lpop } else { list::rpop };
+                match pop(ctx, &[Bytes::from_static(b"pop"), key.clone()])? {
+                    Frame::Bulk(element) => Ok(Some(Frame::Array(vec![
+                        Frame::Bulk(key.clone()),
+                        Frame::Bulk(element),
+                    ]))),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
+    /// What the immediate attempt answers when every key is empty (inside
+    /// MULTI): BLMOVE and BRPOPLPUSH a null bulk, the others a null array.
+    fn nothing(&self) -> Frame {
+        match self {
+            Want::Pop { .. } => Frame::NullArray,
+        }
+    }
+}
+
+/// What a client blocked by a timeout or `CLIENT UNBLOCK ... TIMEOUT` gets:
+/// a null array for every blocking command (`*-1` in RESP2, `_` in RESP3).
+pub const TIMEOUT_REPLY: Frame = Frame::NullArray;
+
+/// Whether an attempt's reply means "nothing there yet".
+pub fn is_nothing(frame: &Frame) -> bool {
+    matches!(frame, Frame::Null | Frame::NullArray)
+}
+
+impl Request {
+    /// The shard every key of the command lives on, if they share one.
+    pub fn home_shard(&self, nshards: usize) -> Option<usize> {
+        let mut shards = self.keys.iter().map(|k| shard_of(k, nshards));
+        let first = shards.next()?;
+        shards.all(|s| s == first).then_some(first)
+    }
+
+    /// The waited keys grouped by owning shard, shards in first-seen order.
+    pub fn keys_by_shard(&self, nshards: usize) -> Vec<(usize, Vec<Bytes>)> {
+        let mut groups: Vec<(usize, Vec<Bytes>)> = Vec::new();
+        for key in &self.keys {
+            let s = shard_of(key, nshards);
+            match groups.iter_mut().find(|(g, _)| *g == s) {
+                Some((_, keys)) => keys.push(key.clone()),
+                None => groups.push((s, vec![key.clone()])),
+            }
+        }
+        groups
+    }
+}
+
+/// Reads a blocking command's arguments. Structural errors come before the
+/// timeout's, in Redis's order.
+pub fn parse(argv: &[Bytes], db: usize, now_ms: u64) -> Result<Request, Frame> {
+    let name = argv[0].to_ascii_lowercase();
+    let last = argv.len() - 1;
+    let (keys, want, timeout_at) = match name.as_slice() {
+        b"blpop" => (&argv[1..last], Want::Pop { left: true }, last),
+        b"brpop" => (&argv[1..last], Want::Pop { left: false }, last),
+        _ => return Err(err::frame("ERR unknown blocking command")),
+    };
+    let timeout = timeout_ms(&argv[timeout_at])?;
+    Ok(Request {
+        keys: keys.to_vec(),
+        want,
+        db,
+        deadline_ms: (timeout > 0).then(|| now_ms.saturating_add(timeout)),
+    })
+}
+
+/// A timeout in seconds (a double, 0 = forever) as milliseconds, rounded
+/// up as Redis 7.0 does, with its errors. Values whose milliseconds do not
+/// fit a signed 64-bit integer (infinity included) are "negative" there,
+/// because the conversion wraps; a tiny positive value is 1 ms.
+pub fn timeout_ms(arg: &[u8]) -> Result<u64, Frame> {
+    let not_float = || err::frame("ERR timeout is not a float or out of range");
+    let negative = || err::frame("ERR timeout is negative");
+    let text = std::str::from_utf8(arg).map_err(|_| not_float())?;
+    // Redis parses a long double: numbers past f64's range still parse there.
+    let seconds = match crate::util::num::parse_f64(arg) {
+        Some(s) => s,
+        None => match text.parse::<f64>() {
+            Ok(s) if !s.is_nan() && s != 0.0 => s, // overflow to infinity
+            Ok(s) if !s.is_nan() => {
+                f64::MIN_POSITIVE.copysign(if text.starts_with('-') { -1.0 } else { 1.0 })
+            } // underflow: a tiny non-zero value
+            _ => return Err(not_float()),
+        },
+    };
+    let ms = (seconds * 1000.0).ceil();
+    // -0.0 is inside the range: it rounds to 0, forever.
+    if !(0.0..i64::MAX as f64).contains(&ms) {
+        return Err(negative());
+    }
+    Ok(ms as u64)
+}
+
+/// The immediate attempt: the first key that exists decides (popped from, or
+/// WRONGTYPE); None when every key is missing.
+pub fn attempt(ctx: &mut Ctx, keys: &[Bytes], want: &Want) -> Result<Option<Frame>, Frame> {
+    for key in keys {
+        if let Some(reply) = want.take_from(ctx, key)? {
+            return Ok(Some(reply));
+        }
+    }
+    Ok(None)
+}
+
+/// The table's handler for every blocking command: the immediate attempt,
+/// answering the command's "nothing" reply instead of blocking.
+pub fn immediate(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let req = parse(argv, ctx.db, ctx.now_ms())?;
+    Ok(attempt(ctx, &req.keys, &req.want)?.unwrap_or_else(|| req.want.nothing()))
+}
+
+/// What `key` holds, when it is a type some waiter can be served from.
+/// None for a missing key or another type: nobody can be served from it.
+pub fn kind_of(ctx: &mut Ctx, key: &[u8]) -> Option<Kind> {
+    match &ctx.ks().peek(key)?.value {
+        Value::List(_) => Some(Kind::List),
+        Value::ZSet(_) => Some(Kind::ZSet),
+        _ => None,
+    }
+}
+
+/// A blocking command outside a transaction. With every key on this shard
+/// the attempt runs here and a miss blocks at once; otherwise the blocking
+/// machinery makes the attempt on the keys' shards, registering the client
+/// there in the same step so no write in between is missed.
+pub fn dispatch(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
+    let req = match parse(argv, session.db, shard.now_ms) {
+        Ok(req) => req,
+        Err(e) => return Action::Reply(e),
+    };
+    if req.home_shard(shard.shared.nshards) == Some(shard.id) {
+        match attempt(&mut Ctx::new(shard, session.db), &req.keys, &req.want) {
+            Ok(Some(reply)) | Err(reply) => return Action::Reply(reply),
+            Ok(None) => {}
+        }
+    }
+    Action::Block(Box::new(Wait::Start(req)))
+}
+
+/// The immediate attempt over keys of several shards, as a job: each run of
+/// consecutive keys owned by one shard is tried in one op, in argument
+/// order, until one answers. Answers the command's reply, or a null array
+/// when every key was empty. One element at most is ever taken, since the
+/// runs are tried one after the other.
+pub fn attempt_across(nshards: usize, req: &Request) -> Action {
+    let mut runs: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    for key in &req.keys {
+        let owner = shard_of(key, nshards);
+        match runs.last_mut() {
+            Some((shard, run)) if *shard == owner => run.push(key.clone()),
+            _ => runs.push((owner, vec![key.clone()])),
+        }
+    }
+    runs.reverse(); // taken from the back, in argument order
+    next_run(runs, req.db, req.want.clone())
+}
+
+fn next_run(mut runs: Vec<(usize, Vec<Bytes>)>, db: usize, want: Want) -> Action {
+    let Some((shard, keys)) = runs.pop() else {
+        return Action::Reply(Frame::NullArray);
+    };
+    let tried = want.clone();
+    let op = Op::Store(Box::new(move |ctx: &mut Ctx| {
+        ctx.db = db;
+        Out::Frame(match attempt(ctx, &keys, &tried) {
+            Ok(Some(reply)) | Err(reply) => reply,
+            Ok(None) => Frame::NullArray,
+        })
+    }));
+    Action::Job(
+        Job::new(vec![(shard, op)], move |mut outs| {
+            match outs.pop().map_or(Frame::NullArray, Out::frame) {
+                Frame::NullArray => next_run(runs, db, want),
+                reply => Action::Reply(reply),
+            }
+        })
+        .ordered(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout(s: &str) -> Result<u64, String> {
+        timeout_ms(s.as_bytes()).map_err(|e| match e {
+            Frame::Error(t) => t,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn timeouts_follow_redis_7_0() {
+        assert_eq!(timeout("0"), Ok(0));
+        assert_eq!(timeout("-0"), Ok(0));
+        assert_eq!(timeout("1"), Ok(1000));
+        assert_eq!(timeout("0.1"), Ok(100));
+        assert_eq!(timeout("0.0001"), Ok(1), "rounded up to a millisecond");
+        assert_eq!(timeout("1e-400"), Ok(1), "tiny but positive");
+        assert_eq!(timeout("-1e-400"), Ok(0), "rounds up to zero: forever");
+        assert_eq!(timeout("1e10"), Ok(10_000_000_000_000));
+        let negative = Err("ERR timeout is negative".to_string());
+        assert_eq!(timeout("-1"), negative);
+        assert_eq!(timeout("-0.5"), negative);
+        assert_eq!(timeout("inf"), negative, "wraps when converted");
+        assert_eq!(timeout("1e16"), negative);
+        assert_eq!(timeout("1e400"), negative);
+        assert_eq!(timeout("9223372036854776"), negative);
+        let not_float = Err("ERR timeout is not a float or out of range".to_string());
+        assert_eq!(timeout("abc"), not_float);
+        assert_eq!(timeout("nan"), not_float);
+        assert_eq!(timeout(" 1"), not_float);
+        assert_eq!(timeout(""), not_float);
+    }
+}

@@ -1,0 +1,371 @@
+//! Clients blocked in BLPOP and friends: who waits on which key, in what
+//! order, until when, and the messages shards exchange about them.
+//!
+//! # The two sides
+//!
+//! A blocked client involves the shard holding its connection (its *home*)
+//! and the shards owning its keys. Each owner keeps a [`Registry`]: per
+//! (db, key) a FIFO of waiters. The home keeps a [`Blocked`] record per
+//! blocked connection in [`Clients`], with its deadline; a blocked client is
+//! only a pending reply slot there (the connection's barrier holds its later
+//! commands back), so it never stalls a shard.
+//!
+//! # Keys on one shard: served by the owner
+//!
+//! When every key lives on one shard, the waiter carries what to do
+//! ([`Task::Serve`]). Registration happens in the same step as the attempt
+//! (on the owner), so no write slips in between. After a write signals one of
+//! its keys ready (`store::ready`), the owner walks the key's FIFO and runs
+//! the pop for each waiter in arrival order while the key holds data of the
+//! waiter's type, sending each reply home ([`BlockMsg::Served`]).
+//!
+//! # Keys on several shards: woken, then the home retries
+//!
+//! A client must never pop on two shards at once. So when its keys span
+//! shards it is registered on each as notify-only ([`Task::Notify`]): a
+//! ready key sends [`BlockMsg::Ready`] home, and the home runs the immediate
+//! attempt again as a job (one shard after another, stopping at the first
+//! that answers). The first success wins and cancels the registrations.
+//! Registrations are sent before the first attempt, and messages between
+//! two shards arrive in order, so a write after an attempt passed a shard
+//! always wakes the client again.
+//!
+//! Fairness: on one shard, waiters are served strictly in arrival order.
+//! A multi-shard waiter is woken in its turn but does not hold the key:
+//! a waiter behind it in the same FIFO, or any client's plain pop, may take
+//! the element before its retry arrives, in which case it keeps waiting.
+//! Clients whose keys share a shard (a `{hash tag}`) never see this.
+//!
+//! # Ending a wait
+//!
+//! The home keeps the deadlines (checked from the loop, ~1 ms resolution).
+//! On timeout or `CLIENT UNBLOCK` it cancels: a local waiter is removed at
+//! once; a remote single-shard waiter is asked to cancel and the home waits
+//! for the answer, because the owner may already have popped for it. As
+//! messages from one shard to another arrive in order, a [`BlockMsg::Served`]
+//! sent before the cancel was seen arrives first and wins: no popped element
+//! is ever dropped. A multi-shard waiter's retry in flight is let finish the
+//! same way. A client that disconnects is forgotten (its waiters cancelled).
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use ahash::RandomState;
+use bytes::Bytes;
+
+use super::job::{Action, Job};
+use crate::cmd::blocking::{Kind, Request, Want};
+use crate::resp::Frame;
+use crate::store::ready::ReadyKeys;
+
+/// What a blocking command hands to its connection's shard (`Action::Block`).
+pub enum Wait {
+    /// The immediate attempt found nothing here (or has yet to run on the
+    /// keys' shards): wait for the keys.
+    Start(Request),
+    /// A multi-shard waiter's attempt ended with this reply; a null one
+    /// means nothing was there and the client keeps waiting.
+    Attempted(Frame),
+}
+
+/// One blocking command of one client: connections block one command at a
+/// time, and the reply slot's number tells two successive ones apart.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct WaiterId {
+    pub conn_id: u64,
+    pub seq: u64,
+}
+
+/// What a key's owner does for a waiter when the key gets data.
+#[derive(Clone, Debug)]
+pub enum Task {
+    /// Pop for it here (all its keys live on this shard).
+    Serve(Want),
+    /// Tell its home, which retries (its keys span shards); only for keys
+    /// holding this type, as a key of another type wakes no one in Redis 7.0.
+    Notify(Kind),
+}
+
+/// A client waiting on some keys of one shard.
+#[derive(Clone, Debug)]
+pub struct Waiter {
+    pub id: WaiterId,
+    /// The connection's shard and its token there.
+    pub home: usize,
+    pub token: usize,
+    pub db: usize,
+    /// The keys it waits on that this shard owns.
+    pub keys: Vec<Bytes>,
+    pub task: Task,
+}
+
+/// Messages about blocked clients between a client's home and its keys'
+/// owners (carried by `Msg::Block`).
+pub enum BlockMsg {
+    /// Home to owner: try the waiter's attempt (if it serves here) and
+    /// register it if nothing was there.
+    Wait(Waiter),
+    /// Home to owner: forget this waiter; with `ack`, answer `Cancelled` if
+    /// it was still waiting.
+    Cancel { id: WaiterId, ack: bool },
+    /// Owner to home: the waiter was served (or failed, e.g. WRONGTYPE); its reply.
+    Served { id: WaiterId, frame: Frame },
+    /// Owner to home: a cancel found the waiter still waiting and removed it.
+    Cancelled { id: WaiterId },
+    /// Owner to home: a key of this notify-only waiter got data.
+    Ready { id: WaiterId },
+}
+
+/// The waiters of one shard's keys.
+#[derive(Default)]
+pub struct Registry {
+    /// Per (db, key), its waiters in arrival order.
+    queues: HashMap<(usize, Bytes), VecDeque<WaiterId>, RandomState>,
+    waiters: HashMap<WaiterId, Waiter, RandomState>,
+}
+
+impl Registry {
+    /// Queues `waiter` on each of its keys, watching the keys that had none.
+    pub fn add(&mut self, waiter: Waiter, ready: &mut ReadyKeys) {
+        for key in &waiter.keys {
+            let queue = self.queues.entry((waiter.db, key.clone())).or_default();
+            if queue.is_empty() {
+                ready.watch(waiter.db, key);
+            }
+            if !queue.contains(&waiter.id) {
+                queue.push_back(waiter.id);
+            }
+        }
+        self.waiters.insert(waiter.id, waiter);
+    }
+
+    /// Removes a waiter from every queue it is in; None if it was not waiting.
+    pub fn remove(&mut self, id: WaiterId, ready: &mut ReadyKeys) -> Option<Waiter> {
+        let waiter = self.waiters.remove(&id)?;
+        for key in &waiter.keys {
+            let slot = (waiter.db, key.clone());
+            if let Some(queue) = self.queues.get_mut(&slot) {
+                queue.retain(|w| *w != id);
+                if queue.is_empty() {
+                    self.queues.remove(&slot);
+                    ready.unwatch(waiter.db, key);
+                }
+            }
+        }
+        Some(waiter)
+    }
+
+    /// The waiters of a key, first come first.
+    pub fn queue(&self, db: usize, key: &Bytes) -> Vec<WaiterId> {
+        self.queues
+            .get(&(db, key.clone()))
+            .map_or_else(Vec::new, |q| q.iter().copied().collect())
+    }
+
+    pub fn get(&self, id: WaiterId) -> Option<&Waiter> {
+        self.waiters.get(&id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.waiters.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiters.is_empty()
+    }
+}
+
+/// How a blocked client is being served.
+pub enum Mode {
+    /// Every key on `shard`, which pops for it.
+    One { shard: usize },
+    /// Keys on several shards: this shard retries `req` when woken.
+    Many {
+        req: Request,
+        /// An attempt job is running.
+        in_flight: bool,
+        /// A wake-up came while it ran: try again if it misses.
+        again: bool,
+    },
+}
+
+/// A blocked connection, on its home shard.
+pub struct Blocked {
+    pub id: WaiterId,
+    pub token: usize,
+    pub deadline_ms: Option<u64>,
+    /// Shards holding a registration.
+    pub shards: Vec<usize>,
+    pub mode: Mode,
+    /// The reply decided by a timeout or `CLIENT UNBLOCK`, given once the
+    /// owner confirms the cancel or the attempt in flight misses.
+    pub ending: Option<Frame>,
+}
+
+/// The blocked connections of one shard, with their deadlines.
+#[derive(Default)]
+pub struct Clients {
+    by_conn: HashMap<u64, Blocked, RandomState>,
+    /// (deadline, connection id), earliest first.
+    deadlines: BTreeSet<(u64, u64)>,
+}
+
+impl Clients {
+    pub fn insert(&mut self, blocked: Blocked) {
+        if let Some(at) = blocked.deadline_ms {
+            self.deadlines.insert((at, blocked.id.conn_id));
+        }
+        self.by_conn.insert(blocked.id.conn_id, blocked);
+    }
+
+    /// The record of connection `conn_id` for blocking command `id`.
+    pub fn get_mut(&mut self, id: WaiterId) -> Option<&mut Blocked> {
+        self.by_conn.get_mut(&id.conn_id).filter(|b| b.id == id)
+    }
+
+    /// The record of connection `conn_id`, whatever command it blocks in.
+    pub fn of_conn(&mut self, conn_id: u64) -> Option<&mut Blocked> {
+        self.by_conn.get_mut(&conn_id)
+    }
+
+    pub fn remove(&mut self, conn_id: u64) -> Option<Blocked> {
+        self.drop_deadline(conn_id);
+        self.by_conn.remove(&conn_id)
+    }
+
+    /// Drops the deadline of a connection whose wait is ending anyway.
+    pub fn drop_deadline(&mut self, conn_id: u64) {
+        if let Some(at) = self
+            .by_conn
+            .get_mut(&conn_id)
+            .and_then(|b| b.deadline_ms.take())
+        {
+            self.deadlines.remove(&(at, conn_id));
+        }
+    }
+
+    /// The earliest deadline, Unix ms.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.deadlines.first().map(|(at, _)| *at)
+    }
+
+    /// Connections whose deadline has passed (is before `now_ms`, as Redis
+    /// compares), earliest first; their deadlines are dropped.
+    pub fn take_due(&mut self, now_ms: u64) -> Vec<u64> {
+        let mut due = Vec::new();
+        while let Some(&(at, conn_id)) = self.deadlines.first() {
+            if at >= now_ms {
+                break;
+            }
+            self.drop_deadline(conn_id);
+            due.push(conn_id);
+        }
+        due
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_conn.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_conn.is_empty()
+    }
+}
+
+/// A shard's blocking state: the waiters on its keys and its blocked clients.
+#[derive(Default)]
+pub struct Blocking {
+    pub registry: Registry,
+    pub clients: Clients,
+    /// Serving is under way: a reply it delivers may run the served client's
+    /// next commands, which must not start a second, nested serve.
+    pub serving: bool,
+}
+
+/// Turns an attempt job's final reply into `Wait::Attempted`, so the job's
+/// end comes back to the blocking machinery instead of answering the client.
+pub fn settle(action: Action) -> Action {
+    match action {
+        Action::Job(job) => {
+            let Job { ops, then, ordered } = job;
+            Action::Job(Job {
+                ops,
+                then: Box::new(move |outs| settle(then(outs))),
+                ordered,
+            })
+        }
+        Action::Reply(frame) => Action::Block(Box::new(Wait::Attempted(frame))),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiter(conn_id: u64, keys: &[&'static str]) -> Waiter {
+        Waiter {
+            id: WaiterId { conn_id, seq: 0 },
+            home: 0,
+            token: 0,
+            db: 0,
+            keys: keys
+                .iter()
+                .map(|k| Bytes::from_static(k.as_bytes()))
+                .collect(),
+            task: Task::Notify(Kind::List),
+        }
+    }
+
+    fn ids(registry: &Registry, key: &'static str) -> Vec<u64> {
+        registry
+            .queue(0, &Bytes::from_static(key.as_bytes()))
+            .iter()
+            .map(|w| w.conn_id)
+            .collect()
+    }
+
+    #[test]
+    fn queues_keep_arrival_order_and_watch_their_keys() {
+        let (mut registry, mut ready) = (Registry::default(), ReadyKeys::default());
+        registry.add(waiter(1, &["a", "b"]), &mut ready);
+        registry.add(waiter(2, &["b"]), &mut ready);
+        registry.add(waiter(3, &["a"]), &mut ready);
+        assert_eq!(ids(&registry, "a"), vec![1, 3]);
+        assert_eq!(ids(&registry, "b"), vec![1, 2]);
+        ready.signal(0, b"b");
+        assert!(ready.has_ready(), "a waited key is watched");
+        let gone = registry.remove(WaiterId { conn_id: 1, seq: 0 }, &mut ready);
+        assert!(gone.is_some());
+        assert_eq!(ids(&registry, "a"), vec![3]);
+        assert_eq!(ids(&registry, "b"), vec![2]);
+        assert!(registry
+            .remove(WaiterId { conn_id: 1, seq: 0 }, &mut ready)
+            .is_none());
+        registry.remove(WaiterId { conn_id: 2, seq: 0 }, &mut ready);
+        registry.remove(WaiterId { conn_id: 3, seq: 0 }, &mut ready);
+        assert!(registry.is_empty());
+        assert!(ready.is_empty(), "keys nobody waits on are unwatched");
+    }
+
+    #[test]
+    fn deadlines_come_due_in_order() {
+        let mut clients = Clients::default();
+        for (conn_id, deadline_ms) in [(1, Some(300)), (2, None), (3, Some(100))] {
+            clients.insert(Blocked {
+                id: WaiterId { conn_id, seq: 7 },
+                token: 0,
+                deadline_ms,
+                shards: vec![0],
+                mode: Mode::One { shard: 0 },
+                ending: None,
+            });
+        }
+        assert_eq!(clients.next_deadline(), Some(100));
+        assert_eq!(clients.take_due(100), Vec::<u64>::new());
+        assert_eq!(clients.take_due(301), vec![3, 1]);
+        assert_eq!(clients.next_deadline(), None);
+        assert!(clients.get_mut(WaiterId { conn_id: 2, seq: 8 }).is_none());
+        assert!(clients.remove(2).is_some());
+        assert!(clients.is_empty());
+    }
+}

@@ -1,0 +1,391 @@
+//! The shard loop's side of blocking commands (the protocol is described in
+//! `shard::blocking`): starting a wait, the messages about waiters, serving
+//! ready keys, deadlines, `CLIENT UNBLOCK` and disconnects.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use super::{unix_ms, Msg, ReplyTo, Worker};
+use crate::cmd::blocking::{self as commands, is_nothing, Request, TIMEOUT_REPLY};
+use crate::cmd::Ctx;
+use crate::resp::Frame;
+use crate::shard::blocking::{settle, BlockMsg, Blocked, Mode, Task, Wait, Waiter, WaiterId};
+use crate::shard::{Action, Out, Then};
+
+/// What `CLIENT UNBLOCK id ERROR` answers the unblocked client.
+const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
+/// A blocked command's slot continuation: its single output is the reply.
+pub(super) fn answer() -> Then {
+    Box::new(|mut outs| Action::Reply(outs.pop().map_or(TIMEOUT_REPLY, Out::frame)))
+}
+
+fn reply_to(id: WaiterId, token: usize) -> ReplyTo {
+    ReplyTo {
+        token,
+        conn_id: id.conn_id,
+        seq: id.seq,
+    }
+}
+
+impl Worker {
+    /// `Action::Block`: from a blocking command, or from a retry's end.
+    pub(super) fn on_wait(&mut self, to: ReplyTo, wait: Wait) {
+        match wait {
+            Wait::Start(req) => self.start_waiting(to, req),
+            Wait::Attempted(frame) => self.attempt_ended(to, frame),
+        }
+    }
+
+    /// Registers the client on its keys' shards and, when they are several,
+    /// makes the first attempt.
+    fn start_waiting(&mut self, to: ReplyTo, req: Request) {
+        self.arm_slot(to);
+        let id = WaiterId {
+            conn_id: to.conn_id,
+            seq: to.seq,
+        };
+        let home = self.data.id;
+        let waiter = |keys, task| Waiter {
+            id,
+            home,
+            token: to.token,
+            db: req.db,
+            keys,
+            task,
+        };
+        let mut blocked = Blocked {
+            id,
+            token: to.token,
+            deadline_ms: req.deadline_ms,
+            shards: Vec::new(),
+            mode: Mode::One { shard: home },
+            ending: None,
+        };
+        self.flag_blocked(to.token, true);
+        self.data
+            .shared
+            .counters
+            .blocked_clients
+            .fetch_add(1, Relaxed);
+        match req.home_shard(self.data.shared.nshards) {
+            Some(owner) => {
+                let w = waiter(req.keys.clone(), Task::Serve(req.want.clone()));
+                blocked.shards.push(owner);
+                blocked.mode = Mode::One { shard: owner };
+                self.blocking.clients.insert(blocked);
+                if owner == home {
+                    // The attempt ran a moment ago in `dispatch`: just wait.
+                    let ready = &mut self.data.store.stats.notify.ready;
+                    self.blocking.registry.add(w, ready);
+                } else {
+                    self.send_block(owner, BlockMsg::Wait(w));
+                }
+            }
+            None => {
+                let kind = req.want.kind();
+                for (shard, keys) in req.keys_by_shard(self.data.shared.nshards) {
+                    blocked.shards.push(shard);
+                    self.send_block(shard, BlockMsg::Wait(waiter(keys, Task::Notify(kind))));
+                }
+                blocked.mode = Mode::Many {
+                    req,
+                    in_flight: false,
+                    again: false,
+                };
+                self.blocking.clients.insert(blocked);
+                self.retry(to);
+            }
+        }
+    }
+
+    /// Runs a multi-shard waiter's attempt job on its slot.
+    fn retry(&mut self, to: ReplyTo) {
+        let id = WaiterId {
+            conn_id: to.conn_id,
+            seq: to.seq,
+        };
+        let nshards = self.data.shared.nshards;
+        let Some(Blocked {
+            mode:
+                Mode::Many {
+                    req,
+                    in_flight,
+                    again,
+                },
+            ..
+        }) = self.blocking.clients.get_mut(id)
+        else {
+            return;
+        };
+        *in_flight = true;
+        *again = false;
+        match settle(commands::attempt_across(nshards, req)) {
+            Action::Job(job) => self.launch(to, job),
+            Action::Block(wait) => self.on_wait(to, *wait),
+            Action::Reply(frame) | Action::Close(frame) => self.on_wait(to, Wait::Attempted(frame)),
+        }
+    }
+
+    /// A multi-shard waiter's attempt ended: answer, or keep waiting.
+    fn attempt_ended(&mut self, to: ReplyTo, frame: Frame) {
+        let id = WaiterId {
+            conn_id: to.conn_id,
+            seq: to.seq,
+        };
+        let Some(blocked) = self.blocking.clients.get_mut(id) else {
+            return;
+        };
+        let Mode::Many {
+            in_flight, again, ..
+        } = &mut blocked.mode
+        else {
+            return;
+        };
+        *in_flight = false;
+        let again = *again;
+        let ending = blocked.ending.take();
+        self.arm_slot(to);
+        if !is_nothing(&frame) {
+            self.finish(id, frame);
+        } else if let Some(ending) = ending {
+            self.finish(id, ending);
+        } else if again {
+            self.retry(to);
+        }
+    }
+
+    /// Gives a blocked client its reply and forgets it.
+    fn finish(&mut self, id: WaiterId, frame: Frame) {
+        let Some(blocked) = self.blocking.clients.remove(id.conn_id) else {
+            return;
+        };
+        self.data
+            .shared
+            .counters
+            .blocked_clients
+            .fetch_sub(1, Relaxed);
+        if let Mode::Many { .. } = blocked.mode {
+            for shard in blocked.shards {
+                self.send_block(shard, BlockMsg::Cancel { id, ack: false });
+            }
+        }
+        self.flag_blocked(blocked.token, false);
+        self.on_done(reply_to(id, blocked.token), 0, Out::Frame(frame));
+    }
+
+    /// Ends a wait early (timeout, `CLIENT UNBLOCK`) with `frame`, unless a
+    /// reply already on its way wins. False if the client was not blocked.
+    fn end_wait(&mut self, conn_id: u64, frame: Frame) -> bool {
+        let home = self.data.id;
+        let Some(blocked) = self.blocking.clients.of_conn(conn_id) else {
+            return false;
+        };
+        if blocked.ending.is_some() {
+            return false;
+        }
+        let id = blocked.id;
+        self.blocking.clients.drop_deadline(conn_id);
+        let Some(blocked) = self.blocking.clients.of_conn(conn_id) else {
+            return false;
+        };
+        match blocked.mode {
+            Mode::One { shard } if shard == home => {
+                let ready = &mut self.data.store.stats.notify.ready;
+                if self.blocking.registry.remove(id, ready).is_some() {
+                    self.finish(id, frame);
+                } else {
+                    // Served moments ago: that reply is being delivered.
+                    blocked.ending = Some(frame);
+                }
+            }
+            Mode::One { shard } => {
+                blocked.ending = Some(frame);
+                self.send_block(shard, BlockMsg::Cancel { id, ack: true });
+            }
+            Mode::Many {
+                in_flight: true, ..
+            } => blocked.ending = Some(frame),
+            Mode::Many { .. } => self.finish(id, frame),
+        }
+        true
+    }
+
+    /// Sends a message to `shard`, handling it at once when that is this one.
+    fn send_block(&mut self, shard: usize, msg: BlockMsg) {
+        if shard == self.data.id {
+            self.on_block_msg(msg);
+        } else {
+            self.outbox[shard].push(Msg::Block(msg));
+        }
+    }
+
+    pub(super) fn on_block_msg(&mut self, msg: BlockMsg) {
+        match msg {
+            BlockMsg::Wait(waiter) => self.take_waiter(waiter),
+            BlockMsg::Cancel { id, ack } => {
+                let ready = &mut self.data.store.stats.notify.ready;
+                if let Some(waiter) = self.blocking.registry.remove(id, ready) {
+                    if ack {
+                        self.send_block(waiter.home, BlockMsg::Cancelled { id });
+                    }
+                }
+            }
+            BlockMsg::Served { id, frame } => self.finish(id, frame),
+            BlockMsg::Cancelled { id } => {
+                if let Some(blocked) = self.blocking.clients.get_mut(id) {
+                    let ending = blocked.ending.take().unwrap_or(TIMEOUT_REPLY);
+                    self.finish(id, ending);
+                }
+            }
+            BlockMsg::Ready { id } => {
+                let Some(blocked) = self.blocking.clients.get_mut(id) else {
+                    return;
+                };
+                let token = blocked.token;
+                let idle = blocked.ending.is_none();
+                if let Mode::Many {
+                    in_flight, again, ..
+                } = &mut blocked.mode
+                {
+                    if *in_flight {
+                        *again = true;
+                    } else if idle {
+                        self.retry(reply_to(id, token));
+                    }
+                }
+            }
+        }
+    }
+
+    /// On a key's owner: a waiter that serves here tries at once, then
+    /// waits if nothing was there; a notify-only one just waits.
+    fn take_waiter(&mut self, waiter: Waiter) {
+        if let Task::Serve(want) = &waiter.task {
+            let mut ctx = Ctx::new(&mut self.data, waiter.db);
+            match commands::attempt(&mut ctx, &waiter.keys, want) {
+                Ok(None) => {}
+                Ok(Some(frame)) | Err(frame) => {
+                    let id = waiter.id;
+                    return self.send_block(waiter.home, BlockMsg::Served { id, frame });
+                }
+            }
+        }
+        let ready = &mut self.data.store.stats.notify.ready;
+        self.blocking.registry.add(waiter, ready);
+    }
+
+    /// Serves the waiters of every key written since the last call, in
+    /// arrival order per key. Called after each command and each message
+    /// from another shard; the one place to hold serving back (while a
+    /// transaction holds keys, say).
+    pub(super) fn serve_ready_keys(&mut self) {
+        if self.blocking.serving || !self.data.store.stats.notify.ready.has_ready() {
+            return;
+        }
+        self.blocking.serving = true;
+        let mut replies = Vec::new();
+        loop {
+            while let Some((db, key)) = self.data.store.stats.notify.ready.take() {
+                self.serve_key(db, &key, &mut replies);
+            }
+            if replies.is_empty() {
+                break;
+            }
+            // Delivering a reply may run the served client's next commands,
+            // which may write keys: the loop serves those too.
+            for (home, msg) in std::mem::take(&mut replies) {
+                self.send_block(home, msg);
+            }
+        }
+        self.blocking.serving = false;
+    }
+
+    /// Walks the waiters of one key while it holds something to take.
+    fn serve_key(&mut self, db: usize, key: &bytes::Bytes, replies: &mut Vec<(usize, BlockMsg)>) {
+        for id in self.blocking.registry.queue(db, key) {
+            let mut ctx = Ctx::new(&mut self.data, db);
+            // Gone, or a type nobody can be served from: nothing to hand out.
+            let Some(kind) = commands::kind_of(&mut ctx, key) else {
+                return;
+            };
+            let Some(waiter) = self.blocking.registry.get(id) else {
+                continue;
+            };
+            let home = waiter.home;
+            match &waiter.task {
+                Task::Notify(wanted) if *wanted == kind => {
+                    replies.push((home, BlockMsg::Ready { id }));
+                }
+                // A key of another type wakes nobody (Redis 7.0).
+                Task::Serve(want) if want.kind() == kind => {
+                    if let Ok(Some(frame)) | Err(frame) = want.take_from(&mut ctx, key) {
+                        let ready = &mut self.data.store.stats.notify.ready;
+                        self.blocking.registry.remove(id, ready);
+                        replies.push((home, BlockMsg::Served { id, frame }));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Answers the blocked clients whose deadline passed.
+    pub(super) fn expire_blocked(&mut self) {
+        if self.blocking.clients.is_empty() {
+            return;
+        }
+        for conn_id in self.blocking.clients.take_due(self.data.now_ms) {
+            self.end_wait(conn_id, TIMEOUT_REPLY);
+        }
+    }
+
+    /// The poll timeout, shortened to wake up when the next deadline passes.
+    pub(super) fn poll_timeout_for_blocked(&self, timeout: Duration) -> Duration {
+        match self.blocking.clients.next_deadline() {
+            // Due once the clock is past the deadline.
+            Some(at) => timeout.min(Duration::from_millis((at + 1).saturating_sub(unix_ms()))),
+            None => timeout,
+        }
+    }
+
+    /// `CLIENT UNBLOCK`: 1 if connection `conn_id` of this shard was blocked.
+    pub(super) fn unblock_client(&mut self, conn_id: u64, error: bool) -> i64 {
+        let frame = if error {
+            Frame::error(UNBLOCKED)
+        } else {
+            TIMEOUT_REPLY
+        };
+        self.end_wait(conn_id, frame) as i64
+    }
+
+    /// A blocked client disconnected: cancel its waiters.
+    pub(super) fn forget_blocked(&mut self, conn_id: u64) {
+        let Some(blocked) = self.blocking.clients.remove(conn_id) else {
+            return;
+        };
+        self.data
+            .shared
+            .counters
+            .blocked_clients
+            .fetch_sub(1, Relaxed);
+        for shard in blocked.shards {
+            let id = blocked.id;
+            self.send_block(shard, BlockMsg::Cancel { id, ack: false });
+        }
+    }
+
+    /// Arms a blocked command's slot to take its reply as part 0.
+    fn arm_slot(&mut self, to: ReplyTo) {
+        if let Some(conn) = self.conns.get_mut(to.token) {
+            conn.rearm(to.seq, 1, answer());
+        }
+    }
+
+    /// Flags the connection as blocked or not (CLIENT LIST's `b`).
+    fn flag_blocked(&mut self, token: usize, blocked: bool) {
+        if let Some(conn) = self.conns.get_mut(token) {
+            conn.session.blocked = blocked;
+        }
+    }
+}
