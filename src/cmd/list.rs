@@ -10,14 +10,14 @@ use crate::resp::Frame;
 use crate::store::notify::LIST;
 use crate::store::{Entry, Value};
 
-fn as_list(entry: &Entry) -> Result<&VecDeque<Bytes>, Frame> {
+pub(super) fn as_list(entry: &Entry) -> Result<&VecDeque<Bytes>, Frame> {
     match &entry.value {
         Value::List(l) => Ok(l),
         _ => Err(err::wrongtype()),
     }
 }
 
-fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Frame> {
+pub(super) fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Frame> {
     match &mut entry.value {
         Value::List(l) => Ok(l),
         _ => Err(err::wrongtype()),
@@ -143,7 +143,7 @@ pub fn lrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 /// Redis's LRANGE indexes: negatives count from the end; a start before the
 /// head is clamped to it, but an end before the head means an empty range
 /// (unlike GETRANGE, which clamps both).
-fn list_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+pub(super) fn list_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
     let start = if start < 0 {
         (len + start).max(0)

@@ -12,6 +12,7 @@ pub mod expire;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod list_edit;
 pub mod multi;
 pub mod pubsub;
 pub mod server;

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
+use super::list_edit;
 use super::{
     connection, expire, hash, keys, list, multi, pubsub, server, set, strings, transaction, zset,
     Ctx, Session,
@@ -211,6 +212,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("llen", 2, RF, ONE, "list", "1.0.0", "Returns the length of a list.", list::llen, Split::One),
     keyed("lrange", 4, R, ONE, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange, Split::One),
     keyed("lindex", 3, R, ONE, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex, Split::One),
+    keyed("lset", 4, W, ONE, "list", "1.0.0", "Sets the value of an element in a list by its index.", list_edit::lset, Split::One),
+    keyed("linsert", 5, W, ONE, "list", "2.2.0", "Inserts an element before or after another element in a list.", list_edit::linsert, Split::One),
+    keyed("lrem", 4, WD, ONE, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list_edit::lrem, Split::One),
+    keyed("ltrim", 4, WD, ONE, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list_edit::ltrim, Split::One),
+    keyed("lpos", -3, R, ONE, "list", "6.0.6", "Returns the index of matching elements in a list.", list_edit::lpos, Split::One),
     // Hashes
     keyed("hset", -4, WF, ONE, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset, Split::One),
     keyed("hmset", -4, WF, ONE, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset, Split::One),
