@@ -1,10 +1,10 @@
 //! Lists: pushes, pops with counts, LLEN, LRANGE, LINDEX, the in-place
-//! edits (LSET LINSERT LREM LTRIM) and LPOS. Replies checked against
-//! redis-server 7.0.15.
+//! edits (LSET LINSERT LREM LTRIM), LPOS, and LMOVE / RPOPLPUSH / LMPOP on
+//! one shard and across shards. Replies checked against redis-server 7.0.15.
 
 mod common;
 
-use common::{Raw, Reply, Server};
+use common::{args, keys_on_shard, Raw, Reply, Server};
 
 fn b(s: &str) -> Reply {
     Reply::bulk(s)
@@ -348,5 +348,359 @@ fn lpos_rank_count_maxlen_and_errors() {
         c.cmd(&["LPOS", "s", "a", "RANK", "0"]),
         rank_zero,
         "options are read before the key"
+    );
+}
+
+/// LMOVE / RPOPLPUSH between `src` and `dst`, wherever they live.
+fn check_lmove(c: &mut Raw, src: &str, dst: &str) {
+    c.cmd(&["RPUSH", src, "1", "2", "3"]);
+    c.cmd(&["EXPIRE", src, "300"]);
+    c.cmd(&["RPUSH", dst, "x"]);
+    c.cmd(&["EXPIRE", dst, "300"]);
+    assert_eq!(c.cmd(&["LMOVE", src, dst, "LEFT", "RIGHT"]), b("1"));
+    assert_eq!(c.cmd(&["LMOVE", src, dst, "right", "left"]), b("3"));
+    assert_eq!(c.cmd(&["RPOPLPUSH", src, dst]), b("2"));
+    assert_eq!(range(c, dst), arr(&["2", "3", "x", "1"]));
+    assert_ttl_kept(c, dst);
+    assert_eq!(
+        c.cmd(&["EXISTS", src]),
+        Reply::Int(0),
+        "emptied source removed"
+    );
+    assert_eq!(c.cmd(&["LMOVE", src, dst, "LEFT", "LEFT"]), Reply::Nil);
+    assert_eq!(c.cmd(&["RPOPLPUSH", src, dst]), Reply::Nil);
+    // Moving into a missing key creates it, without a TTL.
+    assert_eq!(c.cmd(&["LMOVE", dst, src, "LEFT", "LEFT"]), b("2"));
+    assert_eq!(range(c, src), arr(&["2"]));
+    assert_eq!(c.cmd(&["TTL", src]), Reply::Int(-1));
+    assert_ttl_kept(c, dst);
+    // A destination of another type refuses before anything is popped; a
+    // missing source answers nil whatever the destination holds.
+    c.cmd(&["DEL", src]);
+    c.cmd(&["SET", src, "v"]);
+    assert_eq!(
+        c.cmd(&["LMOVE", dst, src, "LEFT", "LEFT"]),
+        error(WRONGTYPE)
+    );
+    assert_eq!(c.cmd(&["RPOPLPUSH", dst, src]), error(WRONGTYPE));
+    assert_eq!(range(c, dst), arr(&["3", "x", "1"]));
+    assert_eq!(
+        c.cmd(&["LMOVE", src, dst, "LEFT", "LEFT"]),
+        error(WRONGTYPE)
+    );
+    c.cmd(&["DEL", dst]);
+    assert_eq!(c.cmd(&["LMOVE", dst, src, "LEFT", "LEFT"]), Reply::Nil);
+    assert_eq!(c.cmd(&["RPOPLPUSH", dst, src]), Reply::Nil);
+    assert_eq!(
+        c.cmd(&["LMOVE", dst, src, "LEFT", "MIDDLE"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["LMOVE", dst, src, "UP", "LEFT"]),
+        error("ERR syntax error")
+    );
+    c.cmd(&["DEL", src, dst]);
+}
+
+#[test]
+fn lmove_and_rpoplpush_on_one_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    check_lmove(&mut c, "{t}src", "{t}dst");
+}
+
+#[test]
+fn lmove_and_rpoplpush_across_shards() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let src = keys_on_shard("mvsrc", 0, 2, 1).remove(0);
+    let dst = keys_on_shard("mvdst", 1, 2, 1).remove(0);
+    check_lmove(&mut c, &src, &dst);
+    check_lmove(&mut c, &dst, &src);
+}
+
+#[test]
+fn lmove_rotates_a_list_onto_itself() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    c.cmd(&["RPUSH", "L", "1", "2", "3"]);
+    c.cmd(&["EXPIRE", "L", "300"]);
+    assert_eq!(c.cmd(&["LMOVE", "L", "L", "LEFT", "RIGHT"]), b("1"));
+    assert_eq!(range(&mut c, "L"), arr(&["2", "3", "1"]));
+    assert_eq!(c.cmd(&["RPOPLPUSH", "L", "L"]), b("1"));
+    assert_eq!(range(&mut c, "L"), arr(&["1", "2", "3"]));
+    assert_eq!(c.cmd(&["LMOVE", "L", "L", "LEFT", "LEFT"]), b("1"));
+    assert_eq!(range(&mut c, "L"), arr(&["1", "2", "3"]));
+    // A one-element list survives its own rotation, TTL and all.
+    c.cmd(&["RPUSH", "one", "x"]);
+    c.cmd(&["EXPIRE", "one", "300"]);
+    assert_eq!(c.cmd(&["LMOVE", "one", "one", "RIGHT", "LEFT"]), b("x"));
+    assert_eq!(range(&mut c, "one"), arr(&["x"]));
+    assert_ttl_kept(&mut c, "one");
+    assert_ttl_kept(&mut c, "L");
+}
+
+#[test]
+fn cross_shard_moves_are_seen_by_the_next_pipelined_command() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let a = keys_on_shard("ring", 0, 2, 1).remove(0);
+    let z = keys_on_shard("ring", 1, 2, 1).remove(0);
+    let items: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+    let mut push = vec!["RPUSH", a.as_str()];
+    push.extend(items.iter().map(String::as_str));
+    c.cmd(&push);
+    // Every element goes over and back; each reply and the final order show
+    // that no step overtook another.
+    let mut cmds = Vec::new();
+    for _ in 0..50 {
+        cmds.push(args(&["LMOVE", &a, &z, "LEFT", "RIGHT"]));
+    }
+    cmds.push(args(&["LLEN", &z]));
+    for _ in 0..50 {
+        cmds.push(args(&["RPOPLPUSH", &z, &a]));
+    }
+    let replies = c.pipeline(&cmds);
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(replies[i], b(item));
+        assert_eq!(replies[51 + i], b(&items[49 - i]));
+    }
+    assert_eq!(replies[50], Reply::Int(50));
+    assert_eq!(c.cmd(&["EXISTS", &z]), Reply::Int(0));
+    let expect: Vec<&str> = items.iter().map(String::as_str).collect();
+    assert_eq!(range(&mut c, &a), arr(&expect));
+}
+
+/// LMPOP over `keys` (the first missing, the second a list, the third a string).
+fn check_lmpop(c: &mut Raw, keys: [&str; 3]) {
+    let [missing, list, string] = keys;
+    c.cmd(&["RPUSH", list, "1", "2", "3"]);
+    c.cmd(&["EXPIRE", list, "300"]);
+    c.cmd(&["SET", string, "v"]);
+    let pair = |key: &str, items: &[&str]| Reply::Array(vec![b(key), arr(items)]);
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", missing, list, "RIGHT", "COUNT", "2"]),
+        pair(list, &["3", "2"])
+    );
+    assert_ttl_kept(c, list);
+    assert_eq!(
+        c.cmd(&["LMPOP", "3", missing, list, string, "LEFT"]),
+        pair(list, &["1"]),
+        "a later key of another type is never looked at"
+    );
+    assert_eq!(c.cmd(&["EXISTS", list]), Reply::Int(0));
+    assert_eq!(c.cmd(&["LMPOP", "2", missing, list, "LEFT"]), Reply::Nil);
+    assert_eq!(
+        c.cmd(&["LMPOP", "3", missing, list, string, "LEFT"]),
+        error(WRONGTYPE)
+    );
+    c.cmd(&["RPUSH", list, "a", "b"]);
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", string, list, "LEFT"]),
+        error(WRONGTYPE)
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", list, missing, "LEFT", "COUNT", "10"]),
+        pair(list, &["a", "b"])
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", missing, list, "LEFT", "COUNT", "0"]),
+        error("ERR count should be greater than 0")
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "3", missing, list, "LEFT"]),
+        error("ERR syntax error"),
+        "numkeys runs past the end"
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", missing, list, "UP"]),
+        error("ERR syntax error")
+    );
+    c.cmd(&["DEL", string]);
+}
+
+#[test]
+fn lmpop_on_one_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    check_lmpop(&mut c, ["{m}a", "{m}b", "{m}c"]);
+}
+
+#[test]
+fn lmpop_across_shards_pops_the_first_list_in_argument_order() {
+    let server = Server::start(3, &[]);
+    let mut c = server.raw();
+    let on = |shard| keys_on_shard(&format!("mp{shard}_"), shard, 3, 1).remove(0);
+    let (s0, s1, s2) = (on(0), on(1), on(2));
+    check_lmpop(&mut c, [&s0, &s1, &s2]);
+    check_lmpop(&mut c, [&s2, &s0, &s1]);
+    // The first non-empty key wins even when a later shard's key is also a list.
+    c.cmd(&["RPUSH", &s2, "late"]);
+    c.cmd(&["RPUSH", &s1, "early"]);
+    assert_eq!(
+        c.cmd(&["LMPOP", "3", &s0, &s1, &s2, "LEFT"]),
+        Reply::Array(vec![b(&s1), arr(&["early"])])
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "3", &s0, &s1, &s2, "LEFT"]),
+        Reply::Array(vec![b(&s2), arr(&["late"])])
+    );
+    assert_eq!(c.cmd(&["LMPOP", "3", &s0, &s1, &s2, "LEFT"]), Reply::Nil);
+}
+
+#[test]
+fn lmpop_argument_errors() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    c.cmd(&["RPUSH", "a", "1"]);
+    let numkeys = error("ERR numkeys should be greater than 0");
+    assert_eq!(c.cmd(&["LMPOP", "0", "a", "left"]), numkeys);
+    assert_eq!(c.cmd(&["LMPOP", "-1", "a", "left"]), numkeys);
+    assert_eq!(c.cmd(&["LMPOP", "x", "a", "left"]), numkeys);
+    assert_eq!(
+        c.cmd(&["LMPOP", "2", "a", "left"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["LMPOP", "2147483648", "a", "left"]),
+        error("ERR syntax error")
+    );
+    let count = error("ERR count should be greater than 0");
+    assert_eq!(c.cmd(&["LMPOP", "1", "a", "left", "count", "-1"]), count);
+    assert_eq!(c.cmd(&["LMPOP", "1", "a", "left", "count", "x"]), count);
+    for extra in [
+        &["count"][..],
+        &["count", "1", "count", "2"],
+        &["foo"],
+        &["count", "1", "foo"],
+    ] {
+        let mut cmd = vec!["LMPOP", "1", "a", "left"];
+        cmd.extend_from_slice(extra);
+        assert_eq!(c.cmd(&cmd), error("ERR syntax error"), "{cmd:?}");
+    }
+    assert_eq!(
+        c.cmd(&["LMPOP", "1", "a"]),
+        error("ERR wrong number of arguments for 'lmpop' command")
+    );
+    assert_eq!(c.cmd(&["LLEN", "a"]), Reply::Int(1), "nothing popped");
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "LMPOP", "2", "a", "b", "left", "count", "3"]),
+        arr(&["a", "b"])
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "RPOPLPUSH", "a", "b"]),
+        arr(&["a", "b"])
+    );
+    let info = c.cmd(&["COMMAND", "INFO", "LMPOP"]).items()[0].items();
+    assert_eq!(info[1], Reply::Int(-4));
+    assert_eq!(
+        info[2],
+        Reply::Array(vec![
+            Reply::Simple("write".into()),
+            Reply::Simple("movablekeys".into())
+        ])
+    );
+    assert_eq!(&info[3..6], &[Reply::Int(0), Reply::Int(0), Reply::Int(0)]);
+}
+
+/// Collects `n` keyevent messages as `event key` strings.
+fn events(sub: &mut Raw, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| match sub.read() {
+            Some(Reply::Array(parts)) => {
+                let event = parts[2].text();
+                let event = event.trim_start_matches("__keyevent@0__:");
+                format!("{event} {}", parts[3].text())
+            }
+            other => panic!("expected an event, got {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn edits_and_moves_fire_redis_events() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    let mut sub = server.raw();
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    // Commands that change nothing fire nothing.
+    let script: &[&[&str]] = &[
+        &["RPUSH", "a", "1", "2"],
+        &["LMOVE", "a", "b", "LEFT", "RIGHT"],
+        &["LMOVE", "a", "b", "LEFT", "LEFT"],
+        &["RPOPLPUSH", "b", "c"],
+        &["LSET", "c", "0", "x"],
+        &["LINSERT", "c", "BEFORE", "x", "y"],
+        &["LINSERT", "c", "BEFORE", "nope", "y"],
+        &["LREM", "c", "0", "nope"],
+        &["LREM", "c", "0", "y"],
+        &["RPUSH", "t", "1", "2", "3"],
+        &["LTRIM", "t", "0", "-1"],
+        &["LTRIM", "t", "5", "6"],
+        &["LTRIM", "nosuch", "0", "1"],
+        &["RPUSH", "m", "1", "2"],
+        &["LMPOP", "2", "nosuch", "m", "LEFT", "COUNT", "5"],
+        &["RPUSH", "r", "1"],
+        &["LMOVE", "r", "r", "LEFT", "RIGHT"],
+        &["LREM", "c", "1", "x"],
+    ];
+    for cmd in script {
+        c.cmd(cmd);
+    }
+    let expect = [
+        "rpush a",
+        "rpush b",
+        "lpop a",
+        "lpush b",
+        "lpop a",
+        "del a",
+        "lpush c",
+        "rpop b",
+        "lset c",
+        "linsert c",
+        "lrem c",
+        "rpush t",
+        "ltrim t",
+        "ltrim t",
+        "del t",
+        "rpush m",
+        "lpop m",
+        "del m",
+        "rpush r",
+        "rpush r",
+        "lpop r",
+        "lrem c",
+        "del c",
+    ];
+    assert_eq!(events(&mut sub, expect.len()), expect);
+}
+
+#[test]
+fn cross_shard_moves_fire_the_same_events() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Elg"]);
+    let mut sub = server.raw();
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    let src = keys_on_shard("evs", 0, 2, 1).remove(0);
+    let dst = keys_on_shard("evd", 1, 2, 1).remove(0);
+    c.cmd(&["RPUSH", &src, "1"]);
+    assert_eq!(events(&mut sub, 1), [format!("rpush {src}")]);
+    c.cmd(&["LMOVE", &src, &dst, "RIGHT", "LEFT"]);
+    // The two shards publish independently: compare as a set.
+    let mut got = events(&mut sub, 3);
+    got.sort();
+    let mut expect = vec![
+        format!("lpush {dst}"),
+        format!("rpop {src}"),
+        format!("del {src}"),
+    ];
+    expect.sort();
+    assert_eq!(got, expect);
+    c.cmd(&["LMPOP", "2", &src, &dst, "LEFT"]);
+    assert_eq!(
+        events(&mut sub, 2),
+        [format!("lpop {dst}"), format!("del {dst}")]
     );
 }

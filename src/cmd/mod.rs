@@ -13,6 +13,7 @@ pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod list_edit;
+pub mod list_move;
 pub mod multi;
 pub mod pubsub;
 pub mod server;

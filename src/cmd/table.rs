@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::args::Reply;
 use super::list_edit;
+use super::list_move;
 use super::{
     connection, expire, hash, keys, list, multi, pubsub, server, set, strings, transaction, zset,
     Ctx, Session,
@@ -217,6 +218,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("lrem", 4, WD, ONE, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list_edit::lrem, Split::One),
     keyed("ltrim", 4, WD, ONE, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list_edit::ltrim, Split::One),
     keyed("lpos", -3, R, ONE, "list", "6.0.6", "Returns the index of matching elements in a list.", list_edit::lpos, Split::One),
+    keyed("lmove", 5, W, TWO, "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("rpoplpush", 3, W, TWO, "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("lmpop", -4, &["write", "movablekeys"], (0, 0, 0), "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", list_move::lmpop, Split::Custom(list_move::lmpop_across)).with_movable_keys(list_move::lmpop_keys),
     // Hashes
     keyed("hset", -4, WF, ONE, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset, Split::One),
     keyed("hmset", -4, WF, ONE, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset, Split::One),
