@@ -31,6 +31,10 @@ pub struct Session {
     pub channels: IndexSet<Bytes>,
     /// Commands queued since MULTI, if a transaction is open.
     pub multi: Option<super::transaction::Transaction>,
+    /// The transaction EXEC is running.
+    pub exec: Option<super::transaction::ExecRun>,
+    /// Keys under WATCH, with their database.
+    pub watched: Vec<(usize, Bytes)>,
     pub patterns: IndexSet<Bytes>,
 }
 
@@ -51,6 +55,8 @@ impl Session {
             token: 0,
             channels: IndexSet::new(),
             multi: None,
+            exec: None,
+            watched: Vec::new(),
             patterns: IndexSet::new(),
         }
     }

@@ -297,6 +297,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("multi", 1, &["noscript", "loading", "stale", "fast"], "transactions", "1.2.0", "Starts a transaction.", transaction::multi),
     conn("exec", 1, &["noscript", "loading", "stale"], "transactions", "1.2.0", "Executes all commands in a transaction.", transaction::exec),
     conn("discard", 1, &["noscript", "loading", "stale", "fast"], "transactions", "2.0.0", "Discards a transaction.", transaction::discard),
+    conn("watch", -2, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", transaction::watch),
+    conn("unwatch", 1, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Forgets about watched keys of a transaction.", transaction::unwatch),
     // Server
     conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
     conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),

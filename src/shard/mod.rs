@@ -2,6 +2,7 @@
 //! connections, store and inbox. Shards talk only through inboxes.
 
 mod job;
+pub mod locks;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -11,8 +12,9 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use mio::{Poll, Waker};
 
-pub use job::{Action, ClientsOp, Job, KillFilter, Op, Out, StoreOp, Then};
-pub use worker::Msg;
+pub use job::{Action, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use locks::{LockKey, Need, TxId};
+pub use worker::{Msg, Parked};
 
 use crate::config::Config;
 

@@ -56,6 +56,8 @@ pub struct KeyEvent {
 pub struct Notifier {
     pub flags: u32,
     pub events: Vec<KeyEvent>,
+    /// WATCHed keys: every event is a change their watchers must see.
+    pub watches: super::watch::Watches,
 }
 
 impl Notifier {
@@ -65,6 +67,9 @@ impl Notifier {
     }
 
     pub fn notify(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        if !self.watches.is_empty() {
+            self.watches.touch(db, key, event);
+        }
         if self.wants(class) {
             self.events.push(KeyEvent {
                 db,
@@ -83,14 +88,14 @@ mod tests {
     fn flags_and_filtering() {
         let n = Notifier {
             flags: parse_flags("xE"),
-            events: Vec::new(),
+            ..Notifier::default()
         };
         assert!(n.wants(EXPIRED));
         assert!(!n.wants(GENERIC));
         assert!(
             !Notifier {
                 flags: parse_flags("x"),
-                events: Vec::new()
+                ..Notifier::default()
             }
             .wants(EXPIRED),
             "needs K or E"
