@@ -14,7 +14,7 @@ use bytes::Bytes;
 use super::args::{err, Reply};
 use super::{list, shard_of, Ctx, Session, ShardData};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out, Wait};
+use crate::shard::{Action, Job, Need, Op, Out, Wait};
 use crate::store::Value;
 
 /// The type a key must hold for a waiter to be served from it.
@@ -72,7 +72,7 @@ impl Want {
 
     /// What the immediate attempt answers when every key is empty (inside
     /// MULTI): BLMOVE and BRPOPLPUSH a null bulk, the others a null array.
-    fn nothing(&self) -> Frame {
+    pub fn nothing(&self) -> Frame {
         match self {
             Want::Pop { .. } => Frame::NullArray,
         }
@@ -185,15 +185,16 @@ pub fn kind_of(ctx: &mut Ctx, key: &[u8]) -> Option<Kind> {
 }
 
 /// A blocking command outside a transaction. With every key on this shard
-/// the attempt runs here and a miss blocks at once; otherwise the blocking
-/// machinery makes the attempt on the keys' shards, registering the client
-/// there in the same step so no write in between is missed.
+/// (and no transaction holding keys here) the attempt runs at once and only
+/// a miss involves the blocking machinery, which makes the attempt on the
+/// keys' shards, registering the client there in the same step so no write
+/// in between is missed.
 pub fn dispatch(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
     let req = match parse(argv, session.db, shard.now_ms) {
         Ok(req) => req,
         Err(e) => return Action::Reply(e),
     };
-    if req.home_shard(shard.shared.nshards) == Some(shard.id) {
+    if req.home_shard(shard.shared.nshards) == Some(shard.id) && shard.locks.is_idle() {
         match attempt(&mut Ctx::new(shard, session.db), &req.keys, &req.want) {
             Ok(Some(reply)) | Err(reply) => return Action::Reply(reply),
             Ok(None) => {}
@@ -202,11 +203,20 @@ pub fn dispatch(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Act
     Action::Block(Box::new(Wait::Start(req)))
 }
 
+/// The table's split for keys on several shards, inside a transaction
+/// (which holds their locks): the immediate attempt across shards.
+pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
+    match parse(argv, session.db, shard.now_ms) {
+        Ok(req) => attempt_across(shard.shared.nshards, &req),
+        Err(e) => Action::Reply(e),
+    }
+}
+
 /// The immediate attempt over keys of several shards, as a job: each run of
 /// consecutive keys owned by one shard is tried in one op, in argument
-/// order, until one answers. Answers the command's reply, or a null array
-/// when every key was empty. One element at most is ever taken, since the
-/// runs are tried one after the other.
+/// order, until one answers. Answers the command's reply, or its "nothing"
+/// reply when every key was empty. One element at most is ever taken, since
+/// the runs are tried one after the other.
 pub fn attempt_across(nshards: usize, req: &Request) -> Action {
     let mut runs: Vec<(usize, Vec<Bytes>)> = Vec::new();
     for key in &req.keys {
@@ -222,20 +232,25 @@ pub fn attempt_across(nshards: usize, req: &Request) -> Action {
 
 fn next_run(mut runs: Vec<(usize, Vec<Bytes>)>, db: usize, want: Want) -> Action {
     let Some((shard, keys)) = runs.pop() else {
-        return Action::Reply(Frame::NullArray);
+        return Action::Reply(want.nothing());
     };
     let tried = want.clone();
-    let op = Op::Store(Box::new(move |ctx: &mut Ctx| {
-        ctx.db = db;
-        Out::Frame(match attempt(ctx, &keys, &tried) {
-            Ok(Some(reply)) | Err(reply) => reply,
-            Ok(None) => Frame::NullArray,
-        })
-    }));
+    // The op waits behind a transaction holding these keys.
+    let need = Need::keys(db, keys.iter().cloned());
+    let op = Op::Store(
+        need,
+        Box::new(move |ctx: &mut Ctx| {
+            ctx.db = db;
+            Out::Frame(match attempt(ctx, &keys, &tried) {
+                Ok(Some(reply)) | Err(reply) => reply,
+                Ok(None) => tried.nothing(),
+            })
+        }),
+    );
     Action::Job(
         Job::new(vec![(shard, op)], move |mut outs| {
-            match outs.pop().map_or(Frame::NullArray, Out::frame) {
-                Frame::NullArray => next_run(runs, db, want),
+            match outs.pop().map_or_else(|| want.nothing(), Out::frame) {
+                reply if is_nothing(&reply) => next_run(runs, db, want),
                 reply => Action::Reply(reply),
             }
         })

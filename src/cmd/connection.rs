@@ -54,12 +54,18 @@ pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
 pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     super::pubsub::forget(&shard.shared.pubsub, session);
     session.multi = None;
+    let unwatch = super::transaction::unwatch_ops(session, shard.shared.nshards);
     session.channels.clear();
     session.patterns.clear();
     session.db = 0;
     session.proto = Protocol::Resp2;
     session.name = None;
-    Frame::Simple("RESET").into()
+    if unwatch.is_empty() {
+        return Frame::Simple("RESET").into();
+    }
+    Action::Job(crate::shard::Job::new(unwatch, |_| {
+        Action::Reply(Frame::Simple("RESET"))
+    }))
 }
 
 /// The map HELLO answers with.

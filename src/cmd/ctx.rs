@@ -18,6 +18,11 @@ pub struct ShardData {
     pub counters: crate::info::ShardCounters,
     /// Pub/Sub messages produced by the current command, for the loop to route.
     pub deliveries: Vec<crate::pubsub::Delivery>,
+    /// Key locks of transactions spanning shards, and the work waiting on them.
+    pub locks: crate::shard::locks::Locks<crate::shard::Parked>,
+    /// The transaction whose queued commands are being dispatched (EXEC): its
+    /// commands hold the locks and must not wait for them.
+    pub current_tx: Option<crate::shard::TxId>,
 }
 
 /// A command's view: the shard's data and the client's selected database.

@@ -197,12 +197,16 @@ pub fn dbsize(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
 
 pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
+    ctx.shard.store.touch_watched_db(ctx.db, None);
     crate::util::drop_off_thread(ctx.shard.store.dbs[ctx.db].clear());
     Ok(Frame::OK)
 }
 
 pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
+    for db in 0..ctx.shard.store.dbs.len() {
+        ctx.shard.store.touch_watched_db(db, None);
+    }
     let old: Vec<_> = ctx
         .shard
         .store
@@ -232,6 +236,7 @@ pub fn check_flush_mode(argv: &[Bytes]) -> Result<(), Frame> {
 /// SWAPDB on this shard; the databases were validated where the command arrived.
 pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let (a, b) = swapdb_args(argv, ctx.shard.store.dbs.len())?;
+    ctx.shard.store.touch_watched_db(a, Some(b));
     ctx.shard.store.dbs.swap(a, b);
     Ok(Frame::OK)
 }

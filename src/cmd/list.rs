@@ -1,4 +1,5 @@
-//! List commands, first part: pushes, pops, LLEN, LRANGE, LINDEX.
+//! List commands: pushes, pops, LLEN, LRANGE, LINDEX, and the push / pop /
+//! move primitives that LMOVE, LMPOP and the blocking pops build on.
 
 use std::collections::VecDeque;
 
@@ -10,48 +11,160 @@ use crate::resp::Frame;
 use crate::store::notify::LIST;
 use crate::store::{Entry, Value};
 
-fn as_list(entry: &Entry) -> Result<&VecDeque<Bytes>, Frame> {
+pub(super) fn as_list(entry: &Entry) -> Result<&VecDeque<Bytes>, Frame> {
     match &entry.value {
         Value::List(l) => Ok(l),
         _ => Err(err::wrongtype()),
     }
 }
 
-fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Frame> {
+pub(super) fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Frame> {
     match &mut entry.value {
         Value::List(l) => Ok(l),
         _ => Err(err::wrongtype()),
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum End {
+/// One end of a list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum End {
     Head,
     Tail,
 }
 
-/// LPUSH/RPUSH (create: true) and LPUSHX/RPUSHX (create: false).
-fn push(ctx: &mut Ctx, argv: &[Bytes], end: End, create: bool) -> Reply {
-    let key = &argv[1];
+impl End {
+    /// LEFT or RIGHT (any case), as LMOVE and LMPOP name an end.
+    pub(crate) fn parse(word: &[u8]) -> Option<End> {
+        if word.eq_ignore_ascii_case(b"left") {
+            Some(End::Head)
+        } else if word.eq_ignore_ascii_case(b"right") {
+            Some(End::Tail)
+        } else {
+            None
+        }
+    }
+
+    fn push_event(self) -> &'static str {
+        match self {
+            End::Head => "lpush",
+            End::Tail => "rpush",
+        }
+    }
+
+    fn pop_event(self) -> &'static str {
+        match self {
+            End::Head => "lpop",
+            End::Tail => "rpop",
+        }
+    }
+}
+
+/// Removes one element from `end` of `list`.
+fn take_from(list: &mut VecDeque<Bytes>, end: End) -> Option<Bytes> {
+    match end {
+        End::Head => list.pop_front(),
+        End::Tail => list.pop_back(),
+    }
+}
+
+/// Whether `key` holds a list: false when it is missing, WRONGTYPE when it
+/// holds another type. A write lookup: it counts no hit or miss.
+pub(crate) fn list_exists(ctx: &mut Ctx, key: &[u8]) -> Result<bool, Frame> {
+    match ctx.ks().get(key) {
+        Some(entry) => as_list(entry).map(|_| true),
+        None => Ok(false),
+    }
+}
+
+/// Pushes `items` one by one at `end` of the list at `key`, keeping its TTL,
+/// and fires `lpush`/`rpush`. A missing key is created when `create` is set
+/// (the pushes) and left alone otherwise (the X forms). Returns the list's
+/// new length, 0 when nothing was pushed for a missing key.
+pub(crate) fn push_elements(
+    ctx: &mut Ctx,
+    key: &[u8],
+    end: End,
+    items: impl IntoIterator<Item = Bytes>,
+    create: bool,
+) -> Result<usize, Frame> {
     let mut ks = ctx.ks();
     match ks.get(key) {
         Some(entry) => {
             as_list(entry)?;
         }
-        None if !create => return Ok(Frame::Integer(0)),
+        None if !create => return Ok(0),
         None => ks.set(key, Value::List(VecDeque::new()), None),
     }
     let list = as_list_mut(ks.get(key).expect("present"))?;
-    for item in &argv[2..] {
-        let item = Bytes::copy_from_slice(item);
+    for item in items {
         match end {
             End::Head => list.push_front(item),
             End::Tail => list.push_back(item),
         }
     }
-    let len = list.len() as i64;
-    ks.notify(LIST, if end == End::Head { "lpush" } else { "rpush" }, key);
-    Ok(Frame::Integer(len))
+    let len = list.len();
+    ks.notify(LIST, end.push_event(), key);
+    Ok(len)
+}
+
+/// Pops up to `count` elements from `end` of the list at `key`, in pop
+/// order. None when the key is missing. Fires `lpop`/`rpop` when something
+/// was popped, and removes the emptied list with a `del` event.
+pub(crate) fn pop_elements(
+    ctx: &mut Ctx,
+    key: &[u8],
+    end: End,
+    count: usize,
+) -> Result<Option<Vec<Bytes>>, Frame> {
+    let mut ks = ctx.ks();
+    let Some(entry) = ks.get(key) else {
+        return Ok(None);
+    };
+    let list = as_list_mut(entry)?;
+    let take = count.min(list.len());
+    let popped: Vec<Bytes> = (0..take).filter_map(|_| take_from(list, end)).collect();
+    let emptied = list.is_empty();
+    ks.after_removal(key, LIST, end.pop_event(), !popped.is_empty(), emptied);
+    Ok(Some(popped))
+}
+
+/// LMOVE on the shard that owns both keys: pops from `from` of `src` and
+/// pushes at `to` of `dst`. None when `src` is missing. As in Redis, a
+/// destination of another type is refused before anything moves, the push
+/// happens before the source is checked for emptiness (so `src == dst`
+/// rotates a one-element list in place, TTL kept), and the events come as
+/// push, pop, then `del` of an emptied source.
+pub(crate) fn move_element(
+    ctx: &mut Ctx,
+    src: &[u8],
+    dst: &[u8],
+    from: End,
+    to: End,
+) -> Result<Option<Bytes>, Frame> {
+    if !list_exists(ctx, src)? {
+        return Ok(None);
+    }
+    list_exists(ctx, dst)?;
+    let value = {
+        let mut ks = ctx.ks();
+        let list = as_list_mut(ks.get(src).expect("checked above"))?;
+        take_from(list, from).expect("stored lists are never empty")
+    };
+    push_elements(ctx, dst, to, [value.clone()], true)?;
+    let mut ks = ctx.ks();
+    let emptied = ks
+        .get(src)
+        .is_some_and(|e| as_list(e).is_ok_and(|l| l.is_empty()));
+    ks.after_removal(src, LIST, from.pop_event(), true, emptied);
+    Ok(Some(value))
+}
+
+/// LPUSH/RPUSH (create: true) and LPUSHX/RPUSHX (create: false).
+fn push(ctx: &mut Ctx, argv: &[Bytes], end: End, create: bool) -> Reply {
+    // Copied so the list does not pin the whole request buffer.
+    let items = argv[2..].iter().map(|item| Bytes::copy_from_slice(item));
+    let len = push_elements(ctx, &argv[1], end, items, create)?;
+    Ok(Frame::Integer(len as i64))
 }
 
 pub fn lpush(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -85,29 +198,12 @@ fn pop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> Reply {
         }
         None => None,
     };
-    let key = &argv[1];
-    let mut ks = ctx.ks();
-    let Some(entry) = ks.get(key) else {
-        return Ok(if count.is_some() {
-            Frame::NullArray
-        } else {
-            Frame::Null
-        });
-    };
-    let list = as_list_mut(entry)?;
-    let take = count.unwrap_or(1).min(list.len());
-    let popped: Vec<Bytes> = (0..take)
-        .filter_map(|_| match end {
-            End::Head => list.pop_front(),
-            End::Tail => list.pop_back(),
-        })
-        .collect();
-    let emptied = list.is_empty();
-    let event = if end == End::Head { "lpop" } else { "rpop" };
-    ks.after_removal(key, LIST, event, !popped.is_empty(), emptied);
-    Ok(match count {
-        Some(_) => Frame::Array(popped.into_iter().map(Frame::Bulk).collect()),
-        None => popped.into_iter().next().map_or(Frame::Null, Frame::Bulk),
+    let popped = pop_elements(ctx, &argv[1], end, count.unwrap_or(1))?;
+    Ok(match (popped, count) {
+        (None, Some(_)) => Frame::NullArray,
+        (None, None) => Frame::Null,
+        (Some(popped), Some(_)) => Frame::Array(popped.into_iter().map(Frame::Bulk).collect()),
+        (Some(popped), None) => popped.into_iter().next().map_or(Frame::Null, Frame::Bulk),
     })
 }
 
@@ -143,7 +239,7 @@ pub fn lrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 /// Redis's LRANGE indexes: negatives count from the end; a start before the
 /// head is clamped to it, but an end before the head means an empty range
 /// (unlike GETRANGE, which clamps both).
-fn list_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+pub(super) fn list_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
     let start = if start < 0 {
         (len + start).max(0)

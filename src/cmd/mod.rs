@@ -13,6 +13,8 @@ pub mod expire;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod list_edit;
+pub mod list_move;
 pub mod multi;
 pub mod pubsub;
 pub mod server;
@@ -30,7 +32,7 @@ pub use session::Session;
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
+use crate::shard::{Action, Job, LockPlan, Need, Op, Out};
 use crate::util::slot::key_slot;
 
 /// The shard that owns `key` among `nshards`.
@@ -73,7 +75,9 @@ pub fn dispatch_spec(
         Route::Conn(handler) => handler(shard, session, &argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
-        Route::Keyed(..) if spec.has_flag("blocking") => blocking::dispatch(shard, session, &argv),
+        Route::Keyed(..) if spec.has_flag("blocking") && shard.current_tx.is_none() => {
+            blocking::dispatch(shard, session, &argv)
+        }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
         Route::EveryShard(handler, merge) => {
             every_shard(shard.shared.nshards, session.db, handler, merge, argv)
@@ -85,12 +89,33 @@ fn run_inline(shard: &mut ShardData, db: usize, handler: table::Handler, argv: &
     Action::from(handler(&mut Ctx::new(shard, db), argv))
 }
 
-/// A store op that runs `handler` on the shard it is sent to.
-pub fn handler_op(db: usize, handler: table::Handler, argv: Vec<Bytes>) -> Op {
-    Op::Store(Box::new(move |ctx: &mut Ctx| {
-        ctx.db = db;
-        Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
-    }))
+/// A store op that runs `handler` on the shard it is sent to, on the keys
+/// at `keys` in `argv` (it waits while another transaction locks them).
+pub fn handler_op(
+    db: usize,
+    handler: table::Handler,
+    argv: Vec<Bytes>,
+    keys: impl Iterator<Item = usize>,
+) -> Op {
+    let need = Need::keys(db, keys.map(|p| argv[p].clone()));
+    Op::Store(
+        need,
+        Box::new(move |ctx: &mut Ctx| {
+            ctx.db = db;
+            Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
+        }),
+    )
+}
+
+/// The locks that make a multi-shard command atomic: its keys, per shard.
+pub fn lock_plan(db: usize, nshards: usize, keys: impl Iterator<Item = Bytes>) -> LockPlan {
+    let mut plan = LockPlan::new();
+    for key in keys {
+        plan.entry(shard_of(&key, nshards))
+            .or_insert(Need::Nothing)
+            .merge(Need::keys(db, [key]));
+    }
+    plan
 }
 
 fn keyed(
@@ -112,20 +137,32 @@ fn keyed(
             .key_positions(&argv)
             .all(|p| shard_of(&argv[p], n) == owner);
     if single {
-        if owner == shard.id {
+        // Locks held here by a transaction: go through the shard's lock
+        // queue (unless this command is part of that transaction).
+        let may_wait = !shard.locks.is_idle() && shard.current_tx.is_none();
+        if owner == shard.id && !may_wait {
             return run_inline(shard, session.db, handler, &argv);
         }
+        let keys = spec.key_positions(&argv);
         return Action::Job(Job::new(
-            vec![(owner, handler_op(session.db, handler, argv))],
+            vec![(owner, handler_op(session.db, handler, argv, keys))],
             |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame)),
         ));
     }
-    match split {
+    let action = match split {
         Split::One => run_inline(shard, session.db, handler, &argv),
         Split::Sum => multi::split_sum(n, session.db, handler, &argv),
         Split::Gather => multi::split_gather(n, session.db, handler, &argv),
         Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, &argv),
         Split::Custom(f) => f(shard, session, &argv),
+    };
+    // Keys on several shards: the command is atomic under key locks.
+    match action {
+        Action::Job(job) => {
+            let keys = spec.key_positions(&argv).map(|p| argv[p].clone());
+            Action::Job(job.locked(lock_plan(session.db, n, keys)))
+        }
+        other => other,
     }
 }
 
@@ -137,7 +174,14 @@ fn every_shard(
     argv: Vec<Bytes>,
 ) -> Action {
     let ops = (0..nshards)
-        .map(|s| (s, handler_op(db, handler, argv.clone())))
+        .map(|s| {
+            let argv = argv.clone();
+            let op = move |ctx: &mut Ctx| {
+                ctx.db = db;
+                Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
+            };
+            (s, Op::store(op))
+        })
         .collect();
     Action::Job(Job::new(ops, move |outs| {
         Action::Reply(multi::merge(merge, outs))

@@ -39,14 +39,22 @@ fn sub_argv(argv: &[Bytes], positions: &[usize], width: usize) -> Vec<Bytes> {
 }
 
 fn store_op(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
-    Op::Store(Box::new(f))
+    Op::store(f)
+}
+
+/// `handler` run on the shard owning the arguments at `positions` (each
+/// followed by `width - 1` values), those arguments being its keys.
+fn sub_op(db: usize, handler: Handler, argv: &[Bytes], positions: &[usize], width: usize) -> Op {
+    let sub = sub_argv(argv, positions, width);
+    let keys = (1..sub.len()).step_by(width);
+    handler_op(db, handler, sub, keys)
 }
 
 pub fn split_sum(nshards: usize, db: usize, handler: Handler, argv: &[Bytes]) -> Action {
     let groups = group_by_shard(nshards, argv, 1..argv.len());
     let ops = groups
         .iter()
-        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1))))
+        .map(|(s, ps)| (*s, sub_op(db, handler, argv, ps, 1)))
         .collect();
     Action::Job(Job::new(ops, |outs| Action::Reply(merge(Merge::Sum, outs))))
 }
@@ -55,7 +63,7 @@ pub fn split_gather(nshards: usize, db: usize, handler: Handler, argv: &[Bytes])
     let groups = group_by_shard(nshards, argv, 1..argv.len());
     let ops = groups
         .iter()
-        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 1))))
+        .map(|(s, ps)| (*s, sub_op(db, handler, argv, ps, 1)))
         .collect();
     let total = argv.len() - 1;
     Action::Job(Job::new(ops, move |outs| {
@@ -87,7 +95,7 @@ pub fn split_pairs(
     let groups = group_by_shard(nshards, argv, (1..argv.len()).step_by(2));
     let ops = groups
         .iter()
-        .map(|(s, ps)| (*s, handler_op(db, handler, sub_argv(argv, ps, 2))))
+        .map(|(s, ps)| (*s, sub_op(db, handler, argv, ps, 2)))
         .collect();
     Action::Job(Job::new(ops, |outs| Action::Reply(merge(Merge::Ok, outs))))
 }
@@ -131,26 +139,18 @@ pub fn msetnx(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     let groups = group_by_shard(n, argv, (1..argv.len()).step_by(2));
     let exists_ops = groups
         .iter()
-        .map(|(s, ps)| {
-            let mut sub = sub_argv(argv, ps, 1);
-            sub[0] = Bytes::from_static(b"exists");
-            (*s, handler_op(db, keys::exists, sub))
-        })
+        .map(|(s, ps)| (*s, sub_op(db, keys::exists, argv, ps, 1)))
         .collect();
-    let sets: Vec<(usize, Vec<Bytes>)> = groups
+    let sets: Vec<(usize, Op)> = groups
         .iter()
-        .map(|(s, ps)| (*s, sub_argv(argv, ps, 2)))
+        .map(|(s, ps)| (*s, sub_op(db, strings::mset, argv, ps, 2)))
         .collect();
     Action::Job(
         Job::new(exists_ops, move |outs| {
             if outs.iter().any(|o| o.count() > 0) {
                 return Action::Reply(Frame::Integer(0));
             }
-            let ops = sets
-                .into_iter()
-                .map(|(s, sub)| (s, handler_op(db, strings::mset, sub)))
-                .collect();
-            Action::Job(Job::new(ops, |_| Action::Reply(Frame::Integer(1))))
+            Action::Job(Job::new(sets, |_| Action::Reply(Frame::Integer(1))))
         })
         .ordered(),
     )
@@ -294,7 +294,14 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
 pub fn randomkey(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let n = shard.shared.nshards;
     let ops = (0..n)
-        .map(|s| (s, handler_op(session.db, keys::randomkey, argv.to_vec())))
+        .map(|s| {
+            let (db, argv) = (session.db, argv.to_vec());
+            let op = move |ctx: &mut Ctx| {
+                ctx.db = db;
+                Out::Frame(keys::randomkey(ctx, &argv).unwrap_or_else(|e| e))
+            };
+            (s, store_op(op))
+        })
         .collect();
     let seed = shard.now_ms ^ session.id;
     Action::Job(Job::new(ops, move |outs| {

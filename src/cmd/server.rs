@@ -158,7 +158,7 @@ pub fn info(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
             let op = move |ctx: &mut super::Ctx| {
                 Out::Report(Box::new(ShardReport::of(ctx.shard, with_commands)))
             };
-            (s, Op::Store(Box::new(op)))
+            (s, Op::keyless(op))
         })
         .collect();
     Action::Job(Job::new(ops, move |outs| {
@@ -253,7 +253,7 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                         ctx.shard.counters = Default::default();
                         Out::Count(0)
                     };
-                    (s, Op::Store(Box::new(op)))
+                    (s, Op::keyless(op))
                 })
                 .collect();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))

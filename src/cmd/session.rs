@@ -33,6 +33,10 @@ pub struct Session {
     pub multi: Option<super::transaction::Transaction>,
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
     pub blocked: bool,
+    /// The transaction EXEC is running.
+    pub exec: Option<super::transaction::ExecRun>,
+    /// Keys under WATCH, with their database.
+    pub watched: Vec<(usize, Bytes)>,
     pub patterns: IndexSet<Bytes>,
 }
 
@@ -54,6 +58,8 @@ impl Session {
             channels: IndexSet::new(),
             multi: None,
             blocked: false,
+            exec: None,
+            watched: Vec::new(),
             patterns: IndexSet::new(),
         }
     }

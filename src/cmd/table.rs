@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 
 use super::args::Reply;
+use super::list_edit;
+use super::list_move;
 use super::{
     blocking, connection, expire, hash, keys, list, multi, pubsub, server, set, strings,
     transaction, zset, Ctx, Session,
@@ -213,6 +215,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("llen", 2, RF, ONE, "list", "1.0.0", "Returns the length of a list.", list::llen, Split::One),
     keyed("lrange", 4, R, ONE, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange, Split::One),
     keyed("lindex", 3, R, ONE, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex, Split::One),
+    keyed("lset", 4, W, ONE, "list", "1.0.0", "Sets the value of an element in a list by its index.", list_edit::lset, Split::One),
+    keyed("linsert", 5, W, ONE, "list", "2.2.0", "Inserts an element before or after another element in a list.", list_edit::linsert, Split::One),
+    keyed("lrem", 4, WD, ONE, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list_edit::lrem, Split::One),
+    keyed("ltrim", 4, WD, ONE, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list_edit::ltrim, Split::One),
+    keyed("lpos", -3, R, ONE, "list", "6.0.6", "Returns the index of matching elements in a list.", list_edit::lpos, Split::One),
+    keyed("lmove", 5, W, TWO, "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("rpoplpush", 3, W, TWO, "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("lmpop", -4, &["write", "movablekeys"], (0, 0, 0), "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", list_move::lmpop, Split::Custom(list_move::lmpop_across)).with_movable_keys(list_move::lmpop_keys),
     // Hashes
     keyed("hset", -4, WF, ONE, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset, Split::One),
     keyed("hmset", -4, WF, ONE, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset, Split::One),
@@ -242,8 +252,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zcard", 2, RF, ONE, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard, Split::One),
     keyed("zrangebyscore", -4, R, ONE, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::zrangebyscore, Split::One),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
-    keyed("blpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::One),
-    keyed("brpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::One),
+    keyed("blpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("brpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
     keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),
@@ -292,6 +302,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("multi", 1, &["noscript", "loading", "stale", "fast"], "transactions", "1.2.0", "Starts a transaction.", transaction::multi),
     conn("exec", 1, &["noscript", "loading", "stale"], "transactions", "1.2.0", "Executes all commands in a transaction.", transaction::exec),
     conn("discard", 1, &["noscript", "loading", "stale", "fast"], "transactions", "2.0.0", "Discards a transaction.", transaction::discard),
+    conn("watch", -2, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", transaction::watch),
+    conn("unwatch", 1, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Forgets about watched keys of a transaction.", transaction::unwatch),
     // Server
     conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
     conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),

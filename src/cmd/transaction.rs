@@ -1,10 +1,20 @@
-//! MULTI / EXEC / DISCARD for transactions whose keys live on one shard.
+//! MULTI / EXEC / DISCARD / WATCH / UNWATCH.
 //!
-//! The queued commands run as one op on the owning shard, which executes ops
-//! one at a time, so no other command interleaves with them: the same
-//! isolation Redis gives. Transactions over keys of several shards need the
-//! key-lock protocol (DESIGN.md) and are refused with a clear error until it
-//! exists; keys under one `{hash tag}` always share a shard.
+//! EXEC runs the queued commands with nothing interleaved on their keys:
+//! - all keys on one shard (always with `--shards 1`, and for keys under one
+//!   `{hash tag}`): the whole transaction is one op on that shard, which runs
+//!   ops one at a time, the isolation Redis gives;
+//! - keys on several shards: the transaction first takes key locks on every
+//!   shard involved (`shard::locks`, ascending shard order), checks WATCH,
+//!   runs the commands one after another (local ones inline, others as hops
+//!   that carry the transaction's id), then gives the locks back.
+//!
+//! WATCH registers the client on the shards owning the keys; any change to a
+//! watched key (writes from any client, expiry, FLUSHDB/FLUSHALL/SWAPDB)
+//! marks the client there, and EXEC checks the marks under its locks.
+
+use std::collections::VecDeque;
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -12,7 +22,7 @@ use super::args::err;
 use super::table::Route;
 use super::{lookup, shard_of, Ctx, Session, ShardData};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Out};
+use crate::shard::{Action, Job, LockPlan, Need, Op, Out};
 
 /// A transaction being queued.
 #[derive(Debug, Clone, Default)]
@@ -22,10 +32,26 @@ pub struct Transaction {
     pub failed: bool,
 }
 
+/// A transaction EXEC is running over several shards.
+#[derive(Debug, Clone)]
+pub struct ExecRun {
+    /// The reply slot of the EXEC.
+    pub seq: u64,
+    pub steps: VecDeque<Vec<Bytes>>,
+    pub replies: Vec<Frame>,
+    /// Locks held and WATCH checked: the steps are being run.
+    pub running: bool,
+    pub started: Instant,
+}
+
 /// Commands that act on the transaction instead of being queued.
 pub const CONTROL: &[&str] = &[
     "exec", "discard", "multi", "watch", "unwatch", "quit", "reset",
 ];
+
+/// Connection commands that read the keyspace: inside EXEC they need every
+/// shard locked.
+const READS_EVERY_SHARD: &[&str] = &["scan", "randomkey"];
 
 pub fn multi(_: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     if session.multi.is_some() {
@@ -35,55 +61,238 @@ pub fn multi(_: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     Frame::OK.into()
 }
 
-pub fn discard(_: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+pub fn discard(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     match session.multi.take() {
-        Some(_) => Frame::OK.into(),
+        Some(_) => reply_after_unwatch(session, shard.shared.nshards, Frame::OK),
         None => err::frame("ERR DISCARD without MULTI").into(),
     }
 }
 
+pub fn watch(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    if session.multi.is_some() {
+        return err::frame("ERR WATCH inside MULTI is not allowed").into();
+    }
+    let n = shard.shared.nshards;
+    let db = session.db;
+    let client = session.id;
+    let mut per_shard: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    for key in &argv[1..] {
+        if session.watched.iter().any(|(d, k)| *d == db && k == key) {
+            continue;
+        }
+        session.watched.push((db, key.clone()));
+        let s = shard_of(key, n);
+        match per_shard.iter_mut().find(|(g, _)| *g == s) {
+            Some((_, keys)) => keys.push(key.clone()),
+            None => per_shard.push((s, vec![key.clone()])),
+        }
+    }
+    if per_shard.is_empty() {
+        return Frame::OK.into();
+    }
+    let ops = per_shard
+        .into_iter()
+        .map(|(s, keys)| {
+            let need = Need::keys(db, keys.iter().cloned());
+            let op = move |ctx: &mut Ctx| {
+                let now = ctx.now_ms();
+                let store = &mut ctx.shard.store;
+                for key in &keys {
+                    let expired = store.dbs[db]
+                        .peek(key)
+                        .and_then(|e| e.expire_at())
+                        .is_some_and(|at| now > at);
+                    store.stats.notify.watches.watch(db, key, client, expired);
+                }
+                Out::Count(0)
+            };
+            (s, Op::Store(need, Box::new(op)))
+        })
+        .collect();
+    Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
+}
+
+pub fn unwatch(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    reply_after_unwatch(session, shard.shared.nshards, Frame::OK)
+}
+
+/// Forgets the session's watched keys on their shards, then replies `reply`.
+fn reply_after_unwatch(session: &mut Session, nshards: usize, reply: Frame) -> Action {
+    let ops = unwatch_ops(session, nshards);
+    if ops.is_empty() {
+        return reply.into();
+    }
+    Action::Job(Job::new(ops, move |_| Action::Reply(reply)))
+}
+
+/// Ops that forget the session's watched keys, one per shard (also run when
+/// the client leaves).
+pub fn unwatch_ops(session: &mut Session, nshards: usize) -> Vec<(usize, Op)> {
+    let client = session.id;
+    by_shard(std::mem::take(&mut session.watched), nshards)
+        .into_iter()
+        .map(|(s, keys)| {
+            let op = Op::keyless(move |ctx: &mut Ctx| {
+                ctx.shard.store.stats.notify.watches.forget(client, &keys);
+                Out::Count(0)
+            });
+            (s, op)
+        })
+        .collect()
+}
+
+fn by_shard(keys: Vec<(usize, Bytes)>, nshards: usize) -> Vec<(usize, Vec<(usize, Bytes)>)> {
+    let mut groups: Vec<(usize, Vec<(usize, Bytes)>)> = Vec::new();
+    for (db, key) in keys {
+        let s = shard_of(&key, nshards);
+        match groups.iter_mut().find(|(g, _)| *g == s) {
+            Some((_, v)) => v.push((db, key)),
+            None => groups.push((s, vec![(db, key)])),
+        }
+    }
+    groups
+}
+
+/// Whether a change reached one of `client`'s watched `keys` (all on this
+/// shard); forgets them. A key whose deadline passed since WATCH counts as
+/// changed even if nobody deleted it yet, as in Redis 7.
+fn watch_broken(ctx: &mut Ctx, client: u64, keys: &[(usize, Bytes)]) -> bool {
+    let now = ctx.now_ms();
+    let store = &mut ctx.shard.store;
+    let watches = &store.stats.notify.watches;
+    let mut broken = watches.is_dirty(client);
+    for (db, key) in keys {
+        let expired = store.dbs[*db]
+            .peek(key)
+            .and_then(|e| e.expire_at())
+            .is_some_and(|at| now > at);
+        broken |= expired && !watches.expired_at_watch(*db, key, client);
+    }
+    store.stats.notify.watches.forget(client, keys);
+    broken
+}
+
 pub fn exec(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    let n = shard.shared.nshards;
     let Some(tx) = session.multi.take() else {
         return err::frame("ERR EXEC without MULTI").into();
     };
     if tx.failed {
-        return err::frame("EXECABORT Transaction discarded because of previous errors.").into();
+        let abort = err::frame("EXECABORT Transaction discarded because of previous errors.");
+        return reply_after_unwatch(session, n, abort);
     }
-    let n = shard.shared.nshards;
-    let mut steps = Vec::with_capacity(tx.queued.len());
-    let mut owner: Option<usize> = None;
-    for argv in tx.queued {
-        let spec = lookup(&argv[0]).expect("checked when queued");
-        let Route::Keyed(handler, _) = spec.route else {
-            return Frame::Error(format!(
-                "ERR '{}' inside MULTI is not supported by ember yet",
-                spec.name
-            ))
-            .into();
-        };
-        for p in spec.key_positions(&argv) {
-            let s = shard_of(&argv[p], n);
-            if owner.is_some_and(|o| o != s) {
-                return err::frame(
-                    "ERR ember does not run transactions over keys of several shards yet: put the keys under one {hash tag}",
-                )
-                .into();
-            }
-            owner = Some(s);
+    let watched = std::mem::take(&mut session.watched);
+    let (plan, keyed_only) = lock_plan(&tx.queued, &watched, session.db, n);
+    let client = session.id;
+    if keyed_only && plan.len() <= 1 {
+        let (owner, need) = plan.into_iter().next().unwrap_or((shard.id, Need::Nothing));
+        return Action::Job(one_shard_exec(
+            owner, need, session.db, client, watched, tx.queued,
+        ));
+    }
+    let checks: Vec<(usize, Op)> = by_shard(watched, n)
+        .into_iter()
+        .map(|(s, keys)| {
+            let op = Op::keyless(move |ctx: &mut Ctx| {
+                Out::Count(watch_broken(ctx, client, &keys) as i64)
+            });
+            (s, op)
+        })
+        .collect();
+    let check = Job::new(checks, |outs| {
+        if outs.iter().any(|o| o.count() == 1) {
+            Action::Reply(Frame::NullArray)
+        } else {
+            Action::RunQueued
         }
-        steps.push((handler, argv));
+    });
+    session.exec = Some(ExecRun {
+        seq: 0,
+        steps: tx.queued.into(),
+        replies: Vec::new(),
+        running: false,
+        started: Instant::now(),
+    });
+    Action::Exec { plan, check }
+}
+
+/// The locks a transaction needs: its commands' keys (in the database each
+/// runs in, following SELECT) and the watched keys; whole shards for
+/// commands over the keyspace. Also says whether every command is keyed (so
+/// the transaction may run as one op on one shard).
+fn lock_plan(
+    queued: &[Vec<Bytes>],
+    watched: &[(usize, Bytes)],
+    mut db: usize,
+    nshards: usize,
+) -> (LockPlan, bool) {
+    let mut plan = LockPlan::new();
+    let mut keyed_only = true;
+    let mut add = |shard: usize, need: Need| {
+        plan.entry(shard).or_insert(Need::Nothing).merge(need);
+    };
+    for argv in queued {
+        let spec = lookup(&argv[0]).expect("checked when queued");
+        match spec.route {
+            Route::Keyed(..) => {
+                for p in spec.key_positions(argv) {
+                    add(
+                        shard_of(&argv[p], nshards),
+                        Need::keys(db, [argv[p].clone()]),
+                    );
+                }
+            }
+            Route::EveryShard(..) => {
+                keyed_only = false;
+                (0..nshards).for_each(|s| add(s, Need::Whole));
+            }
+            Route::Conn(_) => {
+                keyed_only = false;
+                if spec.name == "select" {
+                    if let Some(d) = crate::util::num::parse_i64(&argv[1]) {
+                        db = usize::try_from(d).unwrap_or(db);
+                    }
+                } else if READS_EVERY_SHARD.contains(&spec.name) {
+                    (0..nshards).for_each(|s| add(s, Need::Whole));
+                }
+            }
+        }
     }
-    let db = session.db;
-    Action::Job(Job::single(
-        owner.unwrap_or(shard.id),
-        move |ctx: &mut Ctx| {
-            ctx.db = db;
-            // Runtime errors stay in their slot; nothing is rolled back, as in Redis.
-            let replies = steps
-                .iter()
-                .map(|(handler, argv)| handler(ctx, argv).unwrap_or_else(|e| e))
-                .collect();
-            Out::Frame(Frame::Array(replies))
-        },
-    ))
+    for (d, key) in watched {
+        add(shard_of(key, nshards), Need::keys(*d, [key.clone()]));
+    }
+    (plan, keyed_only)
+}
+
+/// A transaction whose keys all live on `owner`: one op that checks WATCH
+/// and runs every command there, so nothing interleaves.
+fn one_shard_exec(
+    owner: usize,
+    need: Need,
+    db: usize,
+    client: u64,
+    watched: Vec<(usize, Bytes)>,
+    queued: Vec<Vec<Bytes>>,
+) -> Job {
+    let op = move |ctx: &mut Ctx| {
+        if watch_broken(ctx, client, &watched) {
+            return Out::Frame(Frame::NullArray);
+        }
+        ctx.db = db;
+        // Runtime errors stay in their slot; nothing is rolled back, as in Redis.
+        let replies = queued
+            .iter()
+            .map(|argv| {
+                let spec = lookup(&argv[0]).expect("checked when queued");
+                match spec.route {
+                    Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
+                    _ => Frame::error("ERR internal: not a keyed command"),
+                }
+            })
+            .collect();
+        Out::Frame(Frame::Array(replies))
+    };
+    Job::new(vec![(owner, Op::Store(need, Box::new(op)))], |mut outs| {
+        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    })
 }

@@ -45,6 +45,8 @@ pub struct Conn {
     pub barrier: Option<u64>,
     /// Whether WRITABLE interest is registered with the poll.
     pub wants_write: bool,
+    /// The transaction holding key locks for this client's current job.
+    pub tx: Option<crate::shard::TxId>,
     /// Since when (Unix seconds) unsent output has been over the soft limit
     /// (`soft_limit_since` is reset once it drops below).
     pub soft_limit_since: Option<u64>,
@@ -64,6 +66,7 @@ impl Conn {
             closing: false,
             barrier: None,
             wants_write: false,
+            tx: None,
             soft_limit_since: None,
         }
     }

@@ -279,20 +279,25 @@ pub struct Blocking {
     /// Serving is under way: a reply it delivers may run the served client's
     /// next commands, which must not start a second, nested serve.
     pub serving: bool,
+    /// Waited keys a transaction held when they were due to be served.
+    pub deferred: Vec<(usize, Bytes)>,
 }
 
 /// Turns an attempt job's final reply into `Wait::Attempted`, so the job's
 /// end comes back to the blocking machinery instead of answering the client.
 pub fn settle(action: Action) -> Action {
     match action {
-        Action::Job(job) => {
-            let Job { ops, then, ordered } = job;
-            Action::Job(Job {
-                ops,
-                then: Box::new(move |outs| settle(then(outs))),
-                ordered,
-            })
-        }
+        Action::Job(Job {
+            ops,
+            then,
+            ordered,
+            lock,
+        }) => Action::Job(Job {
+            ops,
+            then: Box::new(move |outs| settle(then(outs))),
+            ordered,
+            lock,
+        }),
         Action::Reply(frame) => Action::Block(Box::new(Wait::Attempted(frame))),
         other => other,
     }

@@ -1,6 +1,9 @@
 //! Work that crosses shards: ops sent to a shard's inbox, and the continuation
 //! that combines their results on the connection's own shard.
 
+use std::collections::BTreeMap;
+
+use super::locks::Need;
 use crate::cmd::Ctx;
 use crate::resp::Frame;
 use crate::store::Value;
@@ -10,11 +13,33 @@ pub type StoreOp = Box<dyn FnOnce(&mut Ctx) -> Out + Send>;
 
 /// What a shard is asked to do for another.
 pub enum Op {
-    Store(StoreOp),
+    /// Store work touching what `Need` says; it waits behind key locks held
+    /// by other transactions.
+    Store(Need, StoreOp),
     /// Client-table work (CLIENT LIST / KILL); run by the shard loop, which owns
     /// the connections.
     Clients(ClientsOp),
+    /// Take locks for the message's transaction. `wait`: queue until granted
+    /// (answers 1); otherwise answer at once, 1 if granted and 0 if not.
+    Lock { need: Need, wait: bool },
+    /// Give back the message's transaction's locks on this shard.
+    Unlock,
 }
+
+impl Op {
+    /// Store work on any key of the shard.
+    pub fn store(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
+        Op::Store(Need::Whole, Box::new(f))
+    }
+
+    /// Store work that touches no key (bookkeeping, figures).
+    pub fn keyless(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
+        Op::Store(Need::Nothing, Box::new(f))
+    }
+}
+
+/// The locks a job needs, per shard, taken in ascending shard order.
+pub type LockPlan = BTreeMap<usize, Need>;
 
 pub enum ClientsOp {
     /// One CLIENT LIST line per connection, filtered by id when given.
@@ -76,6 +101,9 @@ pub struct Job {
     /// so they observe its effects (single-step jobs keep order by themselves,
     /// since each shard's inbox is FIFO).
     pub ordered: bool,
+    /// Keys to lock on each shard before the ops run, so the job is atomic
+    /// across shards; released once the job's reply is ready.
+    pub lock: Option<LockPlan>,
 }
 
 impl Job {
@@ -84,6 +112,60 @@ impl Job {
             ops,
             then: Box::new(then),
             ordered: false,
+            lock: None,
+        }
+    }
+
+    /// Makes the job atomic across shards: it runs once `plan`'s locks are
+    /// held. A job with locks is multi-step, so it is ordered too.
+    pub fn locked(mut self, plan: LockPlan) -> Job {
+        self.lock = Some(plan);
+        self.ordered = true;
+        self
+    }
+
+    /// Takes `plan`'s locks, then goes on with `body`. All shards are first
+    /// asked at once without waiting (one round trip when uncontended); if any
+    /// refuses, what was granted is given back and the locks are taken one
+    /// shard at a time in ascending order, waiting at each, which cannot
+    /// deadlock.
+    pub fn acquiring(plan: LockPlan, body: Job) -> Job {
+        if plan.len() == 1 {
+            return Job::in_order(plan, body);
+        }
+        let ops = plan
+            .iter()
+            .map(|(s, need)| {
+                let need = need.clone();
+                (*s, Op::Lock { need, wait: false })
+            })
+            .collect();
+        Job::new(ops, move |outs| {
+            let granted: Vec<usize> = plan
+                .keys()
+                .zip(&outs)
+                .filter(|(_, out)| out.count() == 1)
+                .map(|(s, _)| *s)
+                .collect();
+            if granted.len() == plan.len() {
+                return Action::Job(body);
+            }
+            let give_back = granted.into_iter().map(|s| (s, Op::Unlock)).collect();
+            Action::Job(Job::new(give_back, move |_| {
+                Action::Job(Job::in_order(plan, body))
+            }))
+        })
+    }
+
+    /// Takes `plan`'s locks one shard after another, then runs `body`.
+    fn in_order(mut plan: LockPlan, body: Job) -> Job {
+        match plan.pop_first() {
+            None => body,
+            Some((shard, need)) => {
+                Job::new(vec![(shard, Op::Lock { need, wait: true })], move |_| {
+                    Action::Job(Job::in_order(plan, body))
+                })
+            }
         }
     }
 
@@ -95,7 +177,7 @@ impl Job {
 
     /// One store op on one shard whose frame is the reply.
     pub fn single(shard: usize, op: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Job {
-        Job::new(vec![(shard, Op::Store(Box::new(op)))], |mut outs| {
+        Job::new(vec![(shard, Op::store(op))], |mut outs| {
             Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
         })
     }
@@ -110,6 +192,14 @@ pub enum Action {
     /// The client waits for a key (BLPOP and friends): the shard's blocking
     /// machinery answers the command's slot later (`shard::blocking`).
     Block(Box<super::blocking::Wait>),
+    /// EXEC: run the commands queued in the session's transaction, after
+    /// taking `plan`'s locks and checking the watched keys with `check`.
+    Exec {
+        plan: LockPlan,
+        check: Job,
+    },
+    /// From a continuation: the checks passed, run the queued commands.
+    RunQueued,
 }
 
 impl From<Frame> for Action {

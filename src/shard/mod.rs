@@ -4,6 +4,7 @@
 
 pub mod blocking;
 mod job;
+pub mod locks;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -14,8 +15,9 @@ use crossbeam_channel::{Receiver, Sender};
 use mio::{Poll, Waker};
 
 pub use blocking::Wait;
-pub use job::{Action, ClientsOp, Job, KillFilter, Op, Out, StoreOp, Then};
-pub use worker::Msg;
+pub use job::{Action, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use locks::{LockKey, Need, TxId};
+pub use worker::{Msg, Parked};
 
 use crate::config::Config;
 

@@ -7,6 +7,7 @@
 //! batch per shard; write replies out. Blocked clients (BLPOP and friends)
 //! are served and timed out by the hooks in `waits`.
 
+use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use slab::Slab;
 
 use super::blocking::{BlockMsg, Blocking};
 use super::job::{Action, ClientsOp, Job, KillFilter, Op, Out, Then};
+use super::locks::{Need, TxId};
 use super::{Shared, WAKER_TOKEN};
 use crate::cmd::{self, Ctx, Session, ShardData};
 use crate::net::Conn;
@@ -66,13 +68,15 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// A message between shards.
 pub enum Msg {
-    /// Run `op` here and send the output back to shard `from`.
+    /// Run `op` here and send the output back to shard `from`. `tx`: the
+    /// op belongs to that transaction, which holds the locks it needs.
     Run {
         from: usize,
         token: usize,
         conn_id: u64,
         seq: u64,
         part: usize,
+        tx: Option<TxId>,
         op: Op,
     },
     /// The output of an op this shard asked for.
@@ -81,8 +85,13 @@ pub enum Msg {
         conn_id: u64,
         seq: u64,
         part: usize,
+        tx: Option<TxId>,
         out: Out,
     },
+    /// Run `op` here; nobody waits for its output (cleanup of a client that left).
+    Post(Op),
+    /// Transaction `tx` is over: give back its locks here.
+    Release { tx: TxId },
     /// A Pub/Sub message for one of this shard's connections.
     Deliver {
         token: usize,
@@ -99,6 +108,16 @@ struct ReplyTo {
     token: usize,
     conn_id: u64,
     seq: u64,
+    /// The transaction the job runs in, once it holds locks.
+    tx: Option<TxId>,
+}
+
+/// An op waiting on this shard for key locks to be released.
+pub struct Parked {
+    from: usize,
+    to: ReplyTo,
+    part: usize,
+    op: Op,
 }
 
 pub struct Worker {
@@ -120,6 +139,9 @@ pub struct Worker {
     busy_us: u64,
     /// Waiters on this shard's keys and this shard's blocked clients.
     blocking: Blocking,
+    /// Transactions started by this shard's clients: the shards they lock.
+    txs: HashMap<TxId, Vec<usize>>,
+    next_tx: u64,
 }
 
 pub fn unix_ms() -> u64 {
@@ -152,6 +174,8 @@ impl Worker {
                 shared,
                 counters: Default::default(),
                 deliveries: Vec::new(),
+                locks: Default::default(),
+                current_tx: None,
             },
             poll,
             listener,
@@ -165,6 +189,8 @@ impl Worker {
             params,
             busy_us: 0,
             blocking: Blocking::default(),
+            txs: HashMap::new(),
+            next_tx: 0,
         }
     }
 
@@ -535,68 +561,245 @@ impl Worker {
                 conn.closing = true;
             }
             Action::Block(wait) => {
-                let seq = conn.push_waiting(1, waits::answer(), spec.name, started);
                 // Later commands of this client wait for the reply.
-                conn.barrier = Some(seq);
-                let to = ReplyTo {
-                    token,
-                    conn_id: conn.session.id,
-                    seq,
-                };
+                let to = self.open_slot(token, spec.name, started, true);
                 self.on_wait(to, *wait);
             }
             Action::Job(job) => {
-                let ordered = job.ordered;
-                let seq = conn.push_waiting(
-                    0,
-                    Box::new(|_| Action::Reply(Frame::Null)),
-                    spec.name,
-                    started,
-                );
-                if ordered {
-                    conn.barrier = Some(seq);
+                let to = self.open_slot(token, spec.name, started, job.ordered);
+                self.launch(to, job);
+            }
+            Action::Exec { plan, check } => {
+                let to = self.open_slot(token, spec.name, started, true);
+                let conn = &mut self.conns[token];
+                if let Some(run) = conn.session.exec.as_mut() {
+                    run.seq = to.seq;
                 }
-                let to = ReplyTo {
-                    token,
-                    conn_id: conn.session.id,
-                    seq,
+                let job = if plan.is_empty() {
+                    check
+                } else {
+                    check.locked(plan)
                 };
                 self.launch(to, job);
+            }
+            Action::RunQueued => {
+                conn.push_reply(Frame::error("ERR internal: nothing to run"));
+            }
+        }
+    }
+
+    /// Reserves the reply slot of a command answered later; `ordered`: the
+    /// client's next commands wait for it.
+    fn open_slot(
+        &mut self,
+        token: usize,
+        cmd: &'static str,
+        started: Instant,
+        ordered: bool,
+    ) -> ReplyTo {
+        let conn = &mut self.conns[token];
+        let seq = conn.push_waiting(0, Box::new(|_| Action::Reply(Frame::Null)), cmd, started);
+        if ordered {
+            conn.barrier = Some(seq);
+        }
+        ReplyTo {
+            token,
+            conn_id: conn.session.id,
+            seq,
+            tx: None,
+        }
+    }
+
+    /// Runs the queued commands of the client's EXEC from where it stopped:
+    /// local ones at once, and a job for the first one that needs other
+    /// shards (its reply comes back through `complete`, which calls this
+    /// again). The transaction's locks are held throughout.
+    fn advance_exec(&mut self, to: ReplyTo) {
+        loop {
+            let Some(conn) = self.conns.get_mut(to.token) else {
+                return;
+            };
+            let Some(run) = conn.session.exec.as_mut() else {
+                return;
+            };
+            run.running = true;
+            let Some(argv) = run.steps.pop_front() else {
+                let run = conn.session.exec.take().expect("checked");
+                self.finish(to, Frame::Array(run.replies), false, "exec", run.started);
+                return;
+            };
+            let Some(spec) = cmd::lookup(&argv[0]) else {
+                continue;
+            };
+            self.data.current_tx = Some(to.tx.unwrap_or(0));
+            let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv);
+            self.data.current_tx = None;
+            match action {
+                Action::Reply(frame) | Action::Close(frame) => {
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies.push(frame);
+                    }
+                }
+                Action::Job(mut job) => {
+                    job.lock = None;
+                    self.launch(to, job);
+                    return;
+                }
+                Action::Exec { .. } | Action::RunQueued => {
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies.push(Frame::error("ERR EXEC inside EXEC"));
+                    }
+                }
+                // Blocking commands do not block inside EXEC (`dispatch_spec`).
+                Action::Block(_) => {
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies
+                            .push(Frame::error("ERR internal: blocked inside EXEC"));
+                    }
+                }
             }
         }
     }
 
     /// Sends a job's ops (running local store ops at once) and completes the
-    /// slot when every output is in.
-    fn launch(&mut self, to: ReplyTo, job: Job) {
+    /// slot when every output is in. A job that needs locks and does not run
+    /// in a transaction yet starts one: it takes the locks first.
+    fn launch(&mut self, mut to: ReplyTo, job: Job) {
         let mut job = Some(job);
-        while let Some(Job { ops, then, .. }) = job.take() {
-            let conn = &mut self.conns[to.token];
+        while let Some(mut next) = job.take() {
+            if let Some(plan) = next.lock.take() {
+                if to.tx.is_none() && !plan.is_empty() {
+                    self.next_tx += 1;
+                    let tx = (self.data.id as u64) << 48 | self.next_tx;
+                    to.tx = Some(tx);
+                    self.txs.insert(tx, plan.keys().copied().collect());
+                    if let Some(conn) = self.conns.get_mut(to.token) {
+                        conn.tx = Some(tx);
+                    }
+                    next = Job::acquiring(plan, next);
+                }
+            }
+            let Job { ops, then, .. } = next;
+            let Some(conn) = self.conns.get_mut(to.token) else {
+                return;
+            };
             conn.rearm(to.seq, ops.len(), then);
             let mut done = None;
             if ops.is_empty() {
                 done = conn.take_if_complete(to.seq);
             }
             for (part, (shard, op)) in ops.into_iter().enumerate() {
-                match op {
-                    Op::Store(f) if shard == self.data.id => {
-                        let out = f(&mut Ctx::new(&mut self.data, 0));
-                        if let Some(complete) = conn.fill(to.seq, part, out) {
-                            done = Some(complete);
-                        }
-                    }
-                    op => self.outbox[shard].push(Msg::Run {
+                if shard != self.data.id {
+                    self.outbox[shard].push(Msg::Run {
                         from: self.data.id,
                         token: to.token,
                         conn_id: to.conn_id,
                         seq: to.seq,
                         part,
+                        tx: to.tx,
                         op,
-                    }),
+                    });
+                } else if let Some(out) = self.admit_op(self.data.id, to, part, op) {
+                    let Some(conn) = self.conns.get_mut(to.token) else {
+                        return;
+                    };
+                    if let Some(complete) = conn.fill(to.seq, part, out) {
+                        done = Some(complete);
+                    }
                 }
             }
             if let Some((then, outs, cmd, started)) = done {
                 job = self.complete(to, then, outs, cmd, started);
+            }
+        }
+    }
+
+    /// An op arriving on this shard: runs it and returns its output, or parks
+    /// it behind the key locks it meets (its output is sent when it runs).
+    fn admit_op(&mut self, from: usize, to: ReplyTo, part: usize, op: Op) -> Option<Out> {
+        let origin = (from, to.conn_id);
+        match op {
+            Op::Lock { need, wait } => {
+                let tx = to.tx?;
+                if !wait {
+                    let granted = self.data.locks.try_acquire(tx, &need, origin);
+                    return Some(Out::Count(granted as i64));
+                }
+                let parked = Parked {
+                    from,
+                    to,
+                    part,
+                    op: Op::Lock {
+                        need: Need::Nothing,
+                        wait,
+                    },
+                };
+                self.data
+                    .locks
+                    .acquire(tx, need, origin, parked)
+                    .map(|_| Out::Count(1))
+            }
+            Op::Unlock => {
+                if let Some(tx) = to.tx {
+                    self.release_here(tx);
+                }
+                Some(Out::Count(0))
+            }
+            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op(op)),
+            op => {
+                let need = match &op {
+                    Op::Store(need, _) => need.clone(),
+                    _ => Need::Nothing,
+                };
+                let parked = Parked { from, to, part, op };
+                let ready = self.data.locks.admit(need, origin, parked)?;
+                Some(self.run_op(ready.op))
+            }
+        }
+    }
+
+    fn run_op(&mut self, op: Op) -> Out {
+        match op {
+            Op::Store(_, f) => f(&mut Ctx::new(&mut self.data, 0)),
+            Op::Clients(q) => self.clients_op(q),
+            // Lock ops are answered by `admit_op`; a granted request parks as this.
+            Op::Lock { .. } => Out::Count(1),
+            Op::Unlock => Out::Count(0),
+        }
+    }
+
+    /// Sends an op's output to the shard that asked (or takes it here).
+    fn send_out(&mut self, from: usize, to: ReplyTo, part: usize, out: Out) {
+        if from == self.data.id {
+            self.on_done(to, part, out);
+        } else {
+            self.outbox[from].push(Msg::Done {
+                token: to.token,
+                conn_id: to.conn_id,
+                seq: to.seq,
+                part,
+                tx: to.tx,
+                out,
+            });
+        }
+    }
+
+    /// Gives back `tx`'s locks on this shard and runs what waited for them.
+    fn release_here(&mut self, tx: TxId) {
+        for p in self.data.locks.release(tx) {
+            let out = self.run_op(p.op);
+            self.send_out(p.from, p.to, p.part, out);
+        }
+    }
+
+    /// Transaction `tx` of one of this shard's clients is over: every shard
+    /// it locked gives its locks back.
+    fn end_tx(&mut self, tx: TxId) {
+        for shard in self.txs.remove(&tx).unwrap_or_default() {
+            if shard == self.data.id {
+                self.release_here(tx);
+            } else {
+                self.outbox[shard].push(Msg::Release { tx });
             }
         }
     }
@@ -610,31 +813,63 @@ impl Worker {
         cmd: &'static str,
         started: Instant,
     ) -> Option<Job> {
-        match then(outs) {
-            Action::Job(job) => Some(job),
+        let (frame, close) = match then(outs) {
+            Action::Job(job) => return Some(job),
+            Action::RunQueued => {
+                self.advance_exec(to);
+                return None;
+            }
             Action::Block(wait) => {
                 self.on_wait(to, *wait);
-                None
+                return None;
             }
-            action => {
-                let (frame, close) = match action {
-                    Action::Reply(f) => (f, false),
-                    Action::Close(f) => (f, true),
-                    Action::Job(_) | Action::Block(_) => unreachable!(),
-                };
-                self.data
-                    .counters
-                    .record(cmd, micros_since(started), frame.is_error());
-                let conn = &mut self.conns[to.token];
-                conn.resolve(to.seq, frame);
-                conn.closing |= close;
-                self.dirty.push(to.token);
-                if conn.barrier == Some(to.seq) {
-                    conn.barrier = None;
-                    self.process_input(to.token);
-                }
-                None
+            Action::Reply(f) => (f, false),
+            Action::Close(f) => (f, true),
+            Action::Exec { .. } => (Frame::error("ERR internal: EXEC from a job"), false),
+        };
+        // The reply of a command queued in a running EXEC: keep it, go on.
+        let conn = self.conns.get_mut(to.token)?;
+        if let Some(run) = conn.session.exec.as_mut() {
+            if run.running && run.seq == to.seq {
+                run.replies.push(frame);
+                self.advance_exec(to);
+                return None;
             }
+        }
+        self.finish(to, frame, close, cmd, started);
+        None
+    }
+
+    /// Resolves a slot with its reply; ends its transaction if it had one.
+    fn finish(
+        &mut self,
+        to: ReplyTo,
+        frame: Frame,
+        close: bool,
+        cmd: &'static str,
+        started: Instant,
+    ) {
+        self.data
+            .counters
+            .record(cmd, micros_since(started), frame.is_error());
+        if let Some(tx) = to.tx {
+            if let Some(conn) = self.conns.get_mut(to.token) {
+                conn.tx = None;
+            }
+            self.end_tx(tx);
+        }
+        let Some(conn) = self.conns.get_mut(to.token) else {
+            return;
+        };
+        if conn.session.exec.as_ref().is_some_and(|r| r.seq == to.seq) {
+            conn.session.exec = None; // WATCH failed before the commands ran
+        }
+        conn.resolve(to.seq, frame);
+        conn.closing |= close;
+        self.dirty.push(to.token);
+        if conn.barrier == Some(to.seq) {
+            conn.barrier = None;
+            self.process_input(to.token);
         }
     }
 
@@ -662,27 +897,17 @@ impl Worker {
                         conn_id,
                         seq,
                         part,
+                        tx,
                         op,
                     } => {
-                        let out = match op {
-                            Op::Store(f) => f(&mut Ctx::new(&mut self.data, 0)),
-                            Op::Clients(q) => self.clients_op(q),
-                        };
                         let to = ReplyTo {
                             token,
                             conn_id,
                             seq,
+                            tx,
                         };
-                        if from == self.data.id {
-                            self.on_done(to, part, out);
-                        } else {
-                            self.outbox[from].push(Msg::Done {
-                                token,
-                                conn_id,
-                                seq,
-                                part,
-                                out,
-                            });
+                        if let Some(out) = self.admit_op(from, to, part, op) {
+                            self.send_out(from, to, part, out);
                         }
                     }
                     Msg::Deliver {
@@ -695,19 +920,22 @@ impl Worker {
                         conn_id,
                         seq,
                         part,
+                        tx,
                         out,
                     } => {
-                        self.on_done(
-                            ReplyTo {
-                                token,
-                                conn_id,
-                                seq,
-                            },
-                            part,
-                            out,
-                        );
+                        let to = ReplyTo {
+                            token,
+                            conn_id,
+                            seq,
+                            tx,
+                        };
+                        self.on_done(to, part, out);
                     }
                     Msg::Block(msg) => self.on_block_msg(msg),
+                    Msg::Post(op) => {
+                        self.run_op(op);
+                    }
+                    Msg::Release { tx } => self.release_here(tx),
                 }
                 // As after a local command: a write signals blocked clients.
                 self.serve_ready_keys();
@@ -769,6 +997,18 @@ impl Worker {
             let _ = self.poll.registry().deregister(&mut conn.stream);
             self.forget_blocked(conn.session.id);
             cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
+            if let Some(tx) = conn.tx {
+                self.end_tx(tx);
+            }
+            for (shard, op) in
+                cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
+            {
+                if shard == self.data.id {
+                    self.run_op(op);
+                } else {
+                    self.outbox[shard].push(Msg::Post(op));
+                }
+            }
             self.data
                 .shared
                 .counters

@@ -9,6 +9,7 @@ pub mod notify;
 pub mod ready;
 pub mod stats;
 pub mod value;
+pub mod watch;
 pub mod zset;
 
 pub use db::{Db, Entry, Keyspace};
@@ -46,6 +47,22 @@ impl Store {
             (first, second, &mut self.stats)
         } else {
             (second, first, &mut self.stats)
+        }
+    }
+
+    /// FLUSHDB/FLUSHALL of `db`, or SWAPDB of `db` with `other`: the watched
+    /// keys that exist in either are changed for their watchers.
+    pub fn touch_watched_db(&mut self, db: usize, other: Option<usize>) {
+        let watches = &mut self.stats.notify.watches;
+        if watches.is_empty() {
+            return;
+        }
+        for (mine, theirs) in [(Some(db), other), (other, Some(db))] {
+            let Some(mine) = mine else { continue };
+            let dbs = &self.dbs;
+            watches.touch_db(mine, |k| {
+                dbs[mine].peek(k).is_some() || theirs.is_some_and(|t| dbs[t].peek(k).is_some())
+            });
         }
     }
 

@@ -58,6 +58,8 @@ pub struct Notifier {
     pub events: Vec<KeyEvent>,
     /// Keys blocked clients wait on: every event signals them (see `ready`).
     pub ready: super::ready::ReadyKeys,
+    /// WATCHed keys: every event is a change their watchers must see.
+    pub watches: super::watch::Watches,
 }
 
 impl Notifier {
@@ -68,6 +70,9 @@ impl Notifier {
 
     pub fn notify(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
         self.ready.signal(db, key);
+        if !self.watches.is_empty() {
+            self.watches.touch(db, key, event);
+        }
         if self.wants(class) {
             self.events.push(KeyEvent {
                 db,

@@ -5,12 +5,14 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use super::{unix_ms, Msg, ReplyTo, Worker};
 use crate::cmd::blocking::{self as commands, is_nothing, Request, TIMEOUT_REPLY};
 use crate::cmd::Ctx;
 use crate::resp::Frame;
 use crate::shard::blocking::{settle, BlockMsg, Blocked, Mode, Task, Wait, Waiter, WaiterId};
-use crate::shard::{Action, Out, Then};
+use crate::shard::{Action, Need, Out, Then};
 
 /// What `CLIENT UNBLOCK id ERROR` answers the unblocked client.
 const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
@@ -25,6 +27,7 @@ fn reply_to(id: WaiterId, token: usize) -> ReplyTo {
         token,
         conn_id: id.conn_id,
         seq: id.seq,
+        tx: None,
     }
 }
 
@@ -74,13 +77,7 @@ impl Worker {
                 blocked.shards.push(owner);
                 blocked.mode = Mode::One { shard: owner };
                 self.blocking.clients.insert(blocked);
-                if owner == home {
-                    // The attempt ran a moment ago in `dispatch`: just wait.
-                    let ready = &mut self.data.store.stats.notify.ready;
-                    self.blocking.registry.add(w, ready);
-                } else {
-                    self.send_block(owner, BlockMsg::Wait(w));
-                }
+                self.send_block(owner, BlockMsg::Wait(w));
             }
             None => {
                 let kind = req.want.kind();
@@ -123,12 +120,20 @@ impl Worker {
         match settle(commands::attempt_across(nshards, req)) {
             Action::Job(job) => self.launch(to, job),
             Action::Block(wait) => self.on_wait(to, *wait),
-            Action::Reply(frame) | Action::Close(frame) => self.on_wait(to, Wait::Attempted(frame)),
+            // `settle` turns every reply into `Block`; nothing else comes.
+            _ => self.on_wait(to, Wait::Attempted(TIMEOUT_REPLY)),
         }
     }
 
     /// A multi-shard waiter's attempt ended: answer, or keep waiting.
     fn attempt_ended(&mut self, to: ReplyTo, frame: Frame) {
+        if let Some(tx) = to.tx {
+            // The attempt ran under key locks: give them back.
+            if let Some(conn) = self.conns.get_mut(to.token) {
+                conn.tx = None;
+            }
+            self.end_tx(tx);
+        }
         let id = WaiterId {
             conn_id: to.conn_id,
             seq: to.seq,
@@ -147,16 +152,16 @@ impl Worker {
         let ending = blocked.ending.take();
         self.arm_slot(to);
         if !is_nothing(&frame) {
-            self.finish(id, frame);
+            self.answer_blocked(id, frame);
         } else if let Some(ending) = ending {
-            self.finish(id, ending);
+            self.answer_blocked(id, ending);
         } else if again {
             self.retry(to);
         }
     }
 
     /// Gives a blocked client its reply and forgets it.
-    fn finish(&mut self, id: WaiterId, frame: Frame) {
+    fn answer_blocked(&mut self, id: WaiterId, frame: Frame) {
         let Some(blocked) = self.blocking.clients.remove(id.conn_id) else {
             return;
         };
@@ -193,7 +198,7 @@ impl Worker {
             Mode::One { shard } if shard == home => {
                 let ready = &mut self.data.store.stats.notify.ready;
                 if self.blocking.registry.remove(id, ready).is_some() {
-                    self.finish(id, frame);
+                    self.answer_blocked(id, frame);
                 } else {
                     // Served moments ago: that reply is being delivered.
                     blocked.ending = Some(frame);
@@ -206,7 +211,7 @@ impl Worker {
             Mode::Many {
                 in_flight: true, ..
             } => blocked.ending = Some(frame),
-            Mode::Many { .. } => self.finish(id, frame),
+            Mode::Many { .. } => self.answer_blocked(id, frame),
         }
         true
     }
@@ -231,11 +236,11 @@ impl Worker {
                     }
                 }
             }
-            BlockMsg::Served { id, frame } => self.finish(id, frame),
+            BlockMsg::Served { id, frame } => self.answer_blocked(id, frame),
             BlockMsg::Cancelled { id } => {
                 if let Some(blocked) = self.blocking.clients.get_mut(id) {
                     let ending = blocked.ending.take().unwrap_or(TIMEOUT_REPLY);
-                    self.finish(id, ending);
+                    self.answer_blocked(id, ending);
                 }
             }
             BlockMsg::Ready { id } => {
@@ -259,9 +264,15 @@ impl Worker {
     }
 
     /// On a key's owner: a waiter that serves here tries at once, then
-    /// waits if nothing was there; a notify-only one just waits.
+    /// waits if nothing was there; a notify-only one just waits. While a
+    /// transaction holds one of its keys it waits without trying, and its
+    /// keys are looked at again once they are free.
     fn take_waiter(&mut self, waiter: Waiter) {
-        if let Task::Serve(want) = &waiter.task {
+        let need = Need::keys(waiter.db, waiter.keys.iter().cloned());
+        if self.data.locks.is_locked(&need) {
+            let keys = waiter.keys.iter().map(|k| (waiter.db, k.clone()));
+            self.blocking.deferred.extend(keys);
+        } else if let Task::Serve(want) = &waiter.task {
             let mut ctx = Ctx::new(&mut self.data, waiter.db);
             match commands::attempt(&mut ctx, &waiter.keys, want) {
                 Ok(None) => {}
@@ -280,6 +291,9 @@ impl Worker {
     /// from another shard; the one place to hold serving back (while a
     /// transaction holds keys, say).
     pub(super) fn serve_ready_keys(&mut self) {
+        if !self.blocking.deferred.is_empty() {
+            self.resignal_unlocked();
+        }
         if self.blocking.serving || !self.data.store.stats.notify.ready.has_ready() {
             return;
         }
@@ -301,8 +315,28 @@ impl Worker {
         self.blocking.serving = false;
     }
 
+    /// Keys put aside while a transaction held them are signalled again
+    /// once free, so their waiters get what the transaction left.
+    fn resignal_unlocked(&mut self) {
+        let locks = &self.data.locks;
+        let ready = &mut self.data.store.stats.notify.ready;
+        self.blocking.deferred.retain(|(db, key)| {
+            let locked = locks.is_locked(&Need::keys(*db, [key.clone()]));
+            if !locked {
+                ready.signal(*db, key);
+            }
+            locked
+        });
+    }
+
     /// Walks the waiters of one key while it holds something to take.
-    fn serve_key(&mut self, db: usize, key: &bytes::Bytes, replies: &mut Vec<(usize, BlockMsg)>) {
+    /// A key a transaction holds is put aside until it is free: nothing
+    /// interleaves with the transaction's own commands on it.
+    fn serve_key(&mut self, db: usize, key: &Bytes, replies: &mut Vec<(usize, BlockMsg)>) {
+        if self.data.locks.is_locked(&Need::keys(db, [key.clone()])) {
+            self.blocking.deferred.push((db, key.clone()));
+            return;
+        }
         for id in self.blocking.registry.queue(db, key) {
             let mut ctx = Ctx::new(&mut self.data, db);
             // Gone, or a type nobody can be served from: nothing to hand out.
