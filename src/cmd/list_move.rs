@@ -61,7 +61,7 @@ fn op_on(
         ctx.db = db;
         Out::Frame(f(ctx).unwrap_or_else(|e| e))
     };
-    (shard, Op::Store(Box::new(op)))
+    (shard, Op::store(op))
 }
 
 /// The single answer of a one-op step.
