@@ -443,3 +443,160 @@ fn waits_are_per_database() {
     assert_eq!(writer.cmd(&["RPUSH", &key, "db2"]), int(1));
     assert_eq!(waiter.read(), Some(popped(&key, "db2")));
 }
+
+#[test]
+fn blmove_moves_across_shards_when_the_source_gets_data() {
+    let server = Server::start(SHARDS, &[]);
+    let [src, dst, third] = [0, 1, 2].map(|i| one_per_shard("mv")[i].clone());
+    let mut writer = server.raw();
+    let mut mover = server.raw();
+    send(&mut mover, &["BLMOVE", &src, &dst, "LEFT", "RIGHT", "0"]);
+    wait_blocked(&mut writer, 1);
+    assert_eq!(writer.cmd(&["RPUSH", &src, "a", "b"]), int(2));
+    assert_eq!(mover.read(), Some(Reply::bulk("a")));
+    assert_eq!(writer.cmd(&["LRANGE", &dst, "0", "-1"]), bulks(&["a"]));
+    assert_eq!(writer.cmd(&["LRANGE", &src, "0", "-1"]), bulks(&["b"]));
+    // BRPOPLPUSH: the tail of the source to the head of the destination.
+    assert_eq!(writer.cmd(&["DEL", &src]), int(1));
+    send(&mut mover, &["BRPOPLPUSH", &src, &third, "0"]);
+    wait_blocked(&mut writer, 1);
+    assert_eq!(writer.cmd(&["LPUSH", &src, "y", "x"]), int(2));
+    assert_eq!(mover.read(), Some(Reply::bulk("y")));
+    assert_eq!(writer.cmd(&["LRANGE", &third, "0", "-1"]), bulks(&["y"]));
+    // Immediate and timeout answers.
+    assert_eq!(
+        mover.cmd(&["BLMOVE", &src, &dst, "RIGHT", "LEFT", "0"]),
+        Reply::bulk("x")
+    );
+    assert_eq!(
+        mover.cmd(&["BLMOVE", &src, &dst, "RIGHT", "LEFT", "0.05"]),
+        Reply::Nil
+    );
+    assert_eq!(
+        mover.cmd(&["BLMOVE", &src, &dst, "UP", "LEFT", "0"]),
+        err("ERR syntax error")
+    );
+}
+
+#[test]
+fn blmove_to_a_destination_of_another_type_fails_when_served() {
+    // Redis 7.0: the waiter gets WRONGTYPE once the source has data, and
+    // the element stays in the source.
+    let server = Server::start(SHARDS, &[]);
+    let same_shard = keys_on_shard("wt", 0, SHARDS, 2);
+    let other_shard = keys_on_shard("wt", 1, SHARDS, 1).remove(0);
+    let mut writer = server.raw();
+    let mut mover = server.raw();
+    for (src, dst) in [
+        (&same_shard[0], &same_shard[1]),
+        (&same_shard[0], &other_shard),
+    ] {
+        assert_eq!(writer.cmd(&["SET", dst, "string"]), ok());
+        send(&mut mover, &["BLMOVE", src, dst, "LEFT", "LEFT", "0"]);
+        wait_blocked(&mut writer, 1);
+        assert_eq!(writer.cmd(&["RPUSH", src, "v"]), int(1));
+        assert_eq!(
+            mover.read(),
+            Some(err(
+                "WRONGTYPE Operation against a key holding the wrong kind of value"
+            ))
+        );
+        assert_eq!(writer.cmd(&["LRANGE", src, "0", "-1"]), bulks(&["v"]));
+        assert_eq!(writer.cmd(&["DEL", src, dst]), int(2));
+    }
+}
+
+#[test]
+fn blmpop_takes_up_to_count_from_the_key_that_got_data() {
+    let server = Server::start(SHARDS, &[]);
+    let keys = one_per_shard("mp");
+    let mut writer = server.raw();
+    let mut popper = server.raw();
+    send(
+        &mut popper,
+        &[
+            "BLMPOP", "0", "3", &keys[0], &keys[1], &keys[2], "RIGHT", "COUNT", "2",
+        ],
+    );
+    wait_blocked(&mut writer, 1);
+    assert_eq!(writer.cmd(&["RPUSH", &keys[2], "1", "2", "3"]), int(3));
+    let expected = Reply::Array(vec![Reply::bulk(&keys[2]), bulks(&["3", "2"])]);
+    assert_eq!(popper.read(), Some(expected));
+    assert_eq!(writer.cmd(&["LRANGE", &keys[2], "0", "-1"]), bulks(&["1"]));
+    assert_eq!(
+        popper.cmd(&["BLMPOP", "0", "1", &keys[2], "LEFT", "COUNT", "5"]),
+        Reply::Array(vec![Reply::bulk(&keys[2]), bulks(&["1"])])
+    );
+    assert_eq!(
+        popper.cmd(&["BLMPOP", "0.05", "2", &keys[0], &keys[1], "LEFT"]),
+        Reply::Nil
+    );
+    assert_eq!(
+        popper.cmd(&["BLMPOP", "0", "0", &keys[0], "LEFT"]),
+        err("ERR numkeys should be greater than 0")
+    );
+    assert_eq!(
+        popper.cmd(&["BLMPOP", "x", "1", &keys[0], "LEFT", "COUNT", "0"]),
+        err("ERR count should be greater than 0"),
+        "the timeout is read last"
+    );
+    assert_eq!(
+        writer.cmd(&["COMMAND", "GETKEYS", "BLMPOP", "0", "2", "a", "b", "LEFT"]),
+        bulks(&["a", "b"])
+    );
+}
+
+#[test]
+fn a_moved_element_serves_the_destinations_waiters_too() {
+    let server = Server::start(SHARDS, &[]);
+    let [a, b, _] = [0, 1, 2].map(|i| one_per_shard("chain")[i].clone());
+    let mut writer = server.raw();
+    let mut mover = server.raw();
+    let mut popper = server.raw();
+    send(&mut mover, &["BLMOVE", &a, &b, "LEFT", "LEFT", "0"]);
+    wait_blocked(&mut writer, 1);
+    send(&mut popper, &["BLPOP", &b, "0"]);
+    wait_blocked(&mut writer, 2);
+    assert_eq!(writer.cmd(&["RPUSH", &a, "hop"]), int(1));
+    assert_eq!(mover.read(), Some(Reply::bulk("hop")));
+    assert_eq!(popper.read(), Some(popped(&b, "hop")));
+    assert_eq!(writer.cmd(&["EXISTS", &a, &b]), int(0));
+}
+
+#[test]
+fn transactions_never_block_and_are_served_after_they_end() {
+    let server = Server::start(SHARDS, &[]);
+    let [a, b, c] = [0, 1, 2].map(|i| one_per_shard("tx")[i].clone());
+    let mut client = server.raw();
+    // Inside EXEC a blocking command is its immediate attempt, across shards too.
+    let replies = client.pipeline(&[
+        args(&["MULTI"]),
+        args(&["RPUSH", &b, "x"]),
+        args(&["BLPOP", &a, &b, "0"]),
+        args(&["BLPOP", &a, &b, "0"]),
+        args(&["BLMOVE", &a, &c, "LEFT", "LEFT", "0"]),
+        args(&["EXEC"]),
+    ]);
+    assert_eq!(
+        replies[5],
+        Reply::Array(vec![int(1), popped(&b, "x"), Reply::Nil, Reply::Nil])
+    );
+    // A waiter on a key a cross-shard transaction pushes and pops gets
+    // nothing from it: it is served after EXEC, with what is left.
+    let mut waiter = server.raw();
+    send(&mut waiter, &["BLPOP", &a, "0"]);
+    wait_blocked(&mut client, 1);
+    let replies = client.pipeline(&[
+        args(&["MULTI"]),
+        args(&["RPUSH", &a, "inside"]),
+        args(&["SET", &c, "other shard"]),
+        args(&["LPOP", &a]),
+        args(&["RPUSH", &a, "left"]),
+        args(&["EXEC"]),
+    ]);
+    assert_eq!(
+        replies[5],
+        Reply::Array(vec![int(1), ok(), Reply::bulk("inside"), int(1)])
+    );
+    assert_eq!(waiter.read(), Some(popped(&a, "left")));
+}

@@ -12,7 +12,9 @@
 use bytes::Bytes;
 
 use super::args::{err, Reply};
-use super::{list, shard_of, Ctx, Session, ShardData};
+use super::list::{move_element, pop_elements, End};
+use super::list_move::{move_job, parse_mpop, runs_by_shard};
+use super::{lock_plan, shard_of, Ctx, Session, ShardData};
 use crate::resp::Frame;
 use crate::shard::{Action, Job, Need, Op, Out, Wait};
 use crate::store::Value;
@@ -27,9 +29,12 @@ pub enum Kind {
 /// What a blocked client does with the first of its keys that has data.
 #[derive(Clone, Debug)]
 pub enum Want {
-    /// BLPOP / BRPOP: one element from the head (`left`) or the tail;
-    /// answers `[key, element]`.
-    Pop { left: bool },
+    /// BLPOP / BRPOP: one element from an end; answers `[key, element]`.
+    Pop(End),
+    /// BLMPOP: up to `count` elements from an end; answers `[key, [elements]]`.
+    Mpop { end: End, count: usize },
+    /// BLMOVE / BRPOPLPUSH: moves one element to `dst`; answers the element.
+    Move { dst: Bytes, from: End, to: End },
 }
 
 /// A blocking command, parsed.
@@ -49,32 +54,42 @@ impl Want {
     /// The type of key this waiter is served from.
     pub fn kind(&self) -> Kind {
         match self {
-            Want::Pop { .. } => Kind::List,
+            Want::Pop(_) | Want::Mpop { .. } | Want::Move { .. } => Kind::List,
         }
     }
 
     /// Takes what the command takes from `key` and builds its reply. None
-    /// when the key is missing; WRONGTYPE when it holds another type.
+    /// when the key is missing; WRONGTYPE when it (or BLMOVE's destination)
+    /// holds another type.
     pub fn take_from(&self, ctx: &mut Ctx, key: &Bytes) -> Result<Option<Frame>, Frame> {
-        match self {
-            Want::Pop { left } => {
-                let pop = if *left { list::lpop } else { list::rpop };
-                match pop(ctx, &[Bytes::from_static(b"pop"), key.clone()])? {
-                    Frame::Bulk(element) => Ok(Some(Frame::Array(vec![
-                        Frame::Bulk(key.clone()),
-                        Frame::Bulk(element),
-                    ]))),
-                    _ => Ok(None),
-                }
+        let with_key = |value: Frame| Frame::Array(vec![Frame::Bulk(key.clone()), value]);
+        Ok(match self {
+            Want::Pop(end) => pop_elements(ctx, key, *end, 1)?
+                .and_then(|popped| popped.into_iter().next())
+                .map(|element| with_key(Frame::Bulk(element))),
+            Want::Mpop { end, count } => pop_elements(ctx, key, *end, *count)?.map(|popped| {
+                with_key(Frame::Array(popped.into_iter().map(Frame::Bulk).collect()))
+            }),
+            Want::Move { dst, from, to } => {
+                move_element(ctx, key, dst, *from, *to)?.map(Frame::Bulk)
             }
-        }
+        })
     }
 
     /// What the immediate attempt answers when every key is empty (inside
     /// MULTI): BLMOVE and BRPOPLPUSH a null bulk, the others a null array.
     pub fn nothing(&self) -> Frame {
         match self {
-            Want::Pop { .. } => Frame::NullArray,
+            Want::Move { .. } => Frame::Null,
+            _ => Frame::NullArray,
+        }
+    }
+
+    /// The key written besides the waited ones (BLMOVE's destination).
+    fn destination(&self) -> Option<&Bytes> {
+        match self {
+            Want::Move { dst, .. } => Some(dst),
+            _ => None,
         }
     }
 }
@@ -89,9 +104,14 @@ pub fn is_nothing(frame: &Frame) -> bool {
 }
 
 impl Request {
+    /// Every key the command touches: the waited ones and a destination.
+    fn all_keys(&self) -> impl Iterator<Item = &Bytes> {
+        self.keys.iter().chain(self.want.destination())
+    }
+
     /// The shard every key of the command lives on, if they share one.
     pub fn home_shard(&self, nshards: usize) -> Option<usize> {
-        let mut shards = self.keys.iter().map(|k| shard_of(k, nshards));
+        let mut shards = self.all_keys().map(|k| shard_of(k, nshards));
         let first = shards.next()?;
         shards.all(|s| s == first).then_some(first)
     }
@@ -115,9 +135,27 @@ impl Request {
 pub fn parse(argv: &[Bytes], db: usize, now_ms: u64) -> Result<Request, Frame> {
     let name = argv[0].to_ascii_lowercase();
     let last = argv.len() - 1;
+    let end_at = |i: usize| End::parse(&argv[i]).ok_or_else(err::syntax);
     let (keys, want, timeout_at) = match name.as_slice() {
-        b"blpop" => (&argv[1..last], Want::Pop { left: true }, last),
-        b"brpop" => (&argv[1..last], Want::Pop { left: false }, last),
+        b"blpop" => (&argv[1..last], Want::Pop(End::Head), last),
+        b"brpop" => (&argv[1..last], Want::Pop(End::Tail), last),
+        b"blmove" | b"brpoplpush" => {
+            let (from, to) = if name == b"blmove" {
+                (end_at(3)?, end_at(4)?)
+            } else {
+                (End::Tail, End::Head)
+            };
+            let dst = argv[2].clone();
+            (&argv[1..2], Want::Move { dst, from, to }, last)
+        }
+        b"blmpop" => {
+            let args = parse_mpop(argv, 2)?;
+            let want = Want::Mpop {
+                end: args.end,
+                count: args.count,
+            };
+            (&argv[args.keys], want, 1)
+        }
         _ => return Err(err::frame("ERR unknown blocking command")),
     };
     let timeout = timeout_ms(&argv[timeout_at])?;
@@ -203,6 +241,11 @@ pub fn dispatch(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Act
     Action::Block(Box::new(Wait::Start(req)))
 }
 
+/// BLMPOP's and BZMPOP's keys (routing, COMMAND GETKEYS): numkeys at 2.
+pub fn numkeys_at_2(argv: &[Bytes]) -> Vec<usize> {
+    super::table::numkeys_positions(argv, &[], 2)
+}
+
 /// The table's split for keys on several shards, inside a transaction
 /// (which holds their locks): the immediate attempt across shards.
 pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
@@ -212,20 +255,21 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     }
 }
 
-/// The immediate attempt over keys of several shards, as a job: each run of
-/// consecutive keys owned by one shard is tried in one op, in argument
-/// order, until one answers. Answers the command's reply, or its "nothing"
-/// reply when every key was empty. One element at most is ever taken, since
-/// the runs are tried one after the other.
+/// The immediate attempt over keys of several shards, as a job answering
+/// the command's reply, or its "nothing" reply when every key was empty.
+/// BLMOVE is LMOVE's job, under the locks of both keys so it is atomic.
+/// The pops try each run of consecutive keys owned by one shard in one op,
+/// in argument order, until one answers: one pop at most is ever made.
 pub fn attempt_across(nshards: usize, req: &Request) -> Action {
-    let mut runs: Vec<(usize, Vec<Bytes>)> = Vec::new();
-    for key in &req.keys {
-        let owner = shard_of(key, nshards);
-        match runs.last_mut() {
-            Some((shard, run)) if *shard == owner => run.push(key.clone()),
-            _ => runs.push((owner, vec![key.clone()])),
-        }
+    if let Want::Move { dst, from, to } = &req.want {
+        let src = req.keys[0].clone();
+        let plan = lock_plan(req.db, nshards, req.all_keys().cloned());
+        return match move_job(nshards, req.db, src, dst.clone(), *from, *to) {
+            Action::Job(job) => Action::Job(job.locked(plan)),
+            other => other,
+        };
     }
+    let mut runs = runs_by_shard(nshards, &req.keys);
     runs.reverse(); // taken from the back, in argument order
     next_run(runs, req.db, req.want.clone())
 }

@@ -27,7 +27,7 @@ pub(super) fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Fra
 
 /// One end of a list.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum End {
+pub enum End {
     Head,
     Tail,
 }

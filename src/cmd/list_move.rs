@@ -246,7 +246,7 @@ pub fn lmpop_across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) ->
 }
 
 /// Splits `keys` into runs of consecutive keys owned by one shard.
-fn runs_by_shard(nshards: usize, keys: &[Bytes]) -> Vec<(usize, Vec<Bytes>)> {
+pub(crate) fn runs_by_shard(nshards: usize, keys: &[Bytes]) -> Vec<(usize, Vec<Bytes>)> {
     let mut runs: Vec<(usize, Vec<Bytes>)> = Vec::new();
     for key in keys {
         let owner = shard_of(key, nshards);

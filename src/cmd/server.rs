@@ -40,6 +40,9 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
     } else {
         "@slow"
     });
+    if spec.has_flag("blocking") {
+        cats.push("@blocking");
+    }
     cats.into_iter().map(Frame::Simple).collect()
 }
 

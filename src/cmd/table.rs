@@ -254,6 +254,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
     keyed("blpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
     keyed("brpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("blmove", 6, &["write", "denyoom", "noscript", "blocking"], TWO, "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("brpoplpush", 4, &["write", "denyoom", "noscript", "blocking"], TWO, "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("blmpop", -5, &["write", "blocking", "movablekeys"], (0, 0, 0), "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
     keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),
