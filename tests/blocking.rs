@@ -600,3 +600,18 @@ fn transactions_never_block_and_are_served_after_they_end() {
     );
     assert_eq!(waiter.read(), Some(popped(&a, "left")));
 }
+
+#[test]
+fn swapdb_serves_waiters_from_what_their_database_holds_now() {
+    let server = Server::start(SHARDS, &[]);
+    let key = keys_on_shard("swap", 2, SHARDS, 1).remove(0);
+    let mut writer = server.raw();
+    let mut waiter = server.raw();
+    assert_eq!(writer.cmd(&["RPUSH", &key, "from-db0"]), int(1));
+    assert_eq!(waiter.cmd(&["SELECT", "1"]), ok());
+    send(&mut waiter, &["BLPOP", &key, "0"]);
+    wait_blocked(&mut writer, 1);
+    assert_eq!(writer.cmd(&["SWAPDB", "0", "1"]), ok());
+    assert_eq!(waiter.read(), Some(popped(&key, "from-db0")));
+    assert_eq!(writer.cmd(&["EXISTS", &key]), int(0));
+}

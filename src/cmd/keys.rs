@@ -238,6 +238,10 @@ pub fn swapdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let (a, b) = swapdb_args(argv, ctx.shard.store.dbs.len())?;
     ctx.shard.store.touch_watched_db(a, Some(b));
     ctx.shard.store.dbs.swap(a, b);
+    // Blocked clients stay on their database number: what it holds now may serve them.
+    let ready = &mut ctx.shard.store.stats.notify.ready;
+    ready.signal_db(a);
+    ready.signal_db(b);
     Ok(Frame::OK)
 }
 
