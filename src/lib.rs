@@ -29,7 +29,8 @@
 //! - [`cmd`]: the command table, argument parsing, one module per command family,
 //!   and the dispatcher that decides where a command runs.
 //! - [`store`]: one shard's databases, values, deadlines, and the sliced active-expiry sweep.
-//! - [`shard`]: shard threads, their mio loop, inbox messages and cross-shard jobs.
+//! - [`shard`]: shard threads, their mio loop, inbox messages, cross-shard jobs, key
+//!   locks, and the clients blocked in BLPOP and friends.
 //! - [`net`]: listeners and connections with their ordered reply queue.
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`info`]: per-shard counters and the INFO text.

@@ -276,6 +276,19 @@ mod tests {
     }
 
     #[test]
+    fn is_locked_sees_held_and_queued_keys() {
+        let mut l: Locks<u32> = Locks::default();
+        assert!(!l.is_locked(&keys(&["x"])));
+        assert!(l.try_acquire(7, &keys(&["x"]), C));
+        assert!(l.is_locked(&keys(&["x"])));
+        assert!(!l.is_locked(&keys(&["y"])));
+        assert_eq!(l.admit(keys(&["x", "y"]), A, 1), None);
+        assert!(l.is_locked(&keys(&["y"])), "work on y waits in the queue");
+        assert_eq!(l.release(7), vec![1]);
+        assert!(!l.is_locked(&keys(&["x"])));
+    }
+
+    #[test]
     fn waiting_transactions_are_granted_in_order() {
         let mut l: Locks<&str> = Locks::default();
         assert_eq!(l.acquire(1, keys(&["x"]), A, "t1"), Some("t1"));

@@ -1,4 +1,5 @@
-//! Per-shard keyspace: databases, values, deadlines and the active expiry sweep.
+//! Per-shard keyspace: databases, values, deadlines, the active expiry sweep,
+//! and the keys blocked clients wait on (`ready`).
 //!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
