@@ -1,7 +1,8 @@
 //! Sorted-set commands. This module holds the member commands (ZADD,
 //! ZINCRBY, ZREM, ZSCORE, ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK,
 //! ZREVRANK) and what the others share; [`range`] the ZRANGE family and
-//! ZREMRANGEBY*, [`pop`] ZPOPMIN/ZPOPMAX/ZMPOP, [`setop`] ZUNION, ZINTER,
+//! ZREMRANGEBY*, [`pop`] ZPOPMIN/ZPOPMAX/ZMPOP and `pop::pop_members`, the
+//! primitive the blocking pops call, [`setop`] ZUNION, ZINTER,
 //! ZDIFF, their STORE forms and ZINTERCARD. Replies follow redis-server 7.0.
 
 pub mod pop;
@@ -18,8 +19,6 @@ use crate::store::notify::{GENERIC, ZSET};
 use crate::store::zset::{LexRange, ScoreRange, ZSet};
 use crate::store::{Entry, Keyspace, Value};
 use crate::util::num::parse_f64;
-
-pub use pop::pop_members;
 
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 const BAD_SCORE_RANGE: &str = "ERR min or max is not a float";
@@ -113,7 +112,8 @@ impl AddFlags {
                 "ERR XX and NX options at the same time are not compatible",
             ));
         }
-        if (self.gt && self.nx) || (self.lt && self.nx) || (self.gt && self.lt) {
+        // At most one of GT, LT and NX.
+        if [self.gt, self.lt, self.nx].iter().filter(|f| **f).count() > 1 {
             return Err(err::frame(
                 "ERR GT, LT, and/or NX options at the same time are not compatible",
             ));

@@ -236,7 +236,8 @@ impl ZSet {
 
     /// How many members `range` admits.
     pub fn count_in(&self, range: &impl RangeSpec) -> usize {
-        self.ranks_in(range).map_or(0, |(first, last)| last - first + 1)
+        self.ranks_in(range)
+            .map_or(0, |(first, last)| last - first + 1)
     }
 
     /// Members of 0-based ranks `lo..=hi`, ascending, or descending from

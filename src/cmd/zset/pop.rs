@@ -16,7 +16,7 @@ use crate::store::Value;
 /// highest first for Max), firing `zpopmin`/`zpopmax` and, when the set
 /// empties, `del`. None when the key is missing; count 0 pops nothing and
 /// fires nothing.
-pub fn pop_members(
+pub(crate) fn pop_members(
     ctx: &mut Ctx,
     key: &[u8],
     end: End,

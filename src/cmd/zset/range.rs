@@ -10,7 +10,9 @@ use bytes::Bytes;
 
 use super::super::args::{err, int_arg, Reply};
 use super::super::{shard_of, Ctx, Session, ShardData};
-use super::{as_zset, as_zset_mut, members_reply, parse_lex_range, parse_score_range, store_result};
+use super::{
+    as_zset, as_zset_mut, members_reply, parse_lex_range, parse_score_range, store_result,
+};
 use crate::resp::Frame;
 use crate::shard::{Action, Job, Op, Out};
 use crate::store::notify::ZSET;
@@ -116,7 +118,11 @@ fn parse_query(
 /// 0, the end to the last rank. None when nothing is left.
 fn clamp_indexes(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
-    let start = if start < 0 { (len + start).max(0) } else { start };
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
     let end = if end < 0 { len + end } else { end };
     if start > end || start >= len {
         return None;
@@ -187,12 +193,7 @@ fn select_at(ctx: &mut Ctx, key: &[u8], query: &Query) -> Result<Option<Vec<(Byt
     }
 }
 
-fn range_reply(
-    ctx: &mut Ctx,
-    argv: &[Bytes],
-    kind: Option<Kind>,
-    rev: Option<bool>,
-) -> Reply {
+fn range_reply(ctx: &mut Ctx, argv: &[Bytes], kind: Option<Kind>, rev: Option<bool>) -> Reply {
     let query = parse_query(argv, 1, false, kind, rev)?;
     let found = select_at(ctx, &argv[1], &query)?.unwrap_or_default();
     Ok(members_reply(found, query.with_scores))

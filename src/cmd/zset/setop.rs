@@ -147,8 +147,7 @@ fn parse_options(argv: &[Bytes], form: Form, n: usize) -> Result<Options, Frame>
         let left = argv.len() - j;
         if scored && left > n && word.eq_ignore_ascii_case(b"WEIGHTS") {
             for (w, arg) in opts.weights.iter_mut().zip(&argv[j + 1..]) {
-                *w = parse_f64(arg)
-                    .ok_or_else(|| err::frame("ERR weight value is not a float"))?;
+                *w = parse_f64(arg).ok_or_else(|| err::frame("ERR weight value is not a float"))?;
             }
             j += 1 + n;
         } else if scored && left >= 2 && word.eq_ignore_ascii_case(b"AGGREGATE") {
@@ -292,8 +291,11 @@ enum Outcome {
 /// order). Shared by the local and the cross-shard paths.
 fn evaluate(argv: &[Bytes], form: Form, inputs: &[Input]) -> Result<Outcome, Frame> {
     let opts = parse_options(argv, form, inputs.len())?;
-    let mut weighted_inputs: Vec<(Input, f64)> =
-        inputs.iter().copied().zip(opts.weights.iter().copied()).collect();
+    let mut weighted_inputs: Vec<(Input, f64)> = inputs
+        .iter()
+        .copied()
+        .zip(opts.weights.iter().copied())
+        .collect();
     let members = match form.op {
         SetOp::Diff => difference(inputs),
         SetOp::Union | SetOp::Inter => {
@@ -362,7 +364,12 @@ pub fn zsetop_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> A
     let db = session.db;
     let reads = argv[key_range(form, n)]
         .iter()
-        .map(|key| (shard_of(key, nshards), copy_input_op(db, key.clone(), form.store)))
+        .map(|key| {
+            (
+                shard_of(key, nshards),
+                copy_input_op(db, key.clone(), form.store),
+            )
+        })
         .collect();
     let argv = argv.to_vec();
     Action::Job(

@@ -119,10 +119,6 @@ impl Default for SkipList {
 }
 
 impl SkipList {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     fn node(&self, x: u32) -> &Node {
         &self.nodes[x as usize]
     }

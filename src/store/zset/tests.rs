@@ -188,10 +188,8 @@ fn lex_bound() -> impl Strategy<Value = String> {
     prop_oneof![
         Just("-".to_string()),
         Just("+".to_string()),
-        (0u8..42, any::<bool>()).prop_map(|(m, ex)| format!(
-            "{}m{m:02}",
-            if ex { "(" } else { "[" }
-        )),
+        (0u8..42, any::<bool>())
+            .prop_map(|(m, ex)| format!("{}m{m:02}", if ex { "(" } else { "[" })),
     ]
 }
 
