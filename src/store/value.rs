@@ -43,8 +43,8 @@ impl Value {
 
     /// The name OBJECT ENCODING answers, following Redis's rules for strings:
     /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else
-    /// `raw`. A sorted set is a hash plus an ordered tree here, the role of
-    /// Redis's `skiplist` encoding.
+    /// `raw`. A sorted set is a hash plus a skiplist here, as in Redis's
+    /// `skiplist` encoding.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
