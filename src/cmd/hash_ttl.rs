@@ -170,7 +170,7 @@ fn deadlines(ctx: &mut Ctx, argv: &[Bytes], report: fn(u64, u64) -> i64) -> Repl
 
 /// Remaining seconds, rounded up as Redis 7.4 does for fields.
 pub fn httl(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    deadlines(ctx, argv, |at, now| ((at - now + 999) / 1000) as i64)
+    deadlines(ctx, argv, |at, now| (at - now).div_ceil(1000) as i64)
 }
 
 pub fn hpttl(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
