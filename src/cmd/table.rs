@@ -10,8 +10,8 @@ use super::args::Reply;
 use super::list_edit;
 use super::list_move;
 use super::{
-    connection, expire, hash, keys, list, multi, pubsub, server, set, strings, transaction, zset,
-    Ctx, Session,
+    connection, expire, hash, hash_ttl, keys, list, multi, pubsub, server, set, strings,
+    transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -236,6 +236,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("hgetall", 2, R, ONE, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall, Split::One),
     keyed("hincrby", 4, WF, ONE, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby, Split::One),
     keyed("hincrbyfloat", 4, WF, ONE, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat, Split::One),
+    // Hash field expiry
+    keyed("hexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (seconds)", hash_ttl::hexpire, Split::One),
+    keyed("hpexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (milliseconds)", hash_ttl::hpexpire, Split::One),
+    keyed("hexpireat", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (seconds)", hash_ttl::hexpireat, Split::One),
+    keyed("hpexpireat", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", hash_ttl::hpexpireat, Split::One),
+    keyed("httl", -5, RF, ONE, "hash", "7.4.0", "Returns the TTL in seconds of a hash field.", hash_ttl::httl, Split::One),
+    keyed("hpttl", -5, RF, ONE, "hash", "7.4.0", "Returns the TTL in milliseconds of a hash field.", hash_ttl::hpttl, Split::One),
+    keyed("hexpiretime", -5, RF, ONE, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", hash_ttl::hexpiretime, Split::One),
+    keyed("hpexpiretime", -5, RF, ONE, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", hash_ttl::hpexpiretime, Split::One),
+    keyed("hpersist", -5, WDF, ONE, "hash", "7.4.0", "Removes the expiration time for each specified field", hash_ttl::hpersist, Split::One),
     // Sets
     keyed("sadd", -3, WF, ONE, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd, Split::One),
     keyed("srem", -3, WDF, ONE, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", set::srem, Split::One),

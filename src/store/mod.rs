@@ -5,6 +5,7 @@
 pub mod buckets;
 pub mod db;
 pub mod expire;
+pub mod hash;
 pub mod notify;
 pub mod stats;
 pub mod value;
