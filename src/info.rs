@@ -364,6 +364,8 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "rejected_connections",
                     c.rejected_connections.load(Relaxed).to_string(),
                 );
+                // Redis 7.4 lists expired hash fields just before expired keys.
+                line("expired_subkeys", expiry.expired_subkeys.to_string());
                 line("expired_keys", expiry.expired_keys.to_string());
                 line("expired_stale_perc", format!("{:.2}", expiry.stale_perc));
                 line(

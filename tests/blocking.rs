@@ -615,3 +615,61 @@ fn swapdb_serves_waiters_from_what_their_database_holds_now() {
     assert_eq!(waiter.read(), Some(popped(&key, "from-db0")));
     assert_eq!(writer.cmd(&["EXISTS", &key]), int(0));
 }
+
+#[test]
+fn sorted_set_pops_wait_for_members() {
+    let server = Server::start(SHARDS, &[]);
+    let keys = one_per_shard("z");
+    let mut writer = server.raw();
+    let mut min = server.raw();
+    let mut max = server.raw();
+    let mut multi = server.raw();
+    send(&mut min, &["BZPOPMIN", &keys[0], &keys[1], "0"]);
+    wait_blocked(&mut writer, 1);
+    send(&mut max, &["BZPOPMAX", &keys[2], "0"]);
+    wait_blocked(&mut writer, 2);
+    send(
+        &mut multi,
+        &["BZMPOP", "0", "2", &keys[0], &keys[2], "MAX", "COUNT", "2"],
+    );
+    wait_blocked(&mut writer, 3);
+    // A list under a waited key wakes no sorted-set waiter.
+    assert_eq!(writer.cmd(&["RPUSH", &keys[2], "list"]), int(1));
+    std::thread::sleep(Duration::from_millis(100));
+    wait_blocked(&mut writer, 3);
+    assert_eq!(writer.cmd(&["DEL", &keys[2]]), int(1));
+    assert_eq!(
+        writer.cmd(&["ZADD", &keys[1], "1.5", "m", "2", "n"]),
+        int(2)
+    );
+    assert_eq!(min.read(), Some(bulks(&[&keys[1], "m", "1.5"])));
+    assert_eq!(
+        writer.cmd(&["ZADD", &keys[2], "1", "a", "2", "b", "3", "c"]),
+        int(3)
+    );
+    // First come, first served: BZPOPMAX, then BZMPOP with what is left.
+    assert_eq!(max.read(), Some(bulks(&[&keys[2], "c", "3"])));
+    let pairs = Reply::Array(vec![bulks(&["b", "2"]), bulks(&["a", "1"])]);
+    assert_eq!(
+        multi.read(),
+        Some(Reply::Array(vec![Reply::bulk(&keys[2]), pairs]))
+    );
+    assert_eq!(writer.cmd(&["EXISTS", &keys[2]]), int(0));
+    // RESP3: the score is a double.
+    assert!(matches!(min.cmd(&["HELLO", "3"]), Reply::Map(_)));
+    send(&mut min, &["BZPOPMAX", &keys[0], "0"]);
+    wait_blocked(&mut writer, 1);
+    assert_eq!(writer.cmd(&["ZADD", &keys[0], "2.5", "x"]), int(1));
+    assert_eq!(
+        min.read(),
+        Some(Reply::Array(vec![
+            Reply::bulk(&keys[0]),
+            Reply::bulk("x"),
+            Reply::Double("2.5".into())
+        ]))
+    );
+    assert_eq!(
+        writer.cmd(&["BZMPOP", "0", "1", &keys[0], "LEFT"]),
+        err("ERR syntax error")
+    );
+}

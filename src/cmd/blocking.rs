@@ -13,11 +13,12 @@ use bytes::Bytes;
 
 use super::args::{err, Reply};
 use super::list::{move_element, pop_elements, End};
-use super::list_move::{move_job, parse_mpop, runs_by_shard};
+use super::list_move::{self, move_job, runs_by_shard};
+use super::zset::pop::{self as zpop, pop_members};
 use super::{lock_plan, shard_of, Ctx, Session, ShardData};
 use crate::resp::Frame;
 use crate::shard::{Action, Job, Need, Op, Out, Wait};
-use crate::store::Value;
+use crate::store::{zset, Value};
 
 /// The type a key must hold for a waiter to be served from it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -35,6 +36,10 @@ pub enum Want {
     Mpop { end: End, count: usize },
     /// BLMOVE / BRPOPLPUSH: moves one element to `dst`; answers the element.
     Move { dst: Bytes, from: End, to: End },
+    /// BZPOPMIN / BZPOPMAX: answers `[key, member, score]`.
+    ZPop(zset::End),
+    /// BZMPOP: up to `count` members; answers `[key, [[member, score], ...]]`.
+    ZMpop { end: zset::End, count: usize },
 }
 
 /// A blocking command, parsed.
@@ -55,6 +60,7 @@ impl Want {
     pub fn kind(&self) -> Kind {
         match self {
             Want::Pop(_) | Want::Mpop { .. } | Want::Move { .. } => Kind::List,
+            Want::ZPop(_) | Want::ZMpop { .. } => Kind::ZSet,
         }
     }
 
@@ -73,6 +79,17 @@ impl Want {
             Want::Move { dst, from, to } => {
                 move_element(ctx, key, dst, *from, *to)?.map(Frame::Bulk)
             }
+            Want::ZPop(end) => pop_members(ctx, key, *end, 1)?
+                .and_then(|popped| popped.into_iter().next())
+                .map(|(member, score)| {
+                    Frame::Array(vec![
+                        Frame::Bulk(key.clone()),
+                        Frame::Bulk(member),
+                        Frame::Double(score),
+                    ])
+                }),
+            Want::ZMpop { end, count } => pop_members(ctx, key, *end, *count)?
+                .map(|popped| zpop::mpop_reply(key.clone(), popped)),
         })
     }
 
@@ -149,22 +166,37 @@ pub fn parse(argv: &[Bytes], db: usize, now_ms: u64) -> Result<Request, Frame> {
             (&argv[1..2], Want::Move { dst, from, to }, last)
         }
         b"blmpop" => {
-            let args = parse_mpop(argv, 2)?;
+            let args = list_move::parse_mpop(argv, 2)?;
             let want = Want::Mpop {
                 end: args.end,
                 count: args.count,
             };
             (&argv[args.keys], want, 1)
         }
+        b"bzpopmin" => (&argv[1..last], Want::ZPop(zset::End::Min), last),
+        b"bzpopmax" => (&argv[1..last], Want::ZPop(zset::End::Max), last),
+        b"bzmpop" => {
+            let args = zpop::parse_mpop(argv, 2)?;
+            let want = Want::ZMpop {
+                end: args.end,
+                count: args.count,
+            };
+            let timeout = timeout_ms(&argv[1])?;
+            return Ok(request(args.keys, want, db, now_ms, timeout));
+        }
         _ => return Err(err::frame("ERR unknown blocking command")),
     };
     let timeout = timeout_ms(&argv[timeout_at])?;
-    Ok(Request {
-        keys: keys.to_vec(),
+    Ok(request(keys.to_vec(), want, db, now_ms, timeout))
+}
+
+fn request(keys: Vec<Bytes>, want: Want, db: usize, now_ms: u64, timeout: u64) -> Request {
+    Request {
+        keys,
         want,
         db,
         deadline_ms: (timeout > 0).then(|| now_ms.saturating_add(timeout)),
-    })
+    }
 }
 
 /// A timeout in seconds (a double, 0 = forever) as milliseconds, rounded

@@ -29,9 +29,9 @@ pub fn deadline_from(amount: i64, unit: ExpireUnit, now_ms: u64) -> Option<i64> 
     }
 }
 
-/// EXPIRE's NX/XX/GT/LT conditions.
+/// EXPIRE's NX/XX/GT/LT conditions (HEXPIRE's too, one at a time).
 #[derive(Default, Clone, Copy)]
-struct Conditions {
+pub(super) struct Conditions {
     nx: bool,
     xx: bool,
     gt: bool,
@@ -42,18 +42,16 @@ impl Conditions {
     fn parse(words: &[Bytes]) -> Result<Conditions, Frame> {
         let mut c = Conditions::default();
         for w in words {
-            match w.to_ascii_uppercase().as_slice() {
-                b"NX" => c.nx = true,
-                b"XX" => c.xx = true,
-                b"GT" => c.gt = true,
-                b"LT" => c.lt = true,
-                _ => {
-                    return Err(Frame::Error(format!(
-                        "ERR Unsupported option {}",
-                        String::from_utf8_lossy(w)
-                    )));
-                }
-            }
+            let one = Conditions::from_word(w).ok_or_else(|| {
+                Frame::Error(format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(w)
+                ))
+            })?;
+            c.nx |= one.nx;
+            c.xx |= one.xx;
+            c.gt |= one.gt;
+            c.lt |= one.lt;
         }
         if c.nx && (c.xx || c.gt || c.lt) {
             return Err(err::frame(
@@ -68,8 +66,23 @@ impl Conditions {
         Ok(c)
     }
 
-    /// Whether a key whose deadline is `current` (None = no TTL) may get `new`.
-    fn allow(&self, current: Option<u64>, new: i64) -> bool {
+    /// The single condition `word` names (HEXPIRE's optional argument),
+    /// case-insensitively; None for any other word.
+    pub(super) fn from_word(word: &[u8]) -> Option<Conditions> {
+        let mut c = Conditions::default();
+        match word.to_ascii_uppercase().as_slice() {
+            b"NX" => c.nx = true,
+            b"XX" => c.xx = true,
+            b"GT" => c.gt = true,
+            b"LT" => c.lt = true,
+            _ => return None,
+        }
+        Some(c)
+    }
+
+    /// Whether a key (or hash field) whose deadline is `current` (None = no
+    /// TTL) may get `new`.
+    pub(super) fn allow(&self, current: Option<u64>, new: i64) -> bool {
         match current {
             Some(cur) => {
                 !(self.nx || (self.gt && new <= cur as i64) || (self.lt && new >= cur as i64))

@@ -10,11 +10,7 @@ use crate::store::value::Hash;
 use crate::store::{Entry, Keyspace, Value};
 use crate::util::num::{format_i64, format_incr_float, parse_f64, parse_i64};
 
-/// Redis's `hash-max-listpack-entries` default: up to this many fields a
-/// hash lists its fields in insertion order.
-const SMALL_HASH_FIELDS: usize = 128;
-
-fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
+pub(super) fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
     match &entry.value {
         Value::Hash(h) => Ok(h),
         _ => Err(err::wrongtype()),
@@ -116,17 +112,10 @@ pub fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         unreachable!("checked above")
     };
     // Small hashes keep insertion order across deletes, as Redis's listpack
-    // encoding does (O(n), n small); large ones remove in O(1).
-    let keep_order = hash.len() <= SMALL_HASH_FIELDS;
+    // encoding does; a field's deadline goes with it.
     let removed = argv[2..]
         .iter()
-        .filter(|f| {
-            if keep_order {
-                hash.shift_remove(f.as_ref()).is_some()
-            } else {
-                hash.swap_remove(f.as_ref()).is_some()
-            }
-        })
+        .filter(|f| hash.remove(f).is_some())
         .count();
     let emptied = hash.is_empty();
     ks.after_removal(key, HASH, "hdel", removed > 0, emptied);
@@ -189,7 +178,8 @@ pub fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .ok_or_else(|| err::frame(err::OVERFLOW))?;
     let mut text = Vec::with_capacity(20);
     format_i64(next, &mut text);
-    hash.insert(Bytes::copy_from_slice(&argv[2]), Bytes::from(text));
+    // An increment keeps the field's deadline (Redis 7.4).
+    hash.insert_keep_ttl(Bytes::copy_from_slice(&argv[2]), Bytes::from(text));
     ks.notify(HASH, "hincrby", key);
     Ok(Frame::Integer(next))
 }
@@ -212,7 +202,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Err(err::frame("ERR increment would produce NaN or Infinity"));
     }
     let text = Bytes::from(format_incr_float(next));
-    hash.insert(Bytes::copy_from_slice(&argv[2]), text.clone());
+    hash.insert_keep_ttl(Bytes::copy_from_slice(&argv[2]), text.clone());
     ks.notify(HASH, "hincrbyfloat", key);
     Ok(Frame::Bulk(text))
 }

@@ -11,6 +11,7 @@ pub mod connection;
 mod ctx;
 pub mod expire;
 pub mod hash;
+pub mod hash_ttl;
 pub mod keys;
 pub mod list;
 pub mod list_edit;

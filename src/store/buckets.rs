@@ -16,6 +16,10 @@
 //! - a key given an earlier deadline is filed again (the late entry is dropped
 //!   when met);
 //! - deleted or persisted keys leave entries that are dropped when met.
+//!
+//! Each database keeps a second set of buckets for hashes with field
+//! deadlines, filed under their earliest one (`Db::file_field_deadlines`),
+//! with the same hint rules.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +31,12 @@ pub const WINDOW_SHIFT: u32 = 6;
 /// The window a deadline falls in.
 pub fn window(deadline_ms: u64) -> u64 {
     deadline_ms >> WINDOW_SHIFT
+}
+
+/// Whether the window of `deadline_ms` has ended at `now_ms` (its entries
+/// are due).
+pub fn window_ended(deadline_ms: u64, now_ms: u64) -> bool {
+    (window(deadline_ms) + 1) << WINDOW_SHIFT <= now_ms
 }
 
 #[derive(Default)]
@@ -57,13 +67,13 @@ impl DeadlineBuckets {
     pub fn has_due(&self, now_ms: u64) -> bool {
         self.windows
             .first_key_value()
-            .is_some_and(|(w, _)| (w + 1) << WINDOW_SHIFT <= now_ms)
+            .is_some_and(|(&w, _)| window_ended(w << WINDOW_SHIFT, now_ms))
     }
 
     /// Takes one key from the earliest window that ended at or before `now_ms`.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<Bytes> {
         let mut first = self.windows.first_entry()?;
-        if (first.key() + 1) << WINDOW_SHIFT > now_ms {
+        if !window_ended(first.key() << WINDOW_SHIFT, now_ms) {
             return None;
         }
         let key = first.get_mut().pop();

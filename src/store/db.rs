@@ -1,4 +1,5 @@
-//! One database of one shard: the key dict and its index of volatile keys.
+//! One database of one shard: the key dict, its index of volatile keys, and
+//! the index of hashes with field deadlines (Redis 7.4's HEXPIRE).
 //!
 //! Both maps are `IndexMap`s because the sweep and RANDOMKEY need an O(1)
 //! random pick (`get_index`) and every removal must stay O(1)
@@ -12,7 +13,9 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use rand_core::RngCore;
 
-use super::buckets::{window, DeadlineBuckets};
+use super::buckets::{window, window_ended, DeadlineBuckets};
+use super::hash::Hash;
+use super::notify::GENERIC;
 use super::{ExpiryStats, Value};
 
 /// A stored key's value and metadata.
@@ -29,6 +32,19 @@ impl Entry {
     pub fn expire_at(&self) -> Option<u64> {
         self.expire_at
     }
+
+    /// Whether the value is a hash with a field deadline before `now_ms`
+    /// (cheap: one comparison for hashes, nothing for other types).
+    fn hash_fields_due(&self, now_ms: u64) -> bool {
+        matches!(&self.value, Value::Hash(h) if h.may_have_expired(now_ms))
+    }
+
+    /// Whether the key is still there for a reader at `now_ms`: its deadline
+    /// has not passed, and it is not a hash whose every field expired.
+    fn is_live(&self, now_ms: u64) -> bool {
+        self.expire_at.is_none_or(|at| now_ms <= at)
+            && !matches!(&self.value, Value::Hash(h) if h.all_expired(now_ms))
+    }
 }
 
 #[derive(Default)]
@@ -38,6 +54,9 @@ pub struct Db {
     expires: IndexMap<Bytes, u64, RandomState>,
     /// Volatile keys by deadline window, for the sweep (see `buckets`).
     buckets: DeadlineBuckets,
+    /// Hashes with field deadlines, by the window of their earliest one
+    /// (hints, like `buckets`; see `file_field_deadlines`).
+    field_buckets: DeadlineBuckets,
     /// Estimated average remaining TTL of volatile keys in ms (INFO `avg_ttl`),
     /// refreshed by the sweep as Redis does.
     pub avg_ttl_ms: f64,
@@ -70,8 +89,24 @@ impl Db {
     }
 
     /// Inserts or replaces a key with the given deadline (None clears it).
-    pub fn insert_raw(&mut self, key: &[u8], value: Value, expire_at: Option<u64>, now_ms: u64) {
+    /// A hash with field deadlines (moved, renamed or copied here) is filed
+    /// for the sweep under its new name.
+    pub fn insert_raw(
+        &mut self,
+        key: &[u8],
+        mut value: Value,
+        expire_at: Option<u64>,
+        now_ms: u64,
+    ) {
         let access_s = (now_ms / 1000) as u32;
+        let field_deadlines = match &mut value {
+            Value::Hash(h) if h.next_deadline().is_some() => {
+                // Its filing was under another name or database.
+                h.set_filed_under(None);
+                true
+            }
+            _ => false,
+        };
         match self.dict.get_full_mut(key) {
             Some((_, stored_key, entry)) => {
                 match (entry.expire_at, expire_at) {
@@ -105,6 +140,9 @@ impl Db {
                     },
                 );
             }
+        }
+        if field_deadlines {
+            self.file_field_deadlines(key);
         }
     }
 
@@ -218,6 +256,104 @@ impl Db {
     }
 }
 
+/// Hash field expiry: the sweep's candidates are the hashes filed in
+/// `field_buckets`; a visit removes every expired field of the hash at once.
+impl Db {
+    /// After field deadlines of the hash at `key` changed: files it under
+    /// its earliest deadline unless an entry filed earlier already brings
+    /// the sweep there in time.
+    pub fn file_field_deadlines(&mut self, key: &[u8]) {
+        if let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) {
+            if let Value::Hash(hash) = &mut entry.value {
+                file_hash(&mut self.field_buckets, stored_key, hash, None);
+            }
+        }
+    }
+
+    /// Removes the expired fields of the hash at `key` (counted in
+    /// `expired_subkeys`, one `hexpired` event), deletes the hash with a
+    /// `del` event when none is left, and otherwise files it under its next
+    /// deadline. Returns true when the key was deleted. `db` is this
+    /// database's number, for the events.
+    pub fn reclaim_fields(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        stats: &mut ExpiryStats,
+    ) -> bool {
+        let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) else {
+            return false;
+        };
+        if entry.expire_at.is_some_and(|at| now_ms > at) {
+            return false; // the whole key is expired: the key sweep's job
+        }
+        let Value::Hash(hash) = &mut entry.value else {
+            return false;
+        };
+        let removed = hash.remove_expired(now_ms);
+        if removed > 0 {
+            stats.record_expired_fields(db, key, removed);
+        }
+        if hash.is_empty() {
+            self.remove_raw(key);
+            stats.notify.notify(GENERIC, "del", db, key);
+            return true;
+        }
+        file_hash(&mut self.field_buckets, stored_key, hash, Some(now_ms));
+        false
+    }
+
+    /// Visits up to `max` hashes filed under deadline windows that have
+    /// passed, reclaiming their expired fields. Returns (hashes visited,
+    /// fields removed).
+    pub fn expire_due_fields(
+        &mut self,
+        db: usize,
+        now_ms: u64,
+        max: usize,
+        stats: &mut ExpiryStats,
+    ) -> (usize, u64) {
+        let before = stats.expired_subkeys;
+        let mut visited = 0;
+        while visited < max {
+            let Some(key) = self.field_buckets.pop_due(now_ms) else {
+                break;
+            };
+            visited += 1;
+            self.reclaim_fields(db, &key, now_ms, stats);
+        }
+        (visited, stats.expired_subkeys - before)
+    }
+
+    /// Whether a hash is filed under a deadline window that has passed.
+    pub fn has_due_fields(&self, now_ms: u64) -> bool {
+        self.field_buckets.has_due(now_ms)
+    }
+
+    /// Whether any hash is filed for field expiry (stale entries included).
+    pub fn has_field_deadlines(&self) -> bool {
+        !self.field_buckets.is_empty()
+    }
+}
+
+/// Files `key`, a hash, under its earliest field deadline unless the entry
+/// it was last filed under comes no later (by window) and is still pending.
+/// With `now_ms`, an entry whose window has ended counts as gone: the sweep
+/// is taking (or took) it, so the hash must be filed again.
+fn file_hash(buckets: &mut DeadlineBuckets, key: &Bytes, hash: &mut Hash, now_ms: Option<u64>) {
+    let Some(next) = hash.next_deadline() else {
+        return;
+    };
+    let pending = hash
+        .filed_under()
+        .filter(|&filed| now_ms.is_none_or(|now| !window_ended(filed, now)));
+    if pending.is_none_or(|filed| window(next) < window(filed)) {
+        buckets.file(key.clone(), next);
+        hash.set_filed_under(Some(next));
+    }
+}
+
 /// A database seen at one instant: every lookup first removes the key if its
 /// deadline has passed (lazy expiry) and accounts for it.
 pub struct Keyspace<'a> {
@@ -278,16 +414,36 @@ impl<'a> Keyspace<'a> {
         self.db
     }
 
-    /// Removes `key` if it is logically expired. Returns true if it was.
+    /// Removes `key` if it is logically expired, and the expired fields of
+    /// a hash (the hash too when none is left). Returns true if the key went.
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
-        match self.db.dict.get(key).and_then(|e| e.expire_at) {
+        let Some(entry) = self.db.dict.get(key) else {
+            return false;
+        };
+        match entry.expire_at {
             Some(at) if self.now_ms > at => {
                 self.db.remove_raw(key);
                 self.stats.record_expired(self.index, key, at, self.now_ms);
                 true
             }
-            _ => false,
+            _ => {
+                entry.hash_fields_due(self.now_ms)
+                    && self
+                        .db
+                        .reclaim_fields(self.index, key, self.now_ms, self.stats)
+            }
         }
+    }
+
+    /// After a command changed field deadlines of the hash at `key`.
+    pub fn file_field_deadlines(&mut self, key: &[u8]) {
+        self.db.file_field_deadlines(key);
+    }
+
+    /// Counts fields removed because a command gave them a deadline already
+    /// past (Redis counts them in `expired_subkeys`, with an `hdel` event).
+    pub fn count_expired_fields(&mut self, n: usize) {
+        self.stats.expired_subkeys += n as u64;
     }
 
     /// Looks a key up for reading or in-place change; touches its access time.
@@ -381,14 +537,9 @@ impl<'a> Keyspace<'a> {
                 return None;
             }
             let index = (rng.next_u64() % len as u64) as usize;
-            let (key, entry) = self.db.at(index)?;
-            match entry.expire_at {
-                Some(at) if self.now_ms > at => {
-                    let key = key.clone();
-                    self.db.remove_raw(&key);
-                    self.stats.record_expired(self.index, &key, at, self.now_ms);
-                }
-                _ => return Some(key.clone()),
+            let key = self.db.at(index)?.0.clone();
+            if !self.expire_if_needed(&key) {
+                return Some(key);
             }
         }
         None
@@ -404,16 +555,13 @@ impl<'a> Keyspace<'a> {
         while pos > 0 && visited < count {
             pos -= 1;
             visited += 1;
-            let Some((key, entry)) = self.db.at(pos) else {
+            let Some((key, _)) = self.db.at(pos) else {
                 continue;
             };
-            match entry.expire_at {
-                Some(at) if self.now_ms > at => {
-                    let key = key.clone();
-                    self.db.remove_raw(&key);
-                    self.stats.record_expired(self.index, &key, at, self.now_ms);
-                }
-                _ => keys.push(key.clone()),
+            // A removal swaps the last entry (already visited) into `pos`.
+            let key = key.clone();
+            if !self.expire_if_needed(&key) {
+                keys.push(key);
             }
         }
         (keys, (pos > 0).then_some(pos))
@@ -423,7 +571,7 @@ impl<'a> Keyspace<'a> {
     pub fn live_keys(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Vec<Bytes> {
         self.db
             .iter()
-            .filter(|(_, e)| e.expire_at.is_none_or(|at| self.now_ms <= at))
+            .filter(|(_, e)| e.is_live(self.now_ms))
             .filter(|(k, _)| keep(k))
             .map(|(k, _)| k.clone())
             .collect()
@@ -559,6 +707,143 @@ mod tests {
             let n: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
             !n.is_multiple_of(3)
         }));
+    }
+
+    /// A hash value with `fields`, each given `deadline` when Some.
+    fn hash_value(fields: &[&str], deadline: Option<u64>) -> Value {
+        let mut h: Hash = fields
+            .iter()
+            .map(|f| {
+                (
+                    Bytes::copy_from_slice(f.as_bytes()),
+                    Bytes::from_static(b"v"),
+                )
+            })
+            .collect();
+        if let Some(at) = deadline {
+            for f in fields {
+                h.set_deadline(f.as_bytes(), at);
+            }
+        }
+        Value::Hash(Box::new(h))
+    }
+
+    fn hash_of(db: &Db, key: &[u8]) -> Hash {
+        match &db.peek(key).expect("key").value {
+            Value::Hash(h) => (**h).clone(),
+            other => panic!("not a hash: {other:?}"),
+        }
+    }
+
+    fn events(stats: &mut ExpiryStats) -> Vec<(&'static str, Bytes)> {
+        std::mem::take(&mut stats.notify.events)
+            .into_iter()
+            .map(|e| (e.event, e.key))
+            .collect()
+    }
+
+    fn notifying() -> ExpiryStats {
+        let mut stats = ExpiryStats::default();
+        stats.notify.flags = super::super::notify::parse_flags("KEA");
+        stats
+    }
+
+    #[test]
+    fn lookups_drop_expired_fields_then_the_emptied_hash() {
+        let mut db = Db::default();
+        let mut stats = notifying();
+        db.insert_raw(b"h", hash_value(&["a", "b"], None), None, 0);
+        let mut ks = Keyspace::new(&mut db, &mut stats, 0);
+        let Value::Hash(h) = &mut ks.get(b"h").unwrap().value else {
+            unreachable!()
+        };
+        h.set_deadline(b"a", 100);
+        h.set_deadline(b"b", 200);
+        ks.file_field_deadlines(b"h");
+        assert_eq!(db.field_buckets.len(), 1, "filed once, under a's deadline");
+        let mut ks = Keyspace::new(&mut db, &mut stats, 100);
+        assert!(ks.get(b"h").is_some(), "nothing due at the deadline itself");
+        let mut ks = Keyspace::new(&mut db, &mut stats, 150);
+        assert!(ks.peek(b"h").is_some());
+        assert_eq!(hash_of(&db, b"h").len(), 1);
+        assert_eq!(events(&mut stats), [("hexpired", Bytes::from_static(b"h"))]);
+        let mut ks = Keyspace::new(&mut db, &mut stats, 201);
+        assert!(!ks.exists(b"h"));
+        assert_eq!(
+            events(&mut stats),
+            [
+                ("hexpired", Bytes::from_static(b"h")),
+                ("del", Bytes::from_static(b"h"))
+            ]
+        );
+        assert_eq!((stats.expired_subkeys, stats.expired_keys), (2, 0));
+    }
+
+    #[test]
+    fn the_field_index_reclaims_hashes_nobody_reads() {
+        let mut db = Db::default();
+        let mut stats = notifying();
+        db.insert_raw(b"gone", hash_value(&["a", "b"], Some(100)), None, 0);
+        db.insert_raw(b"kept", hash_value(&["a"], Some(100)), None, 0);
+        db.insert_raw(b"plain", hash_value(&["a"], None), None, 0);
+        let Some(Entry {
+            value: Value::Hash(kept),
+            ..
+        }) = db.dict.get_mut(&b"kept"[..])
+        else {
+            unreachable!()
+        };
+        kept.insert(Bytes::from_static(b"z"), Bytes::from_static(b"v"));
+        kept.set_deadline(b"z", 1_000);
+        assert_eq!(db.expire_due_fields(0, 127, usize::MAX, &mut stats), (0, 0));
+        assert!(db.has_due_fields(128), "the window of 100 ends at 128");
+        assert_eq!(db.expire_due_fields(0, 128, usize::MAX, &mut stats), (2, 3));
+        assert!(db.peek(b"gone").is_none());
+        assert_eq!(
+            hash_of(&db, b"kept").keys().collect::<Vec<_>>(),
+            [&b"z"[..]]
+        );
+        // kept is filed again under z's deadline.
+        assert_eq!(db.field_buckets.len(), 1);
+        assert_eq!(
+            db.expire_due_fields(0, 1_100, usize::MAX, &mut stats),
+            (1, 1)
+        );
+        assert_eq!(db.len(), 1, "only the hash without deadlines is left");
+        assert!(!db.has_field_deadlines());
+    }
+
+    #[test]
+    fn moved_hashes_are_filed_under_their_new_name_and_refreshing_adds_nothing() {
+        let mut db = Db::default();
+        let mut stats = ExpiryStats::default();
+        db.insert_raw(b"old", hash_value(&["a"], Some(100)), None, 0);
+        let moved = db.remove_raw(b"old").unwrap().value;
+        db.insert_raw(b"new", moved, None, 0);
+        assert_eq!(
+            db.field_buckets.len(),
+            2,
+            "a stale entry for old, one for new"
+        );
+        for t in 1..100u64 {
+            let Some(Entry {
+                value: Value::Hash(h),
+                ..
+            }) = db.dict.get_mut(&b"new"[..])
+            else {
+                unreachable!()
+            };
+            h.set_deadline(b"a", 100 + t * 64);
+            db.file_field_deadlines(b"new");
+        }
+        assert_eq!(db.field_buckets.len(), 2, "later deadlines file nothing");
+        assert_eq!(db.expire_due_fields(0, 200, usize::MAX, &mut stats), (2, 0));
+        assert_eq!(db.field_buckets.len(), 1, "new is filed again, old dropped");
+        assert_eq!(
+            db.expire_due_fields(0, 7_000, usize::MAX, &mut stats),
+            (1, 1)
+        );
+        assert!(db.is_empty());
     }
 
     #[test]

@@ -2,12 +2,15 @@
 
 use hdrhistogram::Histogram;
 
-use super::notify::{Notifier, EXPIRED, NEW};
+use super::notify::{Notifier, EXPIRED, HASH, NEW};
 
 /// Expiry accounting for one shard.
 pub struct ExpiryStats {
     /// Keys removed because their deadline passed (lazy or active): `expired_keys`.
     pub expired_keys: u64,
+    /// Hash fields removed because their deadline passed, or was set in the
+    /// past (Redis 7.4's `expired_subkeys`).
+    pub expired_subkeys: u64,
     /// Running estimate of the share of sampled volatile keys found expired
     /// (Redis's `expired_stale_perc`, 0..100).
     pub stale_perc: f64,
@@ -32,6 +35,7 @@ impl Default for ExpiryStats {
     fn default() -> Self {
         ExpiryStats {
             expired_keys: 0,
+            expired_subkeys: 0,
             stale_perc: 0.0,
             time_cap_reached: 0,
             cycle_cpu_us: 0,
@@ -56,9 +60,17 @@ impl ExpiryStats {
         self.lag_ms.saturating_record(lag);
     }
 
+    /// Records `n` expired fields removed from the hash `key` of database
+    /// `db`, and fires its `hexpired` event (one per hash, as Redis).
+    pub fn record_expired_fields(&mut self, db: usize, key: &[u8], n: usize) {
+        self.notify.notify(HASH, "hexpired", db, key);
+        self.expired_subkeys += n as u64;
+    }
+
     /// Adds `other` into `self` (INFO sums shards).
     pub fn merge(&mut self, other: &ExpiryStats) {
         self.expired_keys += other.expired_keys;
+        self.expired_subkeys += other.expired_subkeys;
         self.stale_perc = self.stale_perc.max(other.stale_perc);
         self.time_cap_reached += other.time_cap_reached;
         self.cycle_cpu_us += other.cycle_cpu_us;

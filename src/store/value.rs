@@ -4,13 +4,9 @@ use std::collections::VecDeque;
 
 use ahash::RandomState;
 use bytes::Bytes;
-use indexmap::IndexMap;
 
+pub use super::hash::Hash;
 use super::zset::ZSet;
-
-/// A hash: fields in insertion order (as a small Redis hash lists them),
-/// O(1) lookup and removal.
-pub type Hash = IndexMap<Bytes, Bytes, RandomState>;
 
 /// A set: O(1) membership, insert and removal.
 pub type Set = indexmap::IndexSet<Bytes, RandomState>;
@@ -43,8 +39,8 @@ impl Value {
 
     /// The name OBJECT ENCODING answers, following Redis's rules for strings:
     /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else
-    /// `raw`. A sorted set is a hash plus an ordered tree here, the role of
-    /// Redis's `skiplist` encoding.
+    /// `raw`. A sorted set is a hash plus a skiplist here, as in Redis's
+    /// `skiplist` encoding.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
@@ -67,7 +63,10 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
-            Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 72).sum(),
+            Value::Hash(h) => {
+                h.iter().map(|(k, v)| k.len() + v.len() + 72).sum::<usize>()
+                    + h.deadlines_heap_size()
+            }
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }

@@ -77,6 +77,22 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
+/// The bare `strtod` check Redis applies to score range bounds
+/// (`zslParseRange`): all text must be consumed and the value must not be
+/// NaN, nothing more. So unlike [`parse_f64`] it accepts leading whitespace,
+/// the empty string (0), and overflow to infinity or underflow to zero.
+pub fn parse_range_f64(s: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(s).ok()?;
+    // strtod skips what C's isspace matches.
+    let text = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    if text.is_empty() {
+        // No conversion: strtod leaves the end pointer at the (empty) end.
+        return Some(0.0);
+    }
+    let v: f64 = text.parse().ok()?;
+    (!v.is_nan()).then_some(v)
+}
+
 /// Formats like Redis 7.2's reply doubles (shortest round-trip, `%.17g` style exponent).
 ///
 /// The digits are the shortest that parse back to the same `f64` (as
@@ -310,6 +326,20 @@ mod tests {
         assert_eq!(parse_f64(b"1e400"), None);
         assert_eq!(parse_f64(b"1e-400"), None);
         assert_eq!(parse_f64(b"abc"), None);
+    }
+
+    #[test]
+    fn parse_range_f64_is_as_lenient_as_bare_strtod() {
+        assert_eq!(parse_range_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_range_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_range_f64(b""), Some(0.0));
+        assert_eq!(parse_range_f64(b" \t2"), Some(2.0));
+        assert_eq!(parse_range_f64(b"1e400"), Some(f64::INFINITY));
+        assert_eq!(parse_range_f64(b"1e-400"), Some(0.0));
+        assert_eq!(parse_range_f64(b"2 "), None);
+        assert_eq!(parse_range_f64(b"nan"), None);
+        assert_eq!(parse_range_f64(b"abc"), None);
+        assert_eq!(parse_range_f64(b"-"), None);
     }
 
     #[test]
