@@ -673,3 +673,26 @@ fn sorted_set_pops_wait_for_members() {
         err("ERR syntax error")
     );
 }
+
+#[test]
+fn a_waiter_with_keys_on_several_shards_keeps_its_turn() {
+    // It is woken, then retries from its own shard; the waiter behind it
+    // (whose key is its only one) must not take the element meanwhile.
+    let server = Server::start(SHARDS, &[]);
+    let [a, b, _] = [0, 1, 2].map(|i| one_per_shard("turn")[i].clone());
+    let mut writer = server.raw();
+    let mut first = server.raw();
+    let mut second = server.raw();
+    for round in 0..5 {
+        send(&mut first, &["BLPOP", &a, &b, "0"]);
+        wait_blocked(&mut writer, 1);
+        send(&mut second, &["BRPOP", &b, "0"]);
+        wait_blocked(&mut writer, 2);
+        let value = format!("first-{round}");
+        assert_eq!(writer.cmd(&["RPUSH", &b, &value]), int(1));
+        assert_eq!(first.read(), Some(popped(&b, &value)));
+        wait_blocked(&mut writer, 1);
+        assert_eq!(writer.cmd(&["RPUSH", &b, "second"]), int(1));
+        assert_eq!(second.read(), Some(popped(&b, "second")));
+    }
+}

@@ -102,6 +102,14 @@ impl Want {
         }
     }
 
+    /// How many elements it takes at most when served.
+    pub fn takes(&self) -> usize {
+        match self {
+            Want::Mpop { count, .. } | Want::ZMpop { count, .. } => *count,
+            _ => 1,
+        }
+    }
+
     /// The key written besides the waited ones (BLMOVE's destination).
     fn destination(&self) -> Option<&Bytes> {
         match self {
@@ -244,12 +252,13 @@ pub fn immediate(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     Ok(attempt(ctx, &req.keys, &req.want)?.unwrap_or_else(|| req.want.nothing()))
 }
 
-/// What `key` holds, when it is a type some waiter can be served from.
-/// None for a missing key or another type: nobody can be served from it.
-pub fn kind_of(ctx: &mut Ctx, key: &[u8]) -> Option<Kind> {
+/// What `key` holds and how many elements, when it is a type some waiter
+/// can be served from. None for a missing key or another type: nobody can
+/// be served from it.
+pub fn holding(ctx: &mut Ctx, key: &[u8]) -> Option<(Kind, usize)> {
     match &ctx.ks().peek(key)?.value {
-        Value::List(_) => Some(Kind::List),
-        Value::ZSet(_) => Some(Kind::ZSet),
+        Value::List(l) => Some((Kind::List, l.len())),
+        Value::ZSet(z) => Some((Kind::ZSet, z.len())),
         _ => None,
     }
 }

@@ -30,11 +30,15 @@
 //! two shards arrive in order, so a write after an attempt passed a shard
 //! always wakes the client again.
 //!
-//! Fairness: on one shard, waiters are served strictly in arrival order.
-//! A multi-shard waiter is woken in its turn but does not hold the key:
-//! a waiter behind it in the same FIFO, or any client's plain pop, may take
-//! the element before its retry arrives, in which case it keeps waiting.
-//! Clients whose keys share a shard (a `{hash tag}`) never see this.
+//! Fairness: waiters of a key are served in arrival order. A multi-shard
+//! waiter is woken in its turn and the waiters behind it leave it what it
+//! takes (one element, or its COUNT), so they do not overtake it; but its
+//! retry comes from its own shard a moment later, and any client's plain
+//! pop in between may take the element, in which case it keeps waiting.
+//! Since only as many are woken as the key holds elements, a waiter woken
+//! for nothing (served elsewhere, timed out) hands its turn on: cancelling
+//! a waiter signals its keys again. Clients whose keys share a shard (a
+//! `{hash tag}`) pop on that shard at once and never see this.
 //!
 //! # Ending a wait
 //!
@@ -81,8 +85,10 @@ pub enum Task {
     /// Pop for it here (all its keys live on this shard).
     Serve(Want),
     /// Tell its home, which retries (its keys span shards); only for keys
-    /// holding this type, as a key of another type wakes no one in Redis 7.0.
-    Notify(Kind),
+    /// holding `kind`, as a key of another type wakes no one in Redis 7.0.
+    /// Its retry takes up to `takes` elements, which the key's later waiters
+    /// leave it.
+    Notify { kind: Kind, takes: usize },
 }
 
 /// A client waiting on some keys of one shard.
@@ -317,7 +323,10 @@ mod tests {
                 .iter()
                 .map(|k| Bytes::from_static(k.as_bytes()))
                 .collect(),
-            task: Task::Notify(Kind::List),
+            task: Task::Notify {
+                kind: Kind::List,
+                takes: 1,
+            },
         }
     }
 

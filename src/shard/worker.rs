@@ -239,6 +239,8 @@ impl Worker {
             }
             self.drain_inbox();
             self.expire_blocked();
+            // Keys a transaction released outside a command or message.
+            self.serve_ready_keys();
             self.route_deliveries();
             let now = Instant::now();
             if now >= self.next_tick {

@@ -80,10 +80,11 @@ impl Worker {
                 self.send_block(owner, BlockMsg::Wait(w));
             }
             None => {
-                let kind = req.want.kind();
+                let (kind, takes) = (req.want.kind(), req.want.takes());
                 for (shard, keys) in req.keys_by_shard(self.data.shared.nshards) {
                     blocked.shards.push(shard);
-                    self.send_block(shard, BlockMsg::Wait(waiter(keys, Task::Notify(kind))));
+                    let task = Task::Notify { kind, takes };
+                    self.send_block(shard, BlockMsg::Wait(waiter(keys, task)));
                 }
                 blocked.mode = Mode::Many {
                     req,
@@ -231,6 +232,10 @@ impl Worker {
             BlockMsg::Cancel { id, ack } => {
                 let ready = &mut self.data.store.stats.notify.ready;
                 if let Some(waiter) = self.blocking.registry.remove(id, ready) {
+                    // Woken maybe, and gone: the waiters behind get their turn.
+                    for key in &waiter.keys {
+                        ready.signal(waiter.db, key);
+                    }
                     if ack {
                         self.send_block(waiter.home, BlockMsg::Cancelled { id });
                     }
@@ -270,8 +275,9 @@ impl Worker {
     fn take_waiter(&mut self, waiter: Waiter) {
         let need = Need::keys(waiter.db, waiter.keys.iter().cloned());
         if self.data.locks.is_locked(&need) {
-            let keys = waiter.keys.iter().map(|k| (waiter.db, k.clone()));
-            self.blocking.deferred.extend(keys);
+            for key in &waiter.keys {
+                self.defer(waiter.db, key);
+            }
         } else if let Task::Serve(want) = &waiter.task {
             let mut ctx = Ctx::new(&mut self.data, waiter.db);
             match commands::attempt(&mut ctx, &waiter.keys, want) {
@@ -315,6 +321,14 @@ impl Worker {
         self.blocking.serving = false;
     }
 
+    /// Puts a key aside until no transaction holds it.
+    fn defer(&mut self, db: usize, key: &Bytes) {
+        let deferred = &mut self.blocking.deferred;
+        if !deferred.iter().any(|(d, k)| *d == db && k == key) {
+            deferred.push((db, key.clone()));
+        }
+    }
+
     /// Keys put aside while a transaction held them are signalled again
     /// once free, so their waiters get what the transaction left.
     fn resignal_unlocked(&mut self) {
@@ -329,26 +343,36 @@ impl Worker {
         });
     }
 
-    /// Walks the waiters of one key while it holds something to take.
-    /// A key a transaction holds is put aside until it is free: nothing
-    /// interleaves with the transaction's own commands on it.
+    /// Walks the waiters of one key, first come first, while it holds
+    /// elements nobody ahead was promised: a waiter serving here pops at
+    /// once, a multi-shard one is woken and promised what it takes. A key a
+    /// transaction holds is put aside until it is free: nothing interleaves
+    /// with the transaction's own commands on it.
     fn serve_key(&mut self, db: usize, key: &Bytes, replies: &mut Vec<(usize, BlockMsg)>) {
         if self.data.locks.is_locked(&Need::keys(db, [key.clone()])) {
-            self.blocking.deferred.push((db, key.clone()));
+            self.defer(db, key);
             return;
         }
+        let mut promised = 0;
         for id in self.blocking.registry.queue(db, key) {
             let mut ctx = Ctx::new(&mut self.data, db);
             // Gone, or a type nobody can be served from: nothing to hand out.
-            let Some(kind) = commands::kind_of(&mut ctx, key) else {
+            let Some((kind, len)) = commands::holding(&mut ctx, key) else {
                 return;
             };
+            if len <= promised {
+                return;
+            }
             let Some(waiter) = self.blocking.registry.get(id) else {
                 continue;
             };
             let home = waiter.home;
             match &waiter.task {
-                Task::Notify(wanted) if *wanted == kind => {
+                Task::Notify {
+                    kind: wanted,
+                    takes,
+                } if *wanted == kind => {
+                    promised += takes;
                     replies.push((home, BlockMsg::Ready { id }));
                 }
                 // A key of another type wakes nobody (Redis 7.0).
