@@ -9,6 +9,11 @@
 //! so time spent queued behind a stalled server is counted (coordinated
 //! omission corrected).
 //!
+//! A `--command` template may hold several commands (`MULTI ; INCR __key__ ;
+//! EXEC`): they are written back to back as one request, which completes with
+//! the reply to its last command (one latency sample, one op); the replies
+//! before it are read and counted (bytes, errors) as they arrive.
+//!
 //! The hot path does not allocate: requests are encoded into a reused write
 //! buffer, replies are parsed in place by [`crate::resp::parse_reply`], and
 //! the bookkeeping of in-flight requests is a preallocated ring.
@@ -33,99 +38,205 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// One part of a `--command` argument.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
     Lit(Vec<u8>),
+    /// `__key__`: the request's key (the same in every command of a request).
     Key,
+    /// `__key2__`: a second key of the request, drawn independently from the
+    /// same key pattern.
+    Key2,
     Data,
 }
 
-/// A `--command` template such as `SET __key__ __data__`.
+/// The placeholders of a `--command` argument and what they stand for.
+const PLACEHOLDERS: [(&str, Part); 3] = [
+    ("__key__", Part::Key),
+    ("__key2__", Part::Key2),
+    ("__data__", Part::Data),
+];
+
+/// Most commands in one template (a request's replies are counted in a `u16`).
+const MAX_TEMPLATE_CMDS: usize = 1000;
+
+/// One command of a template: its arguments, each a sequence of parts.
+pub type CmdArgs = Vec<Vec<Part>>;
+
+/// A `--command` template such as `SET __key__ __data__`, or several commands
+/// separated by ` ; ` (`MULTI ; INCR __key__ ; EXEC`) sent back to back as
+/// one request that completes with the reply to the last one.
 #[derive(Clone, Debug)]
 pub struct CmdTemplate {
-    /// Display name ("Sets", "Hsets", ...).
+    /// Display name ("Sets", "Hsets", "Txs" for `MULTI ; ...`, "Watch..." for
+    /// other multi-command templates).
     pub name: String,
-    pub args: Vec<Vec<Part>>,
+    /// The commands of one request, in sending order.
+    pub cmds: Vec<CmdArgs>,
     pub ratio: u32,
     pub pattern: Pattern,
     /// A GET: nil counts as a miss, a value as a hit.
     pub is_get: bool,
+    /// Some argument holds `__key2__`: draw a second key per request.
+    pub uses_key2: bool,
+    /// Some argument holds `__data__`: draw a value length per request.
+    pub uses_data: bool,
+    /// The last command is EXEC: a nil reply means the transaction aborted
+    /// and errors inside its array are errors of the request.
+    pub ends_with_exec: bool,
+}
+
+/// Splits a command line into words; double quotes group words and make a
+/// `;` literal. Returns each word and whether any of it was quoted.
+fn split_words(s: &str) -> Result<Vec<(String, bool)>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_q = false;
+    let mut have = false;
+    let mut quoted = false;
+    for ch in s.chars() {
+        match ch {
+            '"' => {
+                in_q = !in_q;
+                have = true;
+                quoted = true;
+            }
+            c if c.is_whitespace() && !in_q => {
+                if have {
+                    words.push((std::mem::take(&mut cur), quoted));
+                    have = false;
+                    quoted = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                have = true;
+            }
+        }
+    }
+    if in_q {
+        return Err(format!("unbalanced quote in command {s:?}"));
+    }
+    if have {
+        words.push((cur, quoted));
+    }
+    Ok(words)
+}
+
+/// Cuts one argument into literals and placeholders.
+fn parse_arg(word: &str) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut rest = word;
+    while !rest.is_empty() {
+        let first = PLACEHOLDERS
+            .iter()
+            .filter_map(|(text, part)| rest.find(text).map(|pos| (pos, text.len(), part)))
+            .min_by_key(|(pos, _, _)| *pos);
+        let Some((pos, plen, part)) = first else {
+            parts.push(Part::Lit(rest.as_bytes().to_vec()));
+            break;
+        };
+        if pos > 0 {
+            parts.push(Part::Lit(rest.as_bytes()[..pos].to_vec()));
+        }
+        parts.push(part.clone());
+        rest = &rest[pos + plen..];
+    }
+    parts
+}
+
+/// `hset` -> "Hset".
+fn capitalized(word: &str) -> String {
+    let mut name = word.to_ascii_lowercase();
+    if let Some(f) = name.get_mut(0..1) {
+        f.make_ascii_uppercase();
+    }
+    name
 }
 
 impl CmdTemplate {
-    /// Parses a command line; double quotes group words.
+    /// Parses a command line; double quotes group words, an unquoted `;`
+    /// word separates the commands of a multi-command request.
     pub fn parse(s: &str, ratio: u32, pattern: Pattern) -> Result<CmdTemplate, String> {
-        let mut words = Vec::new();
-        let mut cur = String::new();
-        let mut in_q = false;
-        let mut have = false;
-        for ch in s.chars() {
-            match ch {
-                '"' => {
-                    in_q = !in_q;
-                    have = true;
-                }
-                c if c.is_whitespace() && !in_q => {
-                    if have {
-                        words.push(std::mem::take(&mut cur));
-                        have = false;
-                    }
-                }
-                c => {
-                    cur.push(c);
-                    have = true;
-                }
-            }
-        }
-        if in_q {
-            return Err(format!("unbalanced quote in command {s:?}"));
-        }
-        if have {
-            words.push(cur);
-        }
+        let words = split_words(s)?;
         if words.is_empty() {
             return Err("empty --command".into());
         }
-        let args = words
-            .iter()
-            .map(|w| {
-                let mut parts = Vec::new();
-                let mut rest = w.as_str();
-                while !rest.is_empty() {
-                    let k = rest.find("__key__");
-                    let d = rest.find("__data__");
-                    let (pos, part, plen) = match (k, d) {
-                        (Some(k), Some(d)) if k < d => (k, Part::Key, 7),
-                        (Some(_), Some(d)) => (d, Part::Data, 8),
-                        (Some(k), None) => (k, Part::Key, 7),
-                        (None, Some(d)) => (d, Part::Data, 8),
-                        (None, None) => {
-                            parts.push(Part::Lit(rest.as_bytes().to_vec()));
-                            break;
-                        }
-                    };
-                    if pos > 0 {
-                        parts.push(Part::Lit(rest.as_bytes()[..pos].to_vec()));
-                    }
-                    parts.push(part);
-                    rest = &rest[pos + plen..];
-                }
-                parts
-            })
-            .collect();
-        let cmd = words[0].to_ascii_lowercase();
-        let mut name = cmd.clone();
-        if let Some(f) = name.get_mut(0..1) {
-            f.make_ascii_uppercase();
+        let mut cmds: Vec<Vec<&str>> = vec![Vec::new()];
+        for (w, quoted) in &words {
+            if w == ";" && !quoted {
+                cmds.push(Vec::new());
+            } else if let Some(last) = cmds.last_mut() {
+                last.push(w);
+            }
         }
-        name.push('s');
+        if cmds.iter().any(|c| c.is_empty()) {
+            return Err(format!("empty command between ` ; ` in {s:?}"));
+        }
+        if cmds.len() > MAX_TEMPLATE_CMDS {
+            return Err(format!(
+                "more than {MAX_TEMPLATE_CMDS} commands in one --command"
+            ));
+        }
+        let cmds: Vec<CmdArgs> = cmds
+            .iter()
+            .map(|c| c.iter().map(|w| parse_arg(w)).collect())
+            .collect();
+        let uses = |p: Part| cmds.iter().flatten().flatten().any(|x| *x == p);
+        let first = cmds[0][0].as_slice();
+        let first_word = match first {
+            [Part::Lit(l)] => String::from_utf8_lossy(l).to_ascii_lowercase(),
+            _ => String::new(),
+        };
+        let last_word = cmds.last().map(|c| c[0].as_slice());
+        let ends_with_exec = cmds.len() > 1
+            && matches!(last_word, Some([Part::Lit(l)]) if l.eq_ignore_ascii_case(b"exec"));
+        let name = match cmds.len() {
+            1 => capitalized(&first_word) + "s",
+            _ if first_word == "multi" => "Txs".to_string(),
+            _ => capitalized(&first_word) + "...",
+        };
         Ok(CmdTemplate {
             name,
-            args,
+            is_get: cmds.len() == 1 && first_word == "get",
+            uses_key2: uses(Part::Key2),
+            uses_data: uses(Part::Data),
+            ends_with_exec,
+            cmds,
             ratio: ratio.max(1),
             pattern,
-            is_get: cmd == "get",
         })
+    }
+}
+
+/// Appends one command of a template with its placeholders filled in.
+fn put_template_cmd(w: &mut Vec<u8>, args: &CmdArgs, prefix: &[u8], keys: [u64; 2], value: &[u8]) {
+    put_array_header(w, args.len());
+    for arg in args {
+        let mut alen = 0;
+        for part in arg {
+            alen += match part {
+                Part::Lit(l) => l.len(),
+                Part::Key => prefix.len() + crate::resp::digits(keys[0]),
+                Part::Key2 => prefix.len() + crate::resp::digits(keys[1]),
+                Part::Data => value.len(),
+            };
+        }
+        put_bulk_header(w, alen);
+        for part in arg {
+            match part {
+                Part::Lit(l) => w.extend_from_slice(l),
+                Part::Key => {
+                    w.extend_from_slice(prefix);
+                    crate::resp::put_u64(w, keys[0]);
+                }
+                Part::Key2 => {
+                    w.extend_from_slice(prefix);
+                    crate::resp::put_u64(w, keys[1]);
+                }
+                Part::Data => w.extend_from_slice(value),
+            }
+        }
+        w.extend_from_slice(b"\r\n");
     }
 }
 
@@ -300,6 +411,12 @@ struct Pending {
     ver: u64,
     vlen: u32,
     sent_us: u64,
+    /// Replies still due before the last one (multi-command templates).
+    left: u16,
+    /// An earlier reply of this request was an error.
+    failed: bool,
+    /// The request ends with EXEC (nil: aborted).
+    exec: bool,
 }
 
 struct ThreadStats {
@@ -402,6 +519,16 @@ impl Conn {
         }
     }
 
+    /// The next key of `kind`'s pattern (under `--verify`, one this connection owns).
+    fn next_key(&mut self, wl: &Workload, kind: u8) -> u64 {
+        let key = self.gens[kind as usize].next_key(&mut self.rng);
+        if self.ver.is_some() {
+            wl.partition(key, self.gidx)
+        } else {
+            key
+        }
+    }
+
     fn issue(&mut self, wl: &Workload, sched: &[u8], data: &[u8], t0: Instant) {
         let kind = sched[self.sched_pos];
         self.sched_pos += 1;
@@ -418,11 +545,11 @@ impl Conn {
             ver: 0,
             vlen: 0,
             sent_us: 0,
+            left: 0,
+            failed: false,
+            exec: false,
         };
-        let mut key = self.gens[kind as usize].next_key(&mut self.rng);
-        if self.ver.is_some() {
-            key = wl.partition(key, self.gidx);
-        }
+        let key = self.next_key(wl, kind);
         p.key = key;
         match &wl.ops {
             Ops::SetGet { .. } if kind == 0 => {
@@ -478,35 +605,17 @@ impl Conn {
             }
             Ops::Commands(cmds) => {
                 let c = &cmds[kind as usize];
-                let len = if c.args.iter().flatten().any(|p| matches!(p, Part::Data)) {
-                    self.value_len(wl)
+                let len = if c.uses_data { self.value_len(wl) } else { 0 };
+                let key2 = if c.uses_key2 {
+                    self.next_key(wl, kind)
                 } else {
                     0
                 };
-                let w = &mut self.wbuf;
-                put_array_header(w, c.args.len());
-                for arg in &c.args {
-                    let mut alen = 0;
-                    for part in arg {
-                        alen += match part {
-                            Part::Lit(l) => l.len(),
-                            Part::Key => wl.prefix.len() + crate::resp::digits(key),
-                            Part::Data => len,
-                        };
-                    }
-                    put_bulk_header(w, alen);
-                    for part in arg {
-                        match part {
-                            Part::Lit(l) => w.extend_from_slice(l),
-                            Part::Key => {
-                                w.extend_from_slice(&wl.prefix);
-                                crate::resp::put_u64(w, key);
-                            }
-                            Part::Data => w.extend_from_slice(&data[..len]),
-                        }
-                    }
-                    w.extend_from_slice(b"\r\n");
+                for cmd in &c.cmds {
+                    put_template_cmd(&mut self.wbuf, cmd, &wl.prefix, [key, key2], &data[..len]);
                 }
+                p.left = (c.cmds.len() - 1) as u16;
+                p.exec = c.ends_with_exec;
             }
         }
         p.out = (self.wbuf.len() - start) as u32;
@@ -573,11 +682,22 @@ impl Conn {
         loop {
             match parse_reply(&self.rbuf[self.rpos..self.rlen]) {
                 Ok(Some(r)) => {
-                    let Some(p) = self.pending.pop_front() else {
+                    let Some(front) = self.pending.front_mut() else {
                         stats.errors.protocol_errors += 1;
                         self.drop_conn(stats, "reply without a request".into());
                         return;
                     };
+                    if front.left > 0 {
+                        // Not yet the last reply of a multi-command request.
+                        front.left -= 1;
+                        front.failed |= r.kind == Kind::Error;
+                        let kind = front.kind as usize;
+                        self.on_partial_reply(stats, kind, r);
+                        self.rpos += r.len;
+                        continue;
+                    }
+                    let p = *front;
+                    self.pending.pop_front();
                     if self.ver.is_some() && now_us == 0 {
                         now_us = wall_us();
                     }
@@ -595,6 +715,48 @@ impl Conn {
         if self.rpos == self.rlen {
             self.rpos = 0;
             self.rlen = 0;
+        }
+    }
+
+    /// A reply before the last one of a multi-command request: counted in
+    /// bytes and errors; the latency sample is taken at the last reply.
+    fn on_partial_reply(&mut self, stats: &mut ThreadStats, kind: usize, r: Reply) {
+        stats.kinds[kind].bytes += r.len as u64;
+        if r.kind == Kind::Error {
+            self.count_error_reply(stats, r);
+        }
+    }
+
+    /// Counts the error reply `r` (at `self.rpos`) and keeps its text as a sample.
+    fn count_error_reply(&self, stats: &mut ThreadStats, r: Reply) {
+        stats.errors.error_replies += 1;
+        if stats.errors.samples.len() < 10 {
+            let base = self.rpos;
+            let msg = String::from_utf8_lossy(&self.rbuf[base + r.start..base + r.end]);
+            stats.errors.sample(format!("error reply: {msg}"));
+        }
+    }
+
+    /// The end of a multi-command request that failed earlier or ends with
+    /// EXEC: counts an aborted EXEC (nil) and errors inside EXEC's array, and
+    /// the request as failed once (unless its last reply, an error, already was).
+    fn finish_multi(stats: &mut ThreadStats, kind: usize, p: &Pending, r: Reply) {
+        let aborted = p.exec && r.kind == Kind::Nil;
+        let nested = if p.exec { r.nested_errors } else { 0 };
+        if aborted {
+            stats.errors.aborted += 1;
+            stats
+                .errors
+                .sample("EXEC answered nil: transaction aborted".into());
+        }
+        if nested > 0 {
+            stats.errors.error_replies += nested as u64;
+            stats
+                .errors
+                .sample("EXEC's reply holds errors of queued commands".into());
+        }
+        if r.kind != Kind::Error && (p.failed || aborted || nested > 0) {
+            stats.kinds[kind].errors += 1;
         }
     }
 
@@ -622,15 +784,14 @@ impl Conn {
         match r.kind {
             Kind::Error => {
                 k.errors += 1;
-                stats.errors.error_replies += 1;
-                if stats.errors.samples.len() < 10 {
-                    let msg = String::from_utf8_lossy(&self.rbuf[base + r.start..base + r.end]);
-                    stats.errors.sample(format!("error reply: {msg}"));
-                }
+                self.count_error_reply(stats, r);
             }
             Kind::Bulk if stats.get_kinds[kind] => k.hits += 1,
             Kind::Nil if stats.get_kinds[kind] => k.misses += 1,
             _ => {}
+        }
+        if p.exec || p.failed {
+            Self::finish_multi(stats, kind, p, r);
         }
         let Some(v) = &mut self.ver else { return };
         let is_set = matches!(wl.ops, Ops::SetGet { .. }) && kind == 0;
@@ -1011,15 +1172,75 @@ mod tests {
         let c =
             CmdTemplate::parse("HSET h:__key__ f \"a b\" __data__", 2, Pattern::Random).unwrap();
         assert_eq!(c.name, "Hsets");
-        assert_eq!(c.args.len(), 5);
-        assert!(matches!(c.args[1][1], Part::Key));
-        assert!(matches!(&c.args[3][0], Part::Lit(l) if l == b"a b"));
-        assert!(matches!(c.args[4][0], Part::Data));
+        assert_eq!(c.cmds.len(), 1);
+        let args = &c.cmds[0];
+        assert_eq!(args.len(), 5);
+        assert!(matches!(args[1][1], Part::Key));
+        assert!(matches!(&args[3][0], Part::Lit(l) if l == b"a b"));
+        assert!(matches!(args[4][0], Part::Data));
+        assert!(c.uses_data && !c.uses_key2 && !c.ends_with_exec);
         assert!(
             CmdTemplate::parse("GET __key__", 1, Pattern::Random)
                 .unwrap()
                 .is_get
         );
         assert!(CmdTemplate::parse("  ", 1, Pattern::Random).is_err());
+    }
+
+    #[test]
+    fn multi_command_templates() {
+        let c = CmdTemplate::parse(
+            "MULTI ; INCR {__key__}a ; INCR __key2__ ; exec",
+            1,
+            Pattern::Random,
+        )
+        .unwrap();
+        assert_eq!(c.name, "Txs");
+        assert_eq!(c.cmds.len(), 4);
+        assert_eq!(
+            c.cmds[1][1],
+            vec![
+                Part::Lit(b"{".to_vec()),
+                Part::Key,
+                Part::Lit(b"}a".to_vec())
+            ]
+        );
+        assert_eq!(c.cmds[2][1], vec![Part::Key2]);
+        assert!(c.uses_key2 && !c.uses_data && c.ends_with_exec && !c.is_get);
+
+        let w = CmdTemplate::parse("GET __key__ ; GET __key__", 1, Pattern::Random).unwrap();
+        assert_eq!(w.name, "Get...");
+        assert!(!w.is_get && !w.ends_with_exec);
+        // A quoted or attached `;` is an argument, not a separator.
+        let q = CmdTemplate::parse("SET k \";\" ; ECHO a;", 1, Pattern::Random).unwrap();
+        assert_eq!(q.cmds.len(), 2);
+        assert_eq!(q.cmds[0][2], vec![Part::Lit(b";".to_vec())]);
+        assert_eq!(q.cmds[1][1], vec![Part::Lit(b"a;".to_vec())]);
+        for bad in ["MULTI ; ; EXEC", "; GET k", "GET k ;"] {
+            assert!(
+                CmdTemplate::parse(bad, 1, Pattern::Random).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn pending_stays_one_cache_line() {
+        // Multi-command bookkeeping must not grow the single-command ring.
+        assert!(std::mem::size_of::<Pending>() <= 64);
+    }
+
+    #[test]
+    fn multi_command_encoding() {
+        let c = CmdTemplate::parse("MULTI ; SET __key__:__key2__ __data__", 1, Pattern::Random)
+            .unwrap();
+        let mut w = Vec::new();
+        for cmd in &c.cmds {
+            put_template_cmd(&mut w, cmd, b"k", [7, 42], b"xy");
+        }
+        assert_eq!(
+            w,
+            b"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$6\r\nk7:k42\r\n$2\r\nxy\r\n"
+        );
     }
 }

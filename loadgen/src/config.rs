@@ -124,7 +124,9 @@ pub struct BenchArgs {
     /// Number of full runs.
     #[arg(short = 'x', long = "run-count", default_value_t = 1)]
     pub run_count: usize,
-    /// Arbitrary command with __key__ / __data__ placeholders (repeatable).
+    /// Arbitrary command with __key__ / __key2__ / __data__ placeholders
+    /// (repeatable); `A ; B ; C` sends several commands as one request, e.g.
+    /// "MULTI ; INCR __key__ ; INCR __key2__ ; EXEC".
     #[arg(long = "command")]
     pub command: Vec<String>,
     /// Ratio of each --command.

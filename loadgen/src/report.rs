@@ -43,6 +43,9 @@ pub struct Row {
     pub hits_sec: Option<f64>,
     pub misses_sec: Option<f64>,
     pub kb_sec: Option<f64>,
+    /// Requests that failed: an error reply to any of their commands or an
+    /// aborted EXEC.
+    pub failed: u64,
     pub hist: Histogram<u64>,
     /// Per-second series (memtier's Time-Serie), if any.
     pub seconds: Vec<SecondKind>,
@@ -80,6 +83,7 @@ impl Summary {
                     hits_sec: r.get_kinds[i].then(|| k.hits as f64 / secs),
                     misses_sec: r.get_kinds[i].then(|| k.misses as f64 / secs),
                     kb_sec: Some(k.bytes as f64 / 1024.0 / secs),
+                    failed: k.errors,
                     hist: k.hist.clone(),
                     seconds: series(i),
                 }
@@ -92,6 +96,7 @@ impl Summary {
                 hits_sec: None,
                 misses_sec: None,
                 kb_sec: None,
+                failed: 0,
                 hist: new_hist(),
                 seconds: Vec::new(),
             });
@@ -105,6 +110,7 @@ impl Summary {
             hits_sec: Some(hits as f64 / secs),
             misses_sec: Some(misses as f64 / secs),
             kb_sec: Some(bytes as f64 / 1024.0 / secs),
+            failed: r.totals.iter().map(|k| k.errors).sum(),
             hist: r.total_hist(),
             seconds: series(nk),
         };
@@ -133,6 +139,8 @@ impl Summary {
             r.kb_sec = rows[0]
                 .kb_sec
                 .map(|_| rows.iter().filter_map(|x| x.kb_sec).sum::<f64>() / n);
+            // Counts add up over the runs, as the merged histograms' do.
+            r.failed = rows.iter().map(|x| x.failed).sum();
             let mut h = new_hist();
             for x in &rows {
                 h.add(&x.hist).expect("same bounds");
@@ -268,6 +276,7 @@ fn row_json(row: &Row, pcts: &[f64]) -> Value {
         json!(if has { r3(ms(h.max())) } else { 0.0 }),
     );
     m.insert("KB/sec".into(), json!(r2(row.kb_sec.unwrap_or(0.0))));
+    m.insert("Failed Requests".into(), json!(row.failed));
     let mut ts = Map::new();
     for (sec, s) in row.seconds.iter().enumerate() {
         let mut e = Map::new();
@@ -435,8 +444,8 @@ pub fn print_errors(e: &ErrorCounts) {
         return;
     }
     println!(
-        "\nERRORS: {} connect failures, {} dropped connections, {} error replies, {} protocol errors, {} unanswered requests",
-        e.connect_failed, e.connections_dropped, e.error_replies, e.protocol_errors, e.unanswered
+        "\nERRORS: {} connect failures, {} dropped connections, {} error replies, {} aborted transactions, {} protocol errors, {} unanswered requests",
+        e.connect_failed, e.connections_dropped, e.error_replies, e.aborted, e.protocol_errors, e.unanswered
     );
     for s in &e.samples {
         println!("  {s}");

@@ -31,6 +31,9 @@ pub struct Reply {
     pub start: usize,
     pub end: usize,
     pub len: usize,
+    /// Error values nested inside an aggregate reply (EXEC's array holds one
+    /// per queued command that failed).
+    pub nested_errors: u32,
 }
 
 /// The server sent something that is not RESP.
@@ -86,6 +89,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
     // Number of values still to read (the top one plus aggregate children).
     let mut remaining: u64 = 1;
     let mut top: Option<Reply> = None;
+    let mut nested_errors = 0;
     while remaining > 0 {
         if pos >= buf.len() {
             return Ok(None);
@@ -106,6 +110,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                     start: line_start,
                     end: line_end,
                     len: 0,
+                    nested_errors: 0,
                 }
             }
             b'-' => {
@@ -115,6 +120,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                     start: line_start,
                     end: line_end,
                     len: 0,
+                    nested_errors: 0,
                 }
             }
             b':' => {
@@ -124,6 +130,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                     start: line_start,
                     end: line_end,
                     len: 0,
+                    nested_errors: 0,
                 }
             }
             b'_' => {
@@ -133,6 +140,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                     start: line_start,
                     end: line_start,
                     len: 0,
+                    nested_errors: 0,
                 }
             }
             b'$' | b'=' | b'!' => {
@@ -144,6 +152,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                         start: next,
                         end: next,
                         len: 0,
+                        nested_errors: 0,
                     }
                 } else {
                     let n = n as usize;
@@ -160,6 +169,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                         start: next,
                         end,
                         len: 0,
+                        nested_errors: 0,
                     }
                 }
             }
@@ -172,6 +182,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                         start: next,
                         end: next,
                         len: 0,
+                        nested_errors: 0,
                     }
                 } else {
                     let mult = if t == b'%' { 2 } else { 1 };
@@ -181,6 +192,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                         start: next,
                         end: next,
                         len: 0,
+                        nested_errors: 0,
                     }
                 }
             }
@@ -200,10 +212,13 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
         };
         if top.is_none() {
             top = Some(this);
+        } else if this.kind == Kind::Error {
+            nested_errors += 1;
         }
     }
     let mut r = top.expect("at least one value parsed");
     r.len = pos;
+    r.nested_errors = nested_errors;
     Ok(Some(r))
 }
 
@@ -333,6 +348,15 @@ mod tests {
             assert_eq!(parse_reply(&full[..cut]).unwrap(), None, "cut {cut}");
         }
         assert_eq!(one(b"*0\r\n").len, 4);
+        assert_eq!(r.nested_errors, 0);
+    }
+
+    #[test]
+    fn errors_nested_in_an_array_are_counted() {
+        // EXEC where the 2nd and 3rd queued commands failed (one nested deeper).
+        let r = one(b"*3\r\n:1\r\n-ERR not an integer\r\n*1\r\n-WRONGTYPE x\r\n");
+        assert_eq!((r.kind, r.nested_errors), (Kind::Array, 2));
+        assert_eq!(one(b"-ERR top\r\n").nested_errors, 0);
     }
 
     #[test]

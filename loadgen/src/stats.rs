@@ -75,8 +75,11 @@ pub struct ErrorCounts {
     pub connect_failed: u64,
     /// Connections closed or reset by the server mid-run.
     pub connections_dropped: u64,
-    /// `-ERR ...` replies.
+    /// `-ERR ...` replies: to any command of a request, and inside an
+    /// EXEC's array (one per queued command that failed).
     pub error_replies: u64,
+    /// Transactions whose EXEC answered nil (a WATCHed key changed).
+    pub aborted: u64,
     /// Bytes that were not valid RESP.
     pub protocol_errors: u64,
     /// Requests without a reply: lost with a dropped connection or still
@@ -91,6 +94,7 @@ impl ErrorCounts {
         self.connect_failed
             + self.connections_dropped
             + self.error_replies
+            + self.aborted
             + self.protocol_errors
             + self.unanswered
     }
@@ -105,6 +109,7 @@ impl ErrorCounts {
         self.connect_failed += o.connect_failed;
         self.connections_dropped += o.connections_dropped;
         self.error_replies += o.error_replies;
+        self.aborted += o.aborted;
         self.protocol_errors += o.protocol_errors;
         self.unanswered += o.unanswered;
         for s in &o.samples {

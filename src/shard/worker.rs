@@ -722,7 +722,9 @@ impl Worker {
         let origin = (from, to.conn_id);
         match op {
             Op::Lock { need, wait } => {
-                let tx = to.tx?;
+                let Some(tx) = to.tx else {
+                    return Some(Out::Count(0)); // not part of a transaction: nothing to lock for
+                };
                 if !wait {
                     let granted = self.data.locks.try_acquire(tx, &need, origin);
                     return Some(Out::Count(granted as i64));
