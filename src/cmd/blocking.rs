@@ -347,6 +347,99 @@ fn next_run(mut runs: Vec<(usize, Vec<Bytes>)>, db: usize, want: Want) -> Action
 mod tests {
     use super::*;
 
+    fn parsed(words: &str) -> Result<Request, Frame> {
+        let argv: Vec<Bytes> = words
+            .split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect();
+        parse(&argv, 3, 1_000)
+    }
+
+    fn keys(req: &Request) -> Vec<&[u8]> {
+        req.keys.iter().map(|k| k.as_ref()).collect()
+    }
+
+    #[test]
+    fn requests_name_their_keys_want_and_deadline() {
+        let req = parsed("BLPOP a b 0.5").unwrap();
+        assert_eq!(keys(&req), vec![&b"a"[..], b"b"]);
+        assert!(matches!(req.want, Want::Pop(End::Head)));
+        assert_eq!((req.db, req.deadline_ms), (3, Some(1_500)));
+        let req = parsed("brpoplpush src dst 0").unwrap();
+        assert_eq!(
+            keys(&req),
+            vec![&b"src"[..]],
+            "the destination is not waited on"
+        );
+        assert!(matches!(
+            req.want,
+            Want::Move {
+                from: End::Tail,
+                to: End::Head,
+                ..
+            }
+        ));
+        assert_eq!(req.deadline_ms, None, "0 waits forever");
+        let req = parsed("BLMPOP 1 2 a b RIGHT COUNT 3").unwrap();
+        assert_eq!(keys(&req), vec![&b"a"[..], b"b"]);
+        assert!(matches!(
+            req.want,
+            Want::Mpop {
+                end: End::Tail,
+                count: 3
+            }
+        ));
+        assert_eq!(req.deadline_ms, Some(2_000));
+        let req = parsed("BZMPOP 0 1 z MAX").unwrap();
+        assert!(matches!(
+            req.want,
+            Want::ZMpop {
+                end: zset::End::Max,
+                count: 1
+            }
+        ));
+        assert_eq!(req.want.takes(), 1);
+        assert!(matches!(
+            parsed("BZPOPMIN z 0").unwrap().want,
+            Want::ZPop(zset::End::Min)
+        ));
+    }
+
+    #[test]
+    fn argument_errors_come_before_the_timeout_error() {
+        let text = |r: Result<Request, Frame>| match r {
+            Err(Frame::Error(t)) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(text(parsed("BLMOVE a b UP LEFT x")), "ERR syntax error");
+        assert_eq!(
+            text(parsed("BLMPOP x 0 k LEFT")),
+            "ERR numkeys should be greater than 0"
+        );
+        assert_eq!(text(parsed("BZMPOP x 1 k LEFT")), "ERR syntax error");
+        assert_eq!(
+            text(parsed("BLMPOP x 1 k LEFT")),
+            "ERR timeout is not a float or out of range"
+        );
+    }
+
+    #[test]
+    fn a_move_lives_where_both_its_keys_do() {
+        let one = parsed("BLMOVE {t}a {t}b LEFT LEFT 0").unwrap();
+        assert!(one.home_shard(4).is_some());
+        let dst = (0..)
+            .map(|i| format!("b{i}"))
+            .find(|k| shard_of(k.as_bytes(), 4) != shard_of(b"a", 4))
+            .unwrap();
+        let apart = parsed(&format!("BLMOVE a {dst} LEFT LEFT 0")).unwrap();
+        assert_eq!(apart.home_shard(4), None, "the destination counts");
+        assert_eq!(
+            apart.keys_by_shard(4).len(),
+            1,
+            "registered on the source only"
+        );
+    }
+
     fn timeout(s: &str) -> Result<u64, String> {
         timeout_ms(s.as_bytes()).map_err(|e| match e {
             Frame::Error(t) => t,

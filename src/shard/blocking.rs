@@ -171,10 +171,6 @@ impl Registry {
         self.waiters.get(&id)
     }
 
-    pub fn len(&self) -> usize {
-        self.waiters.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.waiters.is_empty()
     }
