@@ -696,3 +696,20 @@ fn a_waiter_with_keys_on_several_shards_keeps_its_turn() {
         assert_eq!(second.read(), Some(popped(&b, "second")));
     }
 }
+
+#[test]
+fn a_single_shard_server_blocks_and_serves_too() {
+    let server = Server::start(1, &[]);
+    let mut writer = server.raw();
+    let mut a = server.raw();
+    let mut b = server.raw();
+    send(&mut a, &["BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"]);
+    wait_blocked(&mut writer, 1);
+    send(&mut b, &["BLPOP", "other", "dst", "0"]);
+    wait_blocked(&mut writer, 2);
+    assert_eq!(writer.cmd(&["RPUSH", "src", "x"]), int(1));
+    assert_eq!(a.read(), Some(Reply::bulk("x")));
+    assert_eq!(b.read(), Some(popped("dst", "x")));
+    assert_eq!(a.cmd(&["BZPOPMIN", "z", "0.05"]), Reply::Nil);
+    wait_blocked(&mut writer, 0);
+}
