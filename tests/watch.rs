@@ -275,8 +275,9 @@ fn transfers_keep_the_total_under_concurrency() {
     assert_eq!(sum, total);
 }
 
-/// Overlapping multi-key commands and transactions over every shard from
-/// many clients all finish: no deadlock, no starvation.
+/// Overlapping multi-key commands (MSET, RENAME, DEL, COPY, LMOVE,
+/// ZUNIONSTORE) and transactions over every shard from many clients all
+/// finish: no deadlock, no starvation.
 #[test]
 fn overlapping_multi_shard_work_always_finishes() {
     let server = Server::start(4, &[]);
@@ -290,10 +291,13 @@ fn overlapping_multi_shard_work_always_finishes() {
                 for i in 0..80 {
                     let mut key = || format!("k{}", next() % 12);
                     let (a, b, d) = (key(), key(), key());
-                    let r = match i % 5 {
+                    let r = match i % 8 {
                         0 => c.cmd(&["MSET", &a, "1", &b, "2", &d, "3"]),
                         1 => c.cmd(&["RENAME", &a, &b]),
                         2 => c.cmd(&["DEL", &a, &d]),
+                        5 => c.cmd(&["LMOVE", &a, &b, "LEFT", "RIGHT"]),
+                        6 => c.cmd(&["ZUNIONSTORE", &d, "2", &a, &b]),
+                        7 => c.cmd(&["RPUSH", &a, "x"]),
                         3 => exec_ok(
                             &mut c,
                             &[&["INCR", &d], &["SET", &a, "x"], &["MGET", &a, &b, &d]],
@@ -301,7 +305,7 @@ fn overlapping_multi_shard_work_always_finishes() {
                         _ => c.cmd(&["COPY", &b, &d, "REPLACE"]),
                     };
                     let expected = |e: &str| {
-                        ["no such key", "not an integer", "are the same"]
+                        ["no such key", "not an integer", "are the same", "WRONGTYPE"]
                             .iter()
                             .any(|m| e.contains(m))
                     };
