@@ -140,3 +140,26 @@ fn transactions_are_isolated() {
     }
     assert_eq!(reader.cmd(&["GET", "{acct}a"]), Reply::bulk("5600"));
 }
+
+/// CLIENT LIST shows a client inside MULTI with flag `x` and its queued count.
+#[test]
+fn client_list_shows_open_transactions() {
+    let server = Server::start(2, &[]);
+    let mut a = server.raw();
+    let id = a.int(&["CLIENT", "ID"]);
+    a.cmd(&["MULTI"]);
+    a.cmd(&["SET", "k", "v"]);
+    a.cmd(&["GET", "k"]);
+    let mut b = server.raw();
+    let list = b.cmd(&["CLIENT", "LIST", "ID", &id.to_string()]).text();
+    assert!(
+        list.contains(" flags=x ") && list.contains(" multi=2 "),
+        "{list}"
+    );
+    a.cmd(&["DISCARD"]);
+    let list = b.cmd(&["CLIENT", "LIST", "ID", &id.to_string()]).text();
+    assert!(
+        list.contains(" flags=N ") && list.contains(" multi=-1 "),
+        "{list}"
+    );
+}

@@ -1066,20 +1066,29 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
 }
 
 /// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.
-fn client_flags(s: &Session) -> &'static str {
-    match (s.blocked, s.subscriptions() > 0) {
-        (true, true) => "bP",
-        (true, false) => "b",
-        (false, true) => "P",
-        (false, false) => "N",
+fn client_flags(s: &Session) -> String {
+    // Redis's letters, in Redis's order: P pubsub, x in MULTI, b blocked; N none.
+    let mut flags = String::new();
+    for (on, letter) in [
+        (s.subscriptions() > 0, 'P'),
+        (s.multi.is_some(), 'x'),
+        (s.blocked, 'b'),
+    ] {
+        if on {
+            flags.push(letter);
+        }
     }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    flags
 }
 
 /// One CLIENT LIST line, with Redis's field names.
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -1090,6 +1099,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.db,
         s.channels.len(),
         s.patterns.len(),
+        s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
         c.rbuf.len(),
         c.rbuf.capacity(),
         c.output_len(),
