@@ -102,7 +102,7 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
     let m = r.pick(MEMBERS);
     let m2 = r.pick(MEMBERS);
     let n = r.int(-3, 6);
-    let words: Vec<&str> = match r.below(64) {
+    let words: Vec<&str> = match r.below(76) {
         // Strings
         0 => vec!["SET", k, m],
         1 => vec!["GET", k],
@@ -172,6 +172,20 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
         60 => vec!["TYPE", k],
         61 => vec!["RENAME", k, k2],
         62 => vec!["COPY", k, k2, "REPLACE"],
+        // More sorted-set and list forms
+        63 => vec!["ZREVRANGE", k, "0", &n],
+        64 => vec!["ZRANGE", k, "(1", "+inf", "BYSCORE", "LIMIT", "1", "2"],
+        65 => vec!["ZREMRANGEBYSCORE", k, "-inf", &n],
+        66 => vec!["ZMPOP", "2", k, k2, "MAX", "COUNT", "2"],
+        67 => vec!["ZINTERSTORE", k2, "2", k, k2, "WEIGHTS", "2", "3"],
+        68 => vec!["ZDIFF", "2", k, k2, "WITHSCORES"],
+        69 => vec!["ZRANGESTORE", k2, k, "0", "-1"],
+        70 => vec!["LPOS", k, m, "RANK", "-1", "COUNT", "0"],
+        // Blocking forms with a short timeout (nothing to wait for, or served at once)
+        71 => vec!["BLPOP", k, k2, "0.01"],
+        72 => vec!["BZPOPMIN", k, "0.01"],
+        73 => vec!["BLMOVE", k, k2, "RIGHT", "LEFT", "0.01"],
+        74 => vec!["RENAMENX", k, k2],
         _ => {
             return match r.below(3) {
                 0 => (owned(&["EXPIRE", k, "1000"]), Compare::Exact),
