@@ -4,6 +4,7 @@
 
 pub mod buckets;
 pub mod db;
+pub mod encoding;
 pub mod expire;
 pub mod notify;
 pub mod stats;

@@ -139,6 +139,23 @@ impl ZSet {
             .collect()
     }
 
+    /// Members of 0-based ranks `lo..=hi`, ascending, or descending from
+    /// `hi` with `rev`. Requires: `lo <= hi < len`.
+    pub fn between(&self, lo: usize, hi: usize, rev: bool) -> impl Iterator<Item = (&Bytes, f64)> {
+        let ascending = self.ordered.iter().skip(lo).take(hi - lo + 1);
+        let ranks: Box<dyn Iterator<Item = &(Score, Bytes)>> = if rev {
+            Box::new(ascending.rev())
+        } else {
+            Box::new(ascending)
+        };
+        ranks.map(|(s, m)| (m, s.0))
+    }
+
+    /// Every member, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, f64)> {
+        self.ordered.iter().map(|(s, m)| (m, s.0))
+    }
+
     /// Rough heap footprint in bytes.
     pub fn heap_size(&self) -> usize {
         self.scores.keys().map(|k| k.len() * 2 + 64).sum()
