@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod connection;
+pub mod container;
 mod ctx;
 pub mod expire;
 pub mod hash;

@@ -9,6 +9,8 @@
 
 use std::ops::{Deref, DerefMut};
 
+use bytes::Bytes;
+
 use super::value::{Hash, Set};
 use super::zset::ZSet;
 
@@ -58,6 +60,13 @@ impl Compact for ZSet {
                 .iter()
                 .all(|(member, _)| member.len() <= ZSET_MAX_LISTPACK_VALUE)
     }
+}
+
+/// Puts members of an intset in the order Redis keeps an intset: ascending
+/// by value. Listings of a compact set (SMEMBERS, SSCAN, ...) use it so they
+/// read as Redis's do. Requires: every member is an integer (else it goes last).
+pub fn sort_as_intset(members: &mut [Bytes]) {
+    members.sort_by_key(|m| crate::util::num::parse_i64(m).unwrap_or(i64::MAX));
 }
 
 /// A container and whether it has outgrown its compact encoding.
@@ -123,7 +132,6 @@ impl<T: PartialEq> PartialEq for Encoded<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     fn set_of(members: &[&str]) -> Set {
         members
@@ -143,6 +151,16 @@ mod tests {
         assert!(set.fits_compact());
         set.insert(Bytes::from_static(b"-1"));
         assert!(!set.fits_compact());
+    }
+
+    #[test]
+    fn intsets_list_by_value() {
+        let mut members: Vec<Bytes> = ["10", "-3", "9", "0"]
+            .iter()
+            .map(|m| Bytes::copy_from_slice(m.as_bytes()))
+            .collect();
+        sort_as_intset(&mut members);
+        assert_eq!(members, ["-3", "0", "9", "10"]);
     }
 
     #[test]
