@@ -177,14 +177,23 @@ fn hrandfield_counts_and_withvalues() {
         c.cmd(&["HRANDFIELD", "H", "10", "WITHVALUES"]),
         common::bulks(&["b", "1", "a", "2", "c", "3"])
     );
-    assert_eq!(c.cmd(&["HRANDFIELD", "H", "0", "WITHVALUES"]), Reply::Array(vec![]));
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "H", "0", "WITHVALUES"]),
+        Reply::Array(vec![])
+    );
     assert_eq!(c.cmd(&["HRANDFIELD", "nosuch"]), Reply::Nil);
-    assert_eq!(c.cmd(&["HRANDFIELD", "nosuch", "3", "WITHVALUES"]), Reply::Array(vec![]));
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "nosuch", "3", "WITHVALUES"]),
+        Reply::Array(vec![])
+    );
     // Errors in Redis's order: the count, other words, then pair overflow.
     let not_int = err("ERR value is not an integer or out of range");
     assert_eq!(c.cmd(&["HRANDFIELD", "H", "x"]), not_int);
     assert_eq!(c.cmd(&["HRANDFIELD", "H", "x", "foo"]), not_int);
-    assert_eq!(c.cmd(&["HRANDFIELD", "H", "1", "foo"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "H", "1", "foo"]),
+        err("ERR syntax error")
+    );
     assert_eq!(
         c.cmd(&["HRANDFIELD", "H", "1", "WITHVALUES", "x"]),
         err("ERR syntax error")
@@ -211,7 +220,10 @@ fn hrandfield_counts_and_withvalues() {
             Reply::Array(vec![b("c"), b("3")]),
         ])
     );
-    assert_eq!(c.cmd(&["HRANDFIELD", "H", "3"]), common::bulks(&["b", "a", "c"]));
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "H", "3"]),
+        common::bulks(&["b", "a", "c"])
+    );
 }
 
 #[test]
@@ -232,8 +244,10 @@ fn hscan_walks_every_field_once_with_its_value() {
     assert_eq!(first[1].items().len(), 50);
     let mut seen = hscan_all(&mut c, "H", &["COUNT", "25"]);
     seen.sort();
-    let mut expected: Vec<(String, String)> =
-        fields.iter().map(|f| (f.clone(), format!("v-{f}"))).collect();
+    let mut expected: Vec<(String, String)> = fields
+        .iter()
+        .map(|f| (f.clone(), format!("v-{f}")))
+        .collect();
     expected.sort();
     assert_eq!(seen, expected, "every field exactly once, with its value");
     let mut matched: Vec<String> = hscan_all(&mut c, "H", &["MATCH", "f99*"])
@@ -241,7 +255,10 @@ fn hscan_walks_every_field_once_with_its_value() {
         .map(|(f, _)| f)
         .collect();
     matched.sort();
-    assert_eq!(matched, ["f99", "f990", "f991", "f992", "f993", "f994", "f995", "f996", "f997", "f998", "f999"]);
+    assert_eq!(
+        matched,
+        ["f99", "f990", "f991", "f992", "f993", "f994", "f995", "f996", "f997", "f998", "f999"]
+    );
 }
 
 #[test]
@@ -266,8 +283,14 @@ fn hscan_of_a_small_hash_and_its_errors() {
     );
     assert_eq!(c.cmd(&["HSCAN", "H", "x"]), err("ERR invalid cursor"));
     // NOVALUES is Redis 7.4; 7.0 answers a syntax error, as TYPE.
-    assert_eq!(c.cmd(&["HSCAN", "H", "0", "NOVALUES"]), err("ERR syntax error"));
-    assert_eq!(c.cmd(&["HSCAN", "H", "0", "TYPE", "hash"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["HSCAN", "H", "0", "NOVALUES"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["HSCAN", "H", "0", "TYPE", "hash"]),
+        err("ERR syntax error")
+    );
     c.cmd(&["SET", "str", "v"]);
     assert_eq!(c.cmd(&["HSCAN", "str", "0"]), err(WRONGTYPE));
 }
@@ -302,5 +325,9 @@ fn object_encoding_of_hashes_follows_redis_7_0() {
     c.cmd(&["HSET", "F", &v65, "v"]);
     assert_eq!(enc(&mut c, "F"), "hashtable", "long field");
     c.cmd(&["HINCRBYFLOAT", "N", "f", "1e300"]);
-    assert_eq!(enc(&mut c, "N"), "hashtable", "a long value written by HINCRBYFLOAT");
+    assert_eq!(
+        enc(&mut c, "N"),
+        "hashtable",
+        "a long value written by HINCRBYFLOAT"
+    );
 }

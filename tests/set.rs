@@ -94,7 +94,10 @@ fn spop_takes_random_members_and_the_last_one_takes_the_key() {
     assert_eq!(two.len(), 2);
     assert!(!two.contains(&one));
     assert_eq!(c.cmd(&["SCARD", "S"]), Reply::Int(2));
-    assert!(matches!(c.cmd(&["TTL", "S"]), Reply::Int(t) if t > 90), "popping keeps the TTL");
+    assert!(
+        matches!(c.cmd(&["TTL", "S"]), Reply::Int(t) if t > 90),
+        "popping keeps the TTL"
+    );
     assert_eq!(c.cmd(&["SPOP", "S", "0"]), Reply::Array(vec![]));
     let rest = distinct(c.cmd(&["SPOP", "S", "10"]));
     assert_eq!(rest.len(), 2);
@@ -105,7 +108,10 @@ fn spop_takes_random_members_and_the_last_one_takes_the_key() {
     let range = err("ERR value is out of range, must be positive");
     assert_eq!(c.cmd(&["SPOP", "nosuch", "-1"]), range);
     assert_eq!(c.cmd(&["SPOP", "nosuch", "x"]), range);
-    assert_eq!(c.cmd(&["SPOP", "nosuch", "1", "2"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["SPOP", "nosuch", "1", "2"]),
+        err("ERR syntax error")
+    );
     c.cmd(&["SET", "str", "v"]);
     assert_eq!(c.cmd(&["SPOP", "str"]), wrong());
     assert_eq!(c.cmd(&["SPOP", "str", "0"]), wrong());
@@ -135,7 +141,10 @@ fn srandmember_counts_pick_distinct_or_repeating_members() {
     assert_eq!(c.cmd(&["SCARD", "S"]), Reply::Int(5), "nothing removed");
     assert_eq!(c.cmd(&["SRANDMEMBER", "S", "0"]), Reply::Array(vec![]));
     assert_eq!(c.cmd(&["SRANDMEMBER", "nosuch"]), Reply::Nil);
-    assert_eq!(c.cmd(&["SRANDMEMBER", "nosuch", "-5"]), Reply::Array(vec![]));
+    assert_eq!(
+        c.cmd(&["SRANDMEMBER", "nosuch", "-5"]),
+        Reply::Array(vec![])
+    );
     assert_eq!(
         c.cmd(&["SRANDMEMBER", "nosuch", "x"]),
         err("ERR value is not an integer or out of range")
@@ -144,7 +153,10 @@ fn srandmember_counts_pick_distinct_or_repeating_members() {
         c.cmd(&["SRANDMEMBER", "S", "-9223372036854775808"]),
         err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
     );
-    assert_eq!(c.cmd(&["SRANDMEMBER", "S", "1", "2"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["SRANDMEMBER", "S", "1", "2"]),
+        err("ERR syntax error")
+    );
     c.cmd(&["SET", "str", "v"]);
     assert_eq!(c.cmd(&["SRANDMEMBER", "str", "0"]), wrong());
     // An intset asked for all of it comes sorted, as Redis lists one.
@@ -170,7 +182,11 @@ fn smove_on_one_shard_follows_redis() {
     assert_eq!(sorted(c.cmd(&["SMEMBERS", "dst"])), strings(&["a", "b"]));
     // Already in the destination: still moved out of the source.
     assert_eq!(c.cmd(&["SMOVE", "src", "dst", "b"]), Reply::Int(1));
-    assert_eq!(c.cmd(&["EXISTS", "src"]), Reply::Int(0), "emptied source removed");
+    assert_eq!(
+        c.cmd(&["EXISTS", "src"]),
+        Reply::Int(0),
+        "emptied source removed"
+    );
     assert_eq!(c.cmd(&["SMOVE", "dst", "dst", "a"]), Reply::Int(1));
     assert_eq!(c.cmd(&["SMOVE", "dst", "dst", "zz"]), Reply::Int(0));
     assert_eq!(c.cmd(&["SMOVE", "dst", "new", "zz"]), Reply::Int(0));
@@ -244,18 +260,30 @@ fn inter_union_diff_on_one_shard() {
     assert_eq!(sorted(c.cmd(&["SDIFF", "a", "b"])), strings(&["1", "2"]));
     assert_eq!(sorted(c.cmd(&["SDIFF", "b", "a", "c"])), strings(&["5"]));
     assert_eq!(c.cmd(&["SINTER", "a", "nosuch"]), Reply::Array(vec![]));
-    assert_eq!(sorted(c.cmd(&["SDIFF", "a", "nosuch"])), strings(&["1", "2", "3", "4"]));
+    assert_eq!(
+        sorted(c.cmd(&["SDIFF", "a", "nosuch"])),
+        strings(&["1", "2", "3", "4"])
+    );
     // Every key's type is checked, missing keys before it included.
     assert_eq!(c.cmd(&["SINTER", "a", "nosuch", "str"]), wrong());
     assert_eq!(c.cmd(&["SUNION", "nosuch", "str"]), wrong());
     assert_eq!(c.cmd(&["SDIFF", "nosuch", "str"]), wrong());
     // Integer results list in value order, as Redis lists an intset.
-    assert_eq!(c.cmd(&["SUNION", "a", "a"]), common::bulks(&["1", "2", "3", "4"]));
+    assert_eq!(
+        c.cmd(&["SUNION", "a", "a"]),
+        common::bulks(&["1", "2", "3", "4"])
+    );
     // SINTERCARD.
     assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "b"]), Reply::Int(2));
     assert_eq!(c.cmd(&["SINTERCARD", "3", "a", "b", "c"]), Reply::Int(1));
-    assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "1"]), Reply::Int(1));
-    assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "0"]), Reply::Int(2));
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "1"]),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "0"]),
+        Reply::Int(2)
+    );
     assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "nosuch"]), Reply::Int(0));
     assert_eq!(c.cmd(&["SINTERCARD", "2", "nosuch", "str"]), wrong());
     let numkeys = err("ERR numkeys should be greater than 0");
@@ -269,8 +297,14 @@ fn inter_union_diff_on_one_shard() {
         c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "-1"]),
         err("ERR LIMIT can't be negative")
     );
-    assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT"]), err("ERR syntax error"));
-    assert_eq!(c.cmd(&["SINTERCARD", "2", "a", "b", "FOO"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", "a", "b", "FOO"]),
+        err("ERR syntax error")
+    );
     assert_eq!(
         c.cmd(&["SINTERCARD", "1"]),
         err("ERR wrong number of arguments for 'sintercard' command")
@@ -327,10 +361,16 @@ fn algebra_across_three_shards() {
         strings(&["1", "2", "3", "4", "5", "x", "y"])
     );
     assert_eq!(sorted(c.cmd(&["SDIFF", &b2, &a, &c3])), strings(&["5"]));
-    assert_eq!(sorted(c.cmd(&["SDIFF", &a, "nosuch", &b2])), strings(&["1", "2"]));
+    assert_eq!(
+        sorted(c.cmd(&["SDIFF", &a, "nosuch", &b2])),
+        strings(&["1", "2"])
+    );
     assert_eq!(c.cmd(&["SINTER", &a, "nosuch", &str_key]), wrong());
     assert_eq!(c.cmd(&["SINTERCARD", "3", &a, &b2, &c3]), Reply::Int(1));
-    assert_eq!(c.cmd(&["SINTERCARD", "2", &a, &b2, "LIMIT", "1"]), Reply::Int(1));
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", &a, &b2, "LIMIT", "1"]),
+        Reply::Int(1)
+    );
     assert_eq!(c.cmd(&["SINTERCARD", "2", &a, &str_key]), wrong());
     assert_eq!(
         c.cmd(&["SINTERCARD", "2", &a, &b2, "LIMIT", "-1"]),
@@ -346,9 +386,17 @@ fn algebra_across_three_shards() {
     assert_eq!(c.cmd(&["SDIFFSTORE", &dst, &b2, &a]), Reply::Int(2));
     assert_eq!(sorted(c.cmd(&["SMEMBERS", &dst])), strings(&["5", "x"]));
     assert_eq!(c.cmd(&["SINTERSTORE", &dst, &a, &str_key]), wrong());
-    assert_eq!(c.cmd(&["SCARD", &dst]), Reply::Int(2), "an error stores nothing");
+    assert_eq!(
+        c.cmd(&["SCARD", &dst]),
+        Reply::Int(2),
+        "an error stores nothing"
+    );
     assert_eq!(c.cmd(&["SDIFFSTORE", &dst, &a, &a, &b2]), Reply::Int(0));
-    assert_eq!(c.cmd(&["EXISTS", &dst]), Reply::Int(0), "an empty result deletes");
+    assert_eq!(
+        c.cmd(&["EXISTS", &dst]),
+        Reply::Int(0),
+        "an empty result deletes"
+    );
     // Pipelined reads see the stores before them.
     let replies = c.pipeline(&[
         common::args(&["SUNIONSTORE", &dst, &a, &b2]),
@@ -392,7 +440,9 @@ fn sscan_returns_every_member_once() {
     let mut matched = Vec::new();
     let mut cursor = "0".to_string();
     loop {
-        let reply = c.cmd(&["SSCAN", "S", &cursor, "MATCH", "m1?", "COUNT", "100"]).items();
+        let reply = c
+            .cmd(&["SSCAN", "S", &cursor, "MATCH", "m1?", "COUNT", "100"])
+            .items();
         matched.extend(reply[1].items().iter().map(Reply::text));
         cursor = reply[0].text();
         if cursor == "0" {
@@ -400,7 +450,10 @@ fn sscan_returns_every_member_once() {
         }
     }
     matched.sort();
-    assert_eq!(matched, (10..20).map(|i| format!("m{i}")).collect::<Vec<_>>());
+    assert_eq!(
+        matched,
+        (10..20).map(|i| format!("m{i}")).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -535,8 +588,19 @@ fn set_commands_fire_redis_events() {
     c.cmd(&["SDIFFSTORE", "d", "c"]);
     c.cmd(&["SPOP", "d"]);
     let expected = [
-        "sadd a", "sadd b", "srem b", "del b", "sadd a", "spop a", "del a", "sadd c",
-        "sunionstore d", "del d", "sdiffstore d", "spop d", "del d",
+        "sadd a",
+        "sadd b",
+        "srem b",
+        "del b",
+        "sadd a",
+        "spop a",
+        "del a",
+        "sadd c",
+        "sunionstore d",
+        "del d",
+        "sdiffstore d",
+        "spop d",
+        "del d",
     ];
     let mut events = Vec::new();
     for _ in 0..expected.len() {
@@ -544,7 +608,11 @@ fn set_commands_fire_redis_events() {
             panic!("no event")
         };
         let event = parts[2].text();
-        events.push(format!("{} {}", event.trim_start_matches("__keyevent@0__:"), parts[3].text()));
+        events.push(format!(
+            "{} {}",
+            event.trim_start_matches("__keyevent@0__:"),
+            parts[3].text()
+        ));
     }
     assert_eq!(events, expected);
 }

@@ -252,10 +252,16 @@ fn zrandmember_counts_and_withscores() {
         c.cmd(&["ZRANDMEMBER", "z", "10", "WITHSCORES"]),
         common::bulks(&["c", "3", "d", "2.5", "b", "2", "a", "1"])
     );
-    assert_eq!(c.cmd(&["ZRANDMEMBER", "z", "10"]), common::bulks(&["c", "d", "b", "a"]));
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "10"]),
+        common::bulks(&["c", "d", "b", "a"])
+    );
     assert_eq!(c.cmd(&["ZRANDMEMBER", "z", "0"]), Reply::Array(vec![]));
     assert_eq!(c.cmd(&["ZRANDMEMBER", "nosuch"]), Reply::Nil);
-    assert_eq!(c.cmd(&["ZRANDMEMBER", "nosuch", "-3"]), Reply::Array(vec![]));
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "nosuch", "-3"]),
+        Reply::Array(vec![])
+    );
     assert_eq!(
         c.cmd(&["ZRANDMEMBER", "z", "x"]),
         err("ERR value is not an integer or out of range")
@@ -276,7 +282,9 @@ fn zrandmember_counts_and_withscores() {
     // RESP3: [member, score] pairs with double scores.
     c.cmd(&["HELLO", "3"]);
     assert_eq!(
-        c.cmd(&["ZRANDMEMBER", "z", "2", "WITHSCORES"]).items().len(),
+        c.cmd(&["ZRANDMEMBER", "z", "2", "WITHSCORES"])
+            .items()
+            .len(),
         2
     );
     let whole = c.cmd(&["ZRANDMEMBER", "z", "4", "WITHSCORES"]);
@@ -316,7 +324,10 @@ fn zscan_walks_every_member_once_with_its_score() {
         })
         .collect();
     expected.sort();
-    assert_eq!(seen, expected, "every member exactly once, with ZSCORE's text");
+    assert_eq!(
+        seen, expected,
+        "every member exactly once, with ZSCORE's text"
+    );
     // New members scoring above the cursor do not hide older ones.
     let mut seen = std::collections::HashSet::new();
     let mut cursor = "0".to_string();
@@ -328,7 +339,12 @@ fn zscan_walks_every_member_once_with_its_score() {
         if cursor == "0" {
             break;
         }
-        c.cmd(&["ZADD", "z", &format!("{}", 1000 + round), &format!("late{round}")]);
+        c.cmd(&[
+            "ZADD",
+            "z",
+            &format!("{}", 1000 + round),
+            &format!("late{round}"),
+        ]);
         c.cmd(&["ZREM", "z", &format!("m{round}")]);
         round += 1;
     }
@@ -364,7 +380,10 @@ fn zscan_of_a_small_sorted_set_and_its_errors() {
         c.cmd(&["ZSCAN", "nosuch", "0"]),
         Reply::Array(vec![b("0"), Reply::Array(vec![])])
     );
-    assert_eq!(c.cmd(&["ZSCAN", "z", "0", "NOVALUES"]), err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "NOVALUES"]),
+        err("ERR syntax error")
+    );
     assert_eq!(c.cmd(&["ZSCAN", "z", "1x"]), err("ERR invalid cursor"));
 }
 

@@ -172,7 +172,10 @@ impl Elements for ZSet {
 
 /// The container of kind `T` at `key`: None when missing, WRONGTYPE when
 /// the key holds something else.
-fn lookup<'k, T: Elements>(ks: &'k mut Keyspace, key: &[u8]) -> Result<Option<&'k Encoded<T>>, Frame> {
+fn lookup<'k, T: Elements>(
+    ks: &'k mut Keyspace,
+    key: &[u8],
+) -> Result<Option<&'k Encoded<T>>, Frame> {
     match ks.read(key) {
         None => Ok(None),
         Some(entry) => T::of(&entry.value).map(Some).ok_or_else(err::wrongtype),
@@ -361,7 +364,11 @@ fn cursor_walk<T: Elements>(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     let mut flat = Vec::new();
     for (name, companion) in elements {
-        if opts.pattern.as_ref().is_some_and(|p| !glob_match(p, &name, false)) {
+        if opts
+            .pattern
+            .as_ref()
+            .is_some_and(|p| !glob_match(p, &name, false))
+        {
             continue;
         }
         flat.push(name);
@@ -406,12 +413,31 @@ mod tests {
 
     #[test]
     fn count_then_word_then_pair_range() {
-        let words = |w: &[&'static str]| w.iter().map(|s| Bytes::from_static(s.as_bytes())).collect::<Vec<_>>();
-        assert_eq!(parse_count_and_flag(&words(&["x", "foo"]), "WITHVALUES"), Err(err::not_integer()));
-        assert_eq!(parse_count_and_flag(&words(&["1", "foo"]), "WITHVALUES"), Err(err::syntax()));
-        assert_eq!(parse_count_and_flag(&words(&["1", "withvalues", "x"]), "WITHVALUES"), Err(err::syntax()));
-        assert_eq!(parse_count_and_flag(&words(&["-2", "WithValues"]), "WITHVALUES"), Ok((Pick::Repeating(2), true)));
-        assert_eq!(parse_count_and_flag(&words(&["5"]), "WITHSCORES"), Ok((Pick::Distinct(5), false)));
+        let words = |w: &[&'static str]| {
+            w.iter()
+                .map(|s| Bytes::from_static(s.as_bytes()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            parse_count_and_flag(&words(&["x", "foo"]), "WITHVALUES"),
+            Err(err::not_integer())
+        );
+        assert_eq!(
+            parse_count_and_flag(&words(&["1", "foo"]), "WITHVALUES"),
+            Err(err::syntax())
+        );
+        assert_eq!(
+            parse_count_and_flag(&words(&["1", "withvalues", "x"]), "WITHVALUES"),
+            Err(err::syntax())
+        );
+        assert_eq!(
+            parse_count_and_flag(&words(&["-2", "WithValues"]), "WITHVALUES"),
+            Ok((Pick::Repeating(2), true))
+        );
+        assert_eq!(
+            parse_count_and_flag(&words(&["5"]), "WITHSCORES"),
+            Ok((Pick::Distinct(5), false))
+        );
     }
 
     #[test]

@@ -293,7 +293,11 @@ pub fn scan_cursor(arg: &[u8]) -> Result<u64, Frame> {
             acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
         })
         .ok_or_else(invalid)?;
-    Ok(if negative { value.wrapping_neg() } else { value })
+    Ok(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
 }
 
 /// SCAN's and its container forms' reply: the next cursor and the items.
@@ -455,4 +459,43 @@ pub fn pick_random(candidates: Vec<Bytes>, rng: &mut impl RngCore) -> Frame {
     }
     let i = (rng.next_u64() % candidates.len() as u64) as usize;
     Frame::Bulk(candidates[i].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_as_strtoul_does() {
+        assert_eq!(scan_cursor(b"0"), Ok(0));
+        assert_eq!(scan_cursor(b"+17"), Ok(17));
+        assert_eq!(scan_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(scan_cursor(b""), Ok(0));
+        assert_eq!(scan_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 1",
+            b"1 ",
+            b"-",
+            b"+",
+            b"0x1",
+            b"1e3",
+        ] {
+            assert_eq!(
+                scan_cursor(bad),
+                Err(err::frame("ERR invalid cursor")),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_scan_itself_takes_type() {
+        let rest = [Bytes::from_static(b"TYPE"), Bytes::from_static(b"set")];
+        assert_eq!(
+            scan_options(&rest, true).unwrap().type_name.as_deref(),
+            Some("set")
+        );
+        assert!(scan_options(&rest, false).is_err());
+    }
 }

@@ -627,7 +627,10 @@ mod tests {
         assert_eq!(sorted(combine(Algebra::Inter, &all)), ["3"]);
         assert_eq!(sorted(combine(Algebra::Union, &all)), ["1", "2", "3", "4"]);
         assert_eq!(sorted(combine(Algebra::Diff, &all)), ["1"]);
-        assert_eq!(sorted(combine(Algebra::Diff, &[Some(&a), None])), ["1", "2", "3"]);
+        assert_eq!(
+            sorted(combine(Algebra::Diff, &[Some(&a), None])),
+            ["1", "2", "3"]
+        );
         assert!(combine(Algebra::Diff, &[None, Some(&a)]).is_empty());
         assert!(combine(Algebra::Inter, &[Some(&a), None]).is_empty());
         assert_eq!(sorted(combine(Algebra::Union, &[None, Some(&c)])), ["3"]);
@@ -669,7 +672,10 @@ mod tests {
             parse(&["sintercard", "1", "a", "LIMIT", "-1"]),
             err("ERR LIMIT can't be negative")
         );
-        assert_eq!(parse(&["sintercard", "1", "a", "LIMIT"]), Err(err::syntax()));
+        assert_eq!(
+            parse(&["sintercard", "1", "a", "LIMIT"]),
+            Err(err::syntax())
+        );
         assert_eq!(parse(&["sintercard", "1", "a", "foo"]), Err(err::syntax()));
     }
 
