@@ -267,7 +267,7 @@ pub fn parse_count(arg: &[u8], paired: bool) -> Result<Pick, Frame> {
 /// Parses `count [flag]` after a key (`flag` is WITHVALUES or WITHSCORES):
 /// the pick and whether the flag was given. Errors come in Redis's order:
 /// the count, then any other word, then a count too large for pairs.
-pub fn parse_count_and_flag(rest: &[bytes::Bytes], flag: &str) -> Result<(Pick, bool), Frame> {
+pub fn parse_count_and_flag(rest: &[Bytes], flag: &str) -> Result<(Pick, bool), Frame> {
     parse_count(&rest[0], false)?;
     let paired = match rest.get(1) {
         None => false,
@@ -285,8 +285,14 @@ pub fn positions(len: usize, pick: Pick, rng: &mut impl RngCore) -> Vec<usize> {
         Pick::Distinct(n) if n >= len => (0..len).collect(),
         Pick::Distinct(n) => distinct(len, n, rng),
         Pick::Repeating(_) if len == 0 => Vec::new(),
-        // No capacity up front: the count comes from the client.
-        Pick::Repeating(n) => (0..n).map(|_| below(len, rng)).collect(),
+        Pick::Repeating(n) => {
+            // Grown as it fills, not sized up front: the count comes from the client.
+            let mut picked = Vec::new();
+            for _ in 0..n {
+                picked.push(below(len, rng));
+            }
+            picked
+        }
     }
 }
 
