@@ -179,7 +179,8 @@ fn types_and_ttls_behave_as_in_redis() {
     assert_eq!(c.cmd(&["GET", "z"]), wrong);
     assert_eq!(c.cmd(&["INCR", "z"]), wrong);
     assert_eq!(c.cmd(&["TYPE", "z"]), Reply::Simple("zset".into()));
-    assert_eq!(c.cmd(&["OBJECT", "ENCODING", "z"]), b("skiplist"));
+    // Two short members: Redis 7.0 keeps them in a listpack.
+    assert_eq!(c.cmd(&["OBJECT", "ENCODING", "z"]), b("listpack"));
     // Changing the content keeps the TTL; removing the last member removes key and TTL.
     assert_eq!(c.cmd(&["EXPIRE", "z", "100"]), Reply::Int(1));
     c.cmd(&["ZADD", "z", "3", "c"]);
@@ -1120,4 +1121,205 @@ fn every_sorted_set_event() {
         .map(|(e, k)| (b(&format!("__keyevent@0__:{e}")), b(k)))
         .collect();
     assert_eq!(events, want);
+}
+
+// ---- ZRANDMEMBER, ZSCAN and sorted-set encodings (sets helper) ----
+
+/// Member/score pairs of a flat RESP2 reply.
+fn member_scores(reply: Reply) -> Vec<(String, String)> {
+    reply
+        .items()
+        .chunks(2)
+        .map(|p| (p[0].text(), p[1].text()))
+        .collect()
+}
+
+#[test]
+fn zrandmember_counts_and_withscores() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    c.cmd(&["ZADD", "z", "3", "c", "1", "a", "2", "b", "2.5", "d"]);
+    let score_of = |m: &str| match m {
+        "a" => "1",
+        "b" => "2",
+        "c" => "3",
+        "d" => "2.5",
+        other => panic!("unknown member {other}"),
+    };
+    score_of(&c.cmd(&["ZRANDMEMBER", "z"]).text());
+    let two = c.cmd(&["ZRANDMEMBER", "z", "2"]).items();
+    assert_eq!(two.len(), 2);
+    assert_ne!(two[0], two[1]);
+    let repeated = member_scores(c.cmd(&["ZRANDMEMBER", "z", "-30", "WITHSCORES"]));
+    assert_eq!(repeated.len(), 30);
+    for (member, score) in &repeated {
+        assert_eq!(score, score_of(member));
+    }
+    // Asking for all of it lists the set from the highest score, as Redis does.
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "10", "WITHSCORES"]),
+        common::bulks(&["c", "3", "d", "2.5", "b", "2", "a", "1"])
+    );
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "10"]),
+        common::bulks(&["c", "d", "b", "a"])
+    );
+    assert_eq!(c.cmd(&["ZRANDMEMBER", "z", "0"]), Reply::Array(vec![]));
+    assert_eq!(c.cmd(&["ZRANDMEMBER", "nosuch"]), Reply::Nil);
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "nosuch", "-3"]),
+        Reply::Array(vec![])
+    );
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "x"]),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "1", "WITHSCORES", "WITHSCORES"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "-9223372036854775807", "WITHSCORES"]),
+        err("ERR value is out of range")
+    );
+    c.cmd(&["SET", "s", "v"]);
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "s", "0"]),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    // RESP3: [member, score] pairs with double scores.
+    c.cmd(&["HELLO", "3"]);
+    assert_eq!(
+        c.cmd(&["ZRANDMEMBER", "z", "2", "WITHSCORES"])
+            .items()
+            .len(),
+        2
+    );
+    let whole = c.cmd(&["ZRANDMEMBER", "z", "4", "WITHSCORES"]);
+    assert_eq!(
+        whole.items()[1],
+        Reply::Array(vec![b("d"), Reply::Double("2.5".into())])
+    );
+}
+
+#[test]
+fn zscan_walks_every_member_once_with_its_score() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    // Past zset-max-listpack-entries, so the walk takes several calls.
+    let mut zadd = vec!["ZADD".to_string(), "z".to_string()];
+    for i in 0..500 {
+        zadd.push(format!("{}", i as f64 / 4.0));
+        zadd.push(format!("m{i}"));
+    }
+    let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
+    c.cmd(&zadd);
+    let mut seen = Vec::new();
+    let mut cursor = "0".to_string();
+    loop {
+        let reply = c.cmd(&["ZSCAN", "z", &cursor, "COUNT", "30"]).items();
+        seen.extend(member_scores(reply[1].clone()));
+        cursor = reply[0].text();
+        if cursor == "0" {
+            break;
+        }
+    }
+    seen.sort();
+    let mut expected: Vec<(String, String)> = (0..500)
+        .map(|i| {
+            let score = c.cmd(&["ZSCORE", "z", &format!("m{i}")]).text();
+            (format!("m{i}"), score)
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(
+        seen, expected,
+        "every member exactly once, with ZSCORE's text"
+    );
+    // New members scoring above the cursor do not hide older ones.
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = "0".to_string();
+    let mut round = 0;
+    loop {
+        let reply = c.cmd(&["ZSCAN", "z", &cursor, "COUNT", "20"]).items();
+        seen.extend(member_scores(reply[1].clone()).into_iter().map(|(m, _)| m));
+        cursor = reply[0].text();
+        if cursor == "0" {
+            break;
+        }
+        c.cmd(&[
+            "ZADD",
+            "z",
+            &format!("{}", 1000 + round),
+            &format!("late{round}"),
+        ]);
+        c.cmd(&["ZREM", "z", &format!("m{round}")]);
+        round += 1;
+    }
+    for i in round..500 {
+        assert!(seen.contains(&format!("m{i}")), "missed m{i}");
+    }
+}
+
+#[test]
+fn zscan_of_a_small_sorted_set_and_its_errors() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    c.cmd(&["ZADD", "z", "3", "c", "1", "a", "2", "b", "2.5", "d"]);
+    // A listpack comes whole, by score, whatever COUNT says.
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "COUNT", "1"]),
+        Reply::Array(vec![
+            b("0"),
+            common::bulks(&["a", "1", "b", "2", "d", "2.5", "c", "3"])
+        ])
+    );
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "MATCH", "[ab]"]),
+        Reply::Array(vec![b("0"), common::bulks(&["a", "1", "b", "2"])])
+    );
+    // RESP3 too: scores are bulk strings in a ZSCAN reply.
+    c.cmd(&["HELLO", "3"]);
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "MATCH", "c"]),
+        Reply::Array(vec![b("0"), common::bulks(&["c", "3"])])
+    );
+    assert_eq!(
+        c.cmd(&["ZSCAN", "nosuch", "0"]),
+        Reply::Array(vec![b("0"), Reply::Array(vec![])])
+    );
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "NOVALUES"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(c.cmd(&["ZSCAN", "z", "1x"]), err("ERR invalid cursor"));
+}
+
+#[test]
+fn object_encoding_of_sorted_sets_follows_redis_7_0() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let enc = |c: &mut common::Raw, key: &str| c.cmd(&["OBJECT", "ENCODING", key]).text();
+    let mut zadd = vec!["ZADD".to_string(), "z".to_string()];
+    for i in 1..=128 {
+        zadd.push(i.to_string());
+        zadd.push(format!("m{i}"));
+    }
+    let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
+    c.cmd(&zadd);
+    assert_eq!(enc(&mut c, "z"), "listpack", "128 members still fit");
+    c.cmd(&["ZADD", "z", "129", "m129"]);
+    assert_eq!(enc(&mut c, "z"), "skiplist");
+    c.cmd(&["ZREM", "z", "m129"]);
+    assert_eq!(enc(&mut c, "z"), "skiplist", "never converts back");
+    let (m64, m65) = ("x".repeat(64), "x".repeat(65));
+    c.cmd(&["ZADD", "v", "1", &m64]);
+    assert_eq!(enc(&mut c, "v"), "listpack", "64-byte members still fit");
+    c.cmd(&["ZADD", "v", "1", &m65]);
+    assert_eq!(enc(&mut c, "v"), "skiplist");
+    c.cmd(&["ZREM", "v", &m65]);
+    assert_eq!(enc(&mut c, "v"), "skiplist");
+    let copy = common::keys_on_shard("copy", 1, 2, 1).remove(0);
+    c.cmd(&["COPY", "v", &copy]);
+    assert_eq!(enc(&mut c, &copy), "skiplist", "a copy keeps the encoding");
 }

@@ -280,7 +280,46 @@ pub struct ScanOptions {
     pub type_name: Option<String>,
 }
 
-pub fn scan_options(rest: &[Bytes]) -> Result<ScanOptions, Frame> {
+/// Parses a SCAN-family cursor as Redis does (`strtoul` in base 10): an
+/// optional sign and digits, nothing else. A leading `-` negates modulo
+/// 2^64 and the empty string reads as 0, as `strtoul` has it.
+pub fn scan_cursor(arg: &[u8]) -> Result<u64, Frame> {
+    let invalid = || err::frame("ERR invalid cursor");
+    if arg.is_empty() {
+        return Ok(0);
+    }
+    let (negative, digits) = match arg[0] {
+        b'-' => (true, &arg[1..]),
+        b'+' => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let value = digits
+        .iter()
+        .try_fold(0u64, |acc, &d| {
+            acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+        .ok_or_else(invalid)?;
+    Ok(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
+/// SCAN's and its container forms' reply: the next cursor and the items.
+pub fn scan_reply(cursor: u64, items: Vec<Bytes>) -> Frame {
+    Frame::Array(vec![
+        Frame::bulk(cursor.to_string()),
+        Frame::Array(items.into_iter().map(Frame::Bulk).collect()),
+    ])
+}
+
+/// Parses SCAN's options; `with_type` admits TYPE, which only SCAN itself
+/// takes (SSCAN, HSCAN and ZSCAN answer it with a syntax error, as Redis).
+pub fn scan_options(rest: &[Bytes], with_type: bool) -> Result<ScanOptions, Frame> {
     let mut opts = ScanOptions {
         pattern: None,
         count: 10,
@@ -300,7 +339,7 @@ pub fn scan_options(rest: &[Bytes]) -> Result<ScanOptions, Frame> {
                 return Err(err::syntax());
             }
             opts.count = n as usize;
-        } else if word.eq_ignore_ascii_case(b"TYPE") {
+        } else if with_type && word.eq_ignore_ascii_case(b"TYPE") {
             opts.type_name = Some(String::from_utf8_lossy(value).to_ascii_lowercase());
         } else {
             return Err(err::syntax());
@@ -429,4 +468,43 @@ pub fn pick_random(candidates: Vec<Bytes>, rng: &mut impl RngCore) -> Frame {
     }
     let i = (rng.next_u64() % candidates.len() as u64) as usize;
     Frame::Bulk(candidates[i].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_as_strtoul_does() {
+        assert_eq!(scan_cursor(b"0"), Ok(0));
+        assert_eq!(scan_cursor(b"+17"), Ok(17));
+        assert_eq!(scan_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(scan_cursor(b""), Ok(0));
+        assert_eq!(scan_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 1",
+            b"1 ",
+            b"-",
+            b"+",
+            b"0x1",
+            b"1e3",
+        ] {
+            assert_eq!(
+                scan_cursor(bad),
+                Err(err::frame("ERR invalid cursor")),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_scan_itself_takes_type() {
+        let rest = [Bytes::from_static(b"TYPE"), Bytes::from_static(b"set")];
+        assert_eq!(
+            scan_options(&rest, true).unwrap().type_name.as_deref(),
+            Some("set")
+        );
+        assert!(scan_options(&rest, false).is_err());
+    }
 }

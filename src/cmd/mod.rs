@@ -8,6 +8,7 @@
 pub mod args;
 pub mod blocking;
 pub mod connection;
+pub mod container;
 mod ctx;
 pub mod expire;
 pub mod hash;

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::args::{err, Reply};
-use super::keys::{self, copy_options, put_entry, scan_options};
+use super::keys::{self, copy_options, put_entry, scan_cursor, scan_options, scan_reply};
 use super::table::{Handler, Merge};
 use super::{handler_op, shard_of, strings, Ctx, Session, ShardData};
 use crate::resp::Frame;
@@ -38,7 +38,7 @@ fn sub_argv(argv: &[Bytes], positions: &[usize], width: usize) -> Vec<Bytes> {
     sub
 }
 
-fn store_op(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
+pub fn store_op(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
     Op::store(f)
 }
 
@@ -324,13 +324,11 @@ const SHARD_BITS: u32 = 10;
 /// SCAN: the cursor names a shard and a position in its dict; each call
 /// scans one shard and moves to the next when it is done.
 pub fn scan(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let Some(cursor) = std::str::from_utf8(&argv[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    else {
-        return Action::Reply(err::frame("ERR invalid cursor"));
+    let cursor = match scan_cursor(&argv[1]) {
+        Ok(c) => c,
+        Err(e) => return Action::Reply(e),
     };
-    let opts = match scan_options(&argv[2..]) {
+    let opts = match scan_options(&argv[2..], true) {
         Ok(o) => o,
         Err(e) => return Action::Reply(e),
     };
@@ -377,13 +375,6 @@ fn scan_shard(
         }
         Action::Reply(frame)
     }))
-}
-
-fn scan_reply(cursor: u64, keys: Vec<Bytes>) -> Frame {
-    Frame::Array(vec![
-        Frame::bulk(cursor.to_string()),
-        Frame::Array(keys.into_iter().map(Frame::Bulk).collect()),
-    ])
 }
 
 /// Runs a store handler on the shard owning `key` (DEBUG OBJECT and the like).

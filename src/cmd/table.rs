@@ -10,8 +10,8 @@ use super::args::Reply;
 use super::list_edit;
 use super::list_move;
 use super::{
-    blocking, connection, expire, hash, hash_ttl, keys, list, multi, pubsub, server, set, strings,
-    transaction, zset, Ctx, Session,
+    blocking, connection, container, expire, hash, hash_ttl, keys, list, multi, pubsub, server,
+    set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -238,6 +238,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("hgetall", 2, R, ONE, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall, Split::One),
     keyed("hincrby", 4, WF, ONE, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby, Split::One),
     keyed("hincrbyfloat", 4, WF, ONE, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat, Split::One),
+    keyed("hrandfield", -2, R, ONE, "hash", "6.2.0", "Returns one or more random fields from a hash.", container::hrandfield, Split::One),
+    keyed("hscan", -3, R, ONE, "hash", "2.8.0", "Iterates over fields and values of a hash.", container::hscan, Split::One),
     // Hash field expiry
     keyed("hexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (seconds)", hash_ttl::hexpire, Split::One),
     keyed("hpexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (milliseconds)", hash_ttl::hpexpire, Split::One),
@@ -255,6 +257,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("sismember", 3, RF, ONE, "set", "1.0.0", "Determines whether a member belongs to a set.", set::sismember, Split::One),
     keyed("smismember", -3, RF, ONE, "set", "6.2.0", "Determines whether multiple members belong to a set.", set::smismember, Split::One),
     keyed("smembers", 2, R, ONE, "set", "1.0.0", "Returns all members of a set.", set::smembers, Split::One),
+    keyed("spop", -2, WDF, ONE, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", set::spop, Split::One),
+    keyed("srandmember", -2, R, ONE, "set", "1.0.0", "Get one or multiple random members from a set", container::srandmember, Split::One),
+    keyed("smove", 4, WDF, TWO, "set", "1.0.0", "Moves a member from one set to another.", set::smove, Split::Custom(set::smove_job)),
+    keyed("sinter", -2, R, ALL, "set", "1.0.0", "Returns the intersect of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", set::algebra, Split::Custom(set::algebra_job)).with_movable_keys(set::sintercard_keys),
+    keyed("sinterstore", -3, W, ALL, "set", "1.0.0", "Stores the intersect of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sunion", -2, R, ALL, "set", "1.0.0", "Returns the union of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sunionstore", -3, W, ALL, "set", "1.0.0", "Stores the union of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sdiff", -2, R, ALL, "set", "1.0.0", "Returns the difference of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sdiffstore", -3, W, ALL, "set", "1.0.0", "Stores the difference of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sscan", -3, R, ONE, "set", "2.8.0", "Iterates over members of a set.", container::sscan, Split::One),
     // Sorted sets
     keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
     keyed("zincrby", 4, WF, ONE, "sorted-set", "1.2.0", "Increments the score of a member in a sorted set.", zset::zincrby, Split::One),
@@ -295,6 +308,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("bzpopmin", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
     keyed("bzpopmax", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
     keyed("bzmpop", -5, &["write", "blocking", "movablekeys"], (0, 0, 0), "sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
+    keyed("zrandmember", -2, R, ONE, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", container::zrandmember, Split::One),
+    keyed("zscan", -3, R, ONE, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", container::zscan, Split::One),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
     keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),

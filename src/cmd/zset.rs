@@ -15,6 +15,7 @@ use super::args::{err, Reply};
 use super::table::numkeys_positions;
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::encoding::Encoded;
 use crate::store::notify::{GENERIC, ZSET};
 use crate::store::zset::{LexRange, ScoreRange, ZSet};
 use crate::store::{Entry, Keyspace, Value};
@@ -72,7 +73,13 @@ fn members_reply(items: Vec<(Bytes, f64)>, with_scores: bool) -> Frame {
 /// Writes a computed set to `dst` as the STORE commands do: a non-empty
 /// result replaces whatever was there (its TTL dropped) and fires `event`;
 /// an empty one deletes `dst`. Replies with the result's size.
-fn store_result(ks: &mut Keyspace, dst: &[u8], result: ZSet, event: &'static str) -> Frame {
+fn store_result(
+    ks: &mut Keyspace,
+    dst: &[u8],
+    result: impl Into<Encoded<ZSet>>,
+    event: &'static str,
+) -> Frame {
+    let result = result.into();
     let len = result.len() as i64;
     if len > 0 {
         ks.set(dst, Value::ZSet(Box::new(result)), None);

@@ -5,6 +5,7 @@
 
 pub mod buckets;
 pub mod db;
+pub mod encoding;
 pub mod expire;
 pub mod hash;
 pub mod notify;

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use ahash::RandomState;
 use bytes::Bytes;
 
+use super::encoding::Encoded;
 pub use super::hash::Hash;
 use super::zset::ZSet;
 
@@ -17,12 +18,12 @@ pub enum Value {
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
     /// Boxed for the same reason as sorted sets.
-    Hash(Box<Hash>),
+    Hash(Box<Encoded<Hash>>),
     /// Boxed for the same reason as sorted sets.
-    Set(Box<Set>),
+    Set(Box<Encoded<Set>>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
     /// keeps every dict entry small.
-    ZSet(Box<ZSet>),
+    ZSet(Box<Encoded<ZSet>>),
 }
 
 impl Value {
@@ -37,10 +38,10 @@ impl Value {
         }
     }
 
-    /// The name OBJECT ENCODING answers, following Redis's rules for strings:
-    /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else
-    /// `raw`. A sorted set is a hash plus a skiplist here, as in Redis's
-    /// `skiplist` encoding.
+    /// The name OBJECT ENCODING answers, as Redis 7.0 reports it: a string
+    /// that is an integer fitting a long is `int`, up to 44 bytes `embstr`,
+    /// else `raw`; a list is always a `quicklist`; a container is in its
+    /// compact encoding until it outgrows it (see [`super::encoding`]).
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
@@ -53,8 +54,9 @@ impl Value {
                 }
             }
             Value::List(_) => "quicklist",
-            Value::Hash(_) | Value::Set(_) => "hashtable",
-            Value::ZSet(_) => "skiplist",
+            Value::Hash(h) => compact_or(h.is_compact(), "listpack", "hashtable"),
+            Value::Set(s) => compact_or(s.is_compact(), "intset", "hashtable"),
+            Value::ZSet(z) => compact_or(z.is_compact(), "listpack", "skiplist"),
         }
     }
 
@@ -70,5 +72,13 @@ impl Value {
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
+    }
+}
+
+fn compact_or(compact: bool, small: &'static str, big: &'static str) -> &'static str {
+    if compact {
+        small
+    } else {
+        big
     }
 }

@@ -253,7 +253,7 @@ pub fn zrangestore_job(shard: &mut ShardData, session: &Session, argv: &[Bytes])
             ctx.db = db;
             match select_at(ctx, &src, &query) {
                 Ok(found) => Out::Entry(Some((
-                    Value::ZSet(Box::new(ZSet::from_pairs(found.unwrap_or_default()))),
+                    Value::ZSet(Box::new(ZSet::from_pairs(found.unwrap_or_default()).into())),
                     None,
                 ))),
                 Err(e) => Out::Frame(e),

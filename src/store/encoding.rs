@@ -1,0 +1,193 @@
+//! OBJECT ENCODING for containers: Redis 7.0's compact encodings (`intset`,
+//! `listpack`), their thresholds, and the record that a container has
+//! outgrown them, since Redis never converts a container back.
+//!
+//! ember stores every set, hash and sorted set the same way whatever its
+//! size; the encoding is only reported, so clients and tools that look at it
+//! (and SSCAN/HSCAN/ZSCAN, which answer a compact container in one call as
+//! Redis does) see what Redis would show.
+
+use std::ops::{Deref, DerefMut};
+
+use bytes::Bytes;
+
+use super::value::{Hash, Set};
+use super::zset::ZSet;
+
+/// Redis's `set-max-intset-entries`: a set of integers keeps the `intset`
+/// encoding up to this many members.
+pub const SET_MAX_INTSET_ENTRIES: usize = 512;
+/// Redis's `hash-max-listpack-entries`: most fields of a `listpack` hash.
+pub const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
+/// Redis's `hash-max-listpack-value`: longest field or value (bytes) of a
+/// `listpack` hash.
+pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
+/// Redis's `zset-max-listpack-entries`: most members of a `listpack` sorted set.
+pub const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
+/// Redis's `zset-max-listpack-value`: longest member (bytes) of a `listpack`
+/// sorted set.
+pub const ZSET_MAX_LISTPACK_VALUE: usize = 64;
+
+/// A container type that Redis holds in a compact encoding while it is small.
+pub trait Compact {
+    /// Whether Redis would hold the container, as it is now, compactly.
+    fn fits_compact(&self) -> bool;
+}
+
+impl Compact for Set {
+    /// `intset`: only integers (as Redis's strict `string2ll` reads them).
+    fn fits_compact(&self) -> bool {
+        self.len() <= SET_MAX_INTSET_ENTRIES
+            && self
+                .iter()
+                .all(|m| crate::util::num::parse_i64(m).is_some())
+    }
+}
+
+impl Compact for Hash {
+    fn fits_compact(&self) -> bool {
+        self.len() <= HASH_MAX_LISTPACK_ENTRIES
+            && self.iter().all(|(field, value)| {
+                field.len() <= HASH_MAX_LISTPACK_VALUE && value.len() <= HASH_MAX_LISTPACK_VALUE
+            })
+    }
+}
+
+impl Compact for ZSet {
+    fn fits_compact(&self) -> bool {
+        self.len() <= ZSET_MAX_LISTPACK_ENTRIES
+            && self
+                .iter()
+                .all(|(member, _)| member.len() <= ZSET_MAX_LISTPACK_VALUE)
+    }
+}
+
+/// Puts members of an intset in the order Redis keeps an intset: ascending
+/// by value. Listings of a compact set (SMEMBERS, SSCAN, ...) use it so they
+/// read as Redis's do. Requires: every member is an integer (else it goes last).
+pub fn sort_as_intset(members: &mut [Bytes]) {
+    members.sort_by_key(|m| crate::util::num::parse_i64(m).unwrap_or(i64::MAX));
+}
+
+/// A container and whether it has outgrown its compact encoding.
+///
+/// Every write reaches the container through `DerefMut`, which first records
+/// whether the state the previous write left had outgrown the compact form,
+/// and [`is_compact`](Self::is_compact) also checks the current state. So
+/// the state each command leaves is checked, and once outgrown a container
+/// stays outgrown (a copy or a rename keeps the record, as Redis keeps the
+/// object's encoding). The check is O(1) once outgrown and, while compact,
+/// one pass over at most a threshold's worth of elements, the same order as
+/// the O(n) writes of Redis's compact encodings.
+#[derive(Clone, Debug, Default)]
+pub struct Encoded<T> {
+    items: T,
+    outgrown: bool,
+}
+
+impl<T: Compact> Encoded<T> {
+    /// A container built in one go (SINTERSTORE, ...): compact when its
+    /// content fits, as Redis converts a freshly built result.
+    pub fn new(items: T) -> Encoded<T> {
+        let outgrown = !items.fits_compact();
+        Encoded { items, outgrown }
+    }
+
+    /// Whether OBJECT ENCODING names the compact encoding.
+    pub fn is_compact(&self) -> bool {
+        !self.outgrown && self.items.fits_compact()
+    }
+}
+
+impl<T: Compact> From<T> for Encoded<T> {
+    fn from(items: T) -> Encoded<T> {
+        Encoded::new(items)
+    }
+}
+
+impl<T> Deref for Encoded<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.items
+    }
+}
+
+impl<T: Compact> DerefMut for Encoded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        if !self.outgrown && !self.items.fits_compact() {
+            self.outgrown = true;
+        }
+        &mut self.items
+    }
+}
+
+/// Equal when the contents are; the encoding is a detail of how it got there.
+impl<T: PartialEq> PartialEq for Encoded<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set_of(members: &[&str]) -> Set {
+        members
+            .iter()
+            .map(|m| Bytes::copy_from_slice(m.as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn integer_sets_are_compact_up_to_the_threshold() {
+        assert!(set_of(&["1", "-2", "9223372036854775807"]).fits_compact());
+        for not_integer in ["01", "+1", "-0", " 1", "x", "9223372036854775808"] {
+            assert!(!set_of(&["1", not_integer]).fits_compact(), "{not_integer}");
+        }
+        let numbers: Vec<String> = (0..SET_MAX_INTSET_ENTRIES).map(|i| i.to_string()).collect();
+        let mut set: Set = numbers.iter().map(|n| Bytes::from(n.clone())).collect();
+        assert!(set.fits_compact());
+        set.insert(Bytes::from_static(b"-1"));
+        assert!(!set.fits_compact());
+    }
+
+    #[test]
+    fn intsets_list_by_value() {
+        let mut members: Vec<Bytes> = ["10", "-3", "9", "0"]
+            .iter()
+            .map(|m| Bytes::copy_from_slice(m.as_bytes()))
+            .collect();
+        sort_as_intset(&mut members);
+        assert_eq!(members, ["-3", "0", "9", "10"]);
+    }
+
+    #[test]
+    fn outgrowing_is_remembered_across_writes_and_clones() {
+        let mut set = Encoded::new(set_of(&["1", "2"]));
+        assert!(set.is_compact());
+        set.insert(Bytes::from_static(b"x"));
+        assert!(!set.is_compact(), "the current state is checked");
+        set.swap_remove(b"x".as_ref());
+        assert!(!set.is_compact(), "the write that removed x saw it first");
+        assert!(!set.clone().is_compact());
+        assert!(Encoded::new(set_of(&["7"])).is_compact());
+        assert!(!Encoded::new(set_of(&["y"])).is_compact());
+    }
+
+    #[test]
+    fn hashes_and_sorted_sets_follow_their_own_limits() {
+        let long = Bytes::from(vec![b'x'; HASH_MAX_LISTPACK_VALUE + 1]);
+        let mut hash = Hash::default();
+        hash.insert(Bytes::from_static(b"f"), long.slice(1..));
+        assert!(hash.fits_compact(), "64 bytes still fit");
+        hash.insert(Bytes::from_static(b"f"), long.clone());
+        assert!(!hash.fits_compact());
+        let mut zset = ZSet::default();
+        zset.insert(&long[1..], 1.0);
+        assert!(zset.fits_compact());
+        zset.insert(&long, 1.0);
+        assert!(!zset.fits_compact());
+    }
+}
