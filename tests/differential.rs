@@ -102,7 +102,7 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
     let m = r.pick(MEMBERS);
     let m2 = r.pick(MEMBERS);
     let n = r.int(-3, 6);
-    let words: Vec<&str> = match r.below(76) {
+    let words: Vec<&str> = match r.below(84) {
         // Strings
         0 => vec!["SET", k, m],
         1 => vec!["GET", k],
@@ -186,6 +186,15 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
         72 => vec!["BZPOPMIN", k, "0.01"],
         73 => vec!["BLMOVE", k, k2, "RIGHT", "LEFT", "0.01"],
         74 => vec!["RENAMENX", k, k2],
+        // Set algebra, across shards too
+        75 => return (owned(&["SINTER", k, k2]), Compare::Unordered),
+        76 => return (owned(&["SUNION", k, k2, "k9"]), Compare::Unordered),
+        77 => return (owned(&["SDIFF", k, k2]), Compare::Unordered),
+        78 => vec!["SINTERSTORE", k2, k, k2],
+        79 => vec!["SUNIONSTORE", k, k, k2],
+        80 => vec!["SMOVE", k, k2, m],
+        81 => vec!["SINTERCARD", "2", k, k2, "LIMIT", "1"],
+        82 => vec!["SDIFFSTORE", k, k2, k],
         _ => {
             return match r.below(3) {
                 0 => (owned(&["EXPIRE", k, "1000"]), Compare::Exact),
