@@ -6,6 +6,7 @@ pub mod buckets;
 pub mod db;
 pub mod expire;
 pub mod hash;
+pub mod listpack;
 pub mod notify;
 pub mod stats;
 pub mod value;

@@ -39,8 +39,8 @@ impl Value {
 
     /// The name OBJECT ENCODING answers, following Redis's rules for strings:
     /// an integer that fits in a long is `int`, up to 44 bytes `embstr`, else
-    /// `raw`. A sorted set is a hash plus a skiplist here, as in Redis's
-    /// `skiplist` encoding.
+    /// `raw`. A hash names its form (`store::hash`). A sorted set is a hash
+    /// plus a skiplist here, as in Redis's `skiplist` encoding.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
@@ -53,6 +53,7 @@ impl Value {
                 }
             }
             Value::List(_) => "quicklist",
+            Value::Hash(h) if h.is_compact() => "listpack",
             Value::Hash(_) | Value::Set(_) => "hashtable",
             Value::ZSet(_) => "skiplist",
         }
@@ -63,10 +64,7 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
-            Value::Hash(h) => {
-                h.iter().map(|(k, v)| k.len() + v.len() + 72).sum::<usize>()
-                    + h.deadlines_heap_size()
-            }
+            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
