@@ -73,13 +73,12 @@ pub fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let (key, field, value) = (&argv[1], &argv[2], &argv[3]);
     let limits = limits(ctx);
     let mut ks = ctx.ks();
-    let hash = hash_for_write(&mut ks, key)?;
-    // Redis converts on the arguments' length even when nothing is written.
-    hash.convert_for(field, value, limits);
-    if hash.contains_key(field) {
-        return Ok(Frame::Integer(0));
+    if let Some(entry) = ks.get(key) {
+        if as_hash(entry)?.contains_key(field) {
+            return Ok(Frame::Integer(0));
+        }
     }
-    hash.insert(field, value, limits);
+    hash_for_write(&mut ks, key)?.insert(field, value, limits);
     ks.notify(HASH, "hset", key);
     Ok(Frame::Integer(1))
 }

@@ -175,16 +175,6 @@ impl Hash {
         self.write(field, value, limits, true)
     }
 
-    /// Converts a compact hash to the table form when `field` or `value` is
-    /// too long for the compact one. Writes do this themselves; HSETNX calls
-    /// it before it looks the field up, since Redis converts on the
-    /// arguments even when the field exists and nothing is written.
-    pub fn convert_for(&mut self, field: &[u8], value: &[u8], limits: ListpackLimits) {
-        if self.is_compact() && !limits.fits(field, value) {
-            self.convert();
-        }
-    }
-
     /// Removes a field and its deadline; true if it was there. The compact
     /// form and small tables keep the order of the others.
     pub fn remove(&mut self, field: &[u8]) -> bool {
@@ -204,6 +194,9 @@ impl Hash {
         }
     }
 
+    /// Writes a pair, converting first when it is too long for the compact
+    /// form and after when the compact form has too many fields, as Redis
+    /// 7.0's `hashTypeSet` does.
     fn write(
         &mut self,
         field: &[u8],
@@ -211,7 +204,9 @@ impl Hash {
         limits: ListpackLimits,
         keep_ttl: bool,
     ) -> bool {
-        self.convert_for(field, value, limits);
+        if !limits.fits(field, value) {
+            self.convert();
+        }
         match &mut self.repr {
             Repr::Packed(lp) => {
                 let added = lp.insert(field, value);
@@ -587,10 +582,6 @@ mod tests {
         let mut h = hash(&["a"]);
         h.insert_keep_ttl(&long, b"1", DEFAULT);
         assert!(!h.is_compact(), "so does a 65-byte field (HINCRBY)");
-        let mut h = hash(&["a"]);
-        h.convert_for(b"a", &long, DEFAULT);
-        assert!(!h.is_compact(), "HSETNX's check, nothing written");
-        assert_eq!(h.get(b"a"), Some(&b"v"[..]));
     }
 
     #[test]
@@ -711,7 +702,6 @@ mod tests {
         Insert(Vec<u8>, Vec<u8>),
         InsertKeepTtl(Vec<u8>, Vec<u8>),
         Remove(Vec<u8>),
-        ConvertFor(Vec<u8>, Vec<u8>),
         SetDeadline(Vec<u8>),
     }
 
@@ -726,7 +716,6 @@ mod tests {
             4 => (bytes(), bytes()).prop_map(|(f, v)| Op::Insert(f, v)),
             1 => (bytes(), bytes()).prop_map(|(f, v)| Op::InsertKeepTtl(f, v)),
             3 => bytes().prop_map(Op::Remove),
-            1 => (bytes(), bytes()).prop_map(|(f, v)| Op::ConvertFor(f, v)),
             1 => bytes().prop_map(Op::SetDeadline),
         ]
     }
@@ -761,10 +750,6 @@ mod tests {
                     }
                     Op::Remove(f) => {
                         prop_assert_eq!(h.remove(&f), model.shift_remove(&f).is_some());
-                    }
-                    Op::ConvertFor(f, v) => {
-                        h.convert_for(&f, &v, limits);
-                        compact &= f.len() <= value && v.len() <= value;
                     }
                     Op::SetDeadline(f) => {
                         prop_assert_eq!(h.set_deadline(&f, 1_000), model.contains_key(&f));
