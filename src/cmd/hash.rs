@@ -21,7 +21,7 @@ pub(super) fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
 /// The hash at `key` for writing, created empty when missing.
 fn hash_for_write<'k>(ks: &'k mut Keyspace, key: &[u8]) -> Result<&'k mut Hash, Frame> {
     if ks.get(key).is_none() {
-        ks.set(key, Value::Hash(Box::default()), None);
+        ks.set(key, Value::Hash(Hash::default()), None);
     }
     match &mut ks.get(key).expect("present").value {
         Value::Hash(h) => Ok(h),

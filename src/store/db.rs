@@ -725,12 +725,12 @@ mod tests {
                 h.set_deadline(f.as_bytes(), at);
             }
         }
-        Value::Hash(Box::new(h))
+        Value::Hash(h)
     }
 
     fn hash_of(db: &Db, key: &[u8]) -> Hash {
         match &db.peek(key).expect("key").value {
-            Value::Hash(h) => (**h).clone(),
+            Value::Hash(h) => h.clone(),
             other => panic!("not a hash: {other:?}"),
         }
     }

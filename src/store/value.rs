@@ -16,8 +16,10 @@ pub enum Value {
     Str(Bytes),
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
-    /// Boxed for the same reason as sorted sets.
-    Hash(Box<Hash>),
+    /// Inline, unlike the other containers: a hash is no larger than a
+    /// string's `Bytes` (the compact form's buffer, or a box for the table
+    /// form), so a small hash costs one allocation.
+    Hash(Hash),
     /// Boxed for the same reason as sorted sets.
     Set(Box<Set>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
@@ -64,9 +66,25 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
-            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size(),
+            Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inline_hash_does_not_grow_values() {
+        // Every dict entry holds a Value: a hash must fit where a string's
+        // `Bytes` does.
+        assert!(std::mem::size_of::<Hash>() <= std::mem::size_of::<Bytes>());
+        assert_eq!(
+            std::mem::size_of::<Value>(),
+            std::mem::size_of::<Bytes>() + 8
+        );
     }
 }
