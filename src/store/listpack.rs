@@ -98,10 +98,19 @@ impl Listpack {
     }
 
     fn find(&self, field: &[u8]) -> Option<Slot> {
+        let buf = &*self.buf;
         let mut at = 0;
-        while at < self.buf.len() {
-            let (name, _, value_at, end) = decode_pair(&self.buf, at);
-            if name == field {
+        while at < buf.len() {
+            let (name_len, name_at) = read_len(buf, at);
+            let value_at = name_at + name_len;
+            let (value_len, value_start) = read_len(buf, value_at);
+            let end = value_start + value_len;
+            // Names often share a prefix ("user:", "element:0000") and differ
+            // at the end: length and last byte reject most without a memcmp.
+            if name_len == field.len()
+                && (name_len == 0 || buf[value_at - 1] == field[name_len - 1])
+                && buf[name_at..value_at] == *field
+            {
                 return Some(Slot {
                     start: at,
                     value_at,
@@ -189,6 +198,9 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// The length encoded at `at` and the position after it.
 fn read_len(buf: &[u8], mut at: usize) -> (usize, usize) {
+    if buf[at] < 0x80 {
+        return (buf[at] as usize, at + 1); // the usual one-byte length
+    }
     let (mut n, mut shift) = (0usize, 0);
     loop {
         let byte = buf[at];
