@@ -26,6 +26,7 @@ use ahash::RandomState;
 use indexmap::IndexMap;
 
 use super::listpack::{self, Listpack};
+use crate::util::alloc_size;
 
 /// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`: the
 /// largest hash (fields) and the longest field or value (bytes) kept in
@@ -184,13 +185,13 @@ impl Hash {
         }
     }
 
-    /// Heap bytes the hash holds beyond its own inline size: the buffer
-    /// of the compact form; the table's slots, fields, values and
-    /// deadlines (jemalloc's rounding aside).
+    /// Heap bytes the hash holds beyond its own inline size, rounded to
+    /// jemalloc's size classes: the buffer of the compact form; the table's
+    /// slots, fields, values and deadlines.
     pub fn heap_size(&self) -> usize {
         match &self.repr {
             Repr::Packed(lp) => lp.heap_size(),
-            Repr::Table(t) => std::mem::size_of::<Table>() + t.heap_size(),
+            Repr::Table(t) => alloc_size(std::mem::size_of::<Table>()) + t.heap_size(),
         }
     }
 
@@ -501,9 +502,14 @@ impl Table {
     fn heap_size(&self) -> usize {
         const SLOT: usize = std::mem::size_of::<(u64, Box<[u8]>, Box<[u8]>)>()
             + (std::mem::size_of::<usize>() + 1) * 8 / 7;
-        let strings: usize = self.fields.iter().map(|(f, v)| f.len() + v.len()).sum();
+        let strings: usize = self
+            .fields
+            .iter()
+            .map(|(f, v)| alloc_size(f.len()) + alloc_size(v.len()))
+            .sum();
         let deadlines = self.ttls.as_ref().map_or(0, |t| {
-            std::mem::size_of::<FieldTtls>() + t.at.capacity() * std::mem::size_of::<u64>()
+            alloc_size(std::mem::size_of::<FieldTtls>())
+                + alloc_size(t.at.capacity() * std::mem::size_of::<u64>())
         });
         self.fields.capacity() * SLOT + strings + deadlines
     }
@@ -536,7 +542,11 @@ mod tests {
         assert!(std::mem::size_of::<Hash>() <= 24);
         let h = hash(&["name", "mail", "city", "zip0", "lang"]);
         assert!(h.is_compact());
-        assert_eq!(h.heap_size(), 5 * (1 + 4 + 1 + 1));
+        assert_eq!(
+            h.heap_size(),
+            48,
+            "5 * (1 + 4 + 1 + 1) bytes, in one 48-byte class"
+        );
     }
 
     #[test]

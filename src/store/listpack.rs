@@ -38,9 +38,9 @@ impl Listpack {
         self.len == 0
     }
 
-    /// Bytes allocated for the pairs.
+    /// Bytes allocated for the pairs (the buffer's size class).
     pub fn heap_size(&self) -> usize {
-        self.buf.len()
+        crate::util::alloc_size(self.buf.len())
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
@@ -263,14 +263,15 @@ mod tests {
                 (b"c".to_vec(), vec![])
             ]
         );
-        // a=9: 1+1+1+1; b: 1+1+2+200; c: 1+1+1+0.
-        assert_eq!(lp.heap_size(), 4 + 204 + 3);
+        // a=9: 1+1+1+1; b: 1+1+2+200; c: 1+1+1+0 (in a 224-byte class).
+        assert_eq!(lp.buf.len(), 4 + 204 + 3);
+        assert_eq!(lp.heap_size(), 224);
         assert_eq!(lp.get_index(2), Some((&b"c"[..], &b""[..])));
         assert_eq!(lp.get_index(3), None);
         assert!(lp.remove(b"b"));
         assert!(!lp.remove(b"b"));
         assert_eq!(lp.len(), 2);
-        assert_eq!(lp.heap_size(), 4 + 3);
+        assert_eq!((lp.buf.len(), lp.heap_size()), (4 + 3, 8));
         assert_eq!(lp.get(b"c"), Some(&b""[..]));
         assert_eq!(lp.get(b"b"), None);
         assert!(lp.remove(b"a") && lp.remove(b"c") && lp.is_empty());
