@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::store::hash::ListpackLimits;
+
 /// Command-line flags. Flags override the config file, as with redis-server.
 #[derive(Parser, Debug, Clone, Default)]
 #[command(
@@ -54,6 +56,10 @@ pub struct Config {
     pub timeout: u64,
     pub tcp_keepalive: u64,
     pub enable_debug_command: String,
+    /// Most fields of a hash kept in the compact form (`store::hash`).
+    pub hash_max_listpack_entries: usize,
+    /// Longest field or value (bytes) of a hash kept in the compact form.
+    pub hash_max_listpack_value: usize,
     pub config_file: Option<PathBuf>,
 }
 
@@ -76,6 +82,8 @@ impl Default for Config {
             timeout: 0,
             tcp_keepalive: 300,
             enable_debug_command: "local".into(),
+            hash_max_listpack_entries: ListpackLimits::DEFAULT.entries,
+            hash_max_listpack_value: ListpackLimits::DEFAULT.value,
             config_file: None,
         }
     }
@@ -224,13 +232,16 @@ fn int_in(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
 
 /// Redis's memory sizes: plain bytes, or k/kb/m/mb/g/gb (k = 1000, kb = 1024).
 pub fn parse_memory(v: &str) -> Option<u64> {
-    let lower = v.to_ascii_lowercase();
-    let split = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (num, unit) = lower.split_at(split);
-    let n: u64 = num.parse().ok()?;
-    let mul = match unit {
+    let (digits, mul) = memory_shape(v)?;
+    digits.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// The digits and unit multiplier of a memory size, if it is one (however
+/// large the number).
+fn memory_shape(v: &str) -> Option<(&str, u64)> {
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let mul = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" => 1_000,
         "kb" => 1024,
@@ -240,11 +251,21 @@ pub fn parse_memory(v: &str) -> Option<u64> {
         "gb" => 1024 * 1024 * 1024,
         _ => return None,
     };
-    n.checked_mul(mul)
+    (!digits.is_empty()).then_some((digits, mul))
 }
 
 fn memory(v: &str) -> Result<u64, String> {
     parse_memory(v).ok_or_else(|| "argument must be a memory value".to_string())
+}
+
+/// A memory size in `lo..=hi`, with Redis's errors: a well-formed size too
+/// large for 64 bits is out of range, not malformed.
+fn memory_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    match parse_memory(v) {
+        Some(n) if (lo..=hi).contains(&n) => Ok(n),
+        None if memory_shape(v).is_none() => Err("argument must be a memory value".into()),
+        _ => Err(format!("argument must be between {lo} and {hi} inclusive")),
+    }
 }
 
 fn one_of(v: &str, options: &[&str]) -> Result<String, String> {
@@ -334,6 +355,9 @@ pub static PARAMS: &[Param] = &[
     Param { name: "maxmemory", alias: None, mutable: true, get: |_| "0".into(), set: |_, v| { memory(v).and_then(|n| if n == 0 { Ok(()) } else { Err("maxmemory is not supported by ember yet".into()) }) } },
     Param { name: "maxmemory-policy", alias: None, mutable: true, get: |_| "noeviction".into(), set: |_, v| { one_of(v, &["noeviction"]).map(|_| ()) } },
     Param { name: "daemonize", alias: None, mutable: false, get: |_| "no".into(), set: |_, v| { one_of(v, &["no"]).map(|_| ()) } },
+    // Hashes: the limits of the compact form (`store::hash`), with their 6.x names.
+    Param { name: "hash-max-listpack-entries", alias: Some("hash-max-ziplist-entries"), mutable: true, get: |c| c.hash_max_listpack_entries.to_string(), set: |c, v| { c.hash_max_listpack_entries = int_in(v, 0, i64::MAX)? as usize; Ok(()) } },
+    Param { name: "hash-max-listpack-value", alias: Some("hash-max-ziplist-value"), mutable: true, get: |c| c.hash_max_listpack_value.to_string(), set: |c, v| { c.hash_max_listpack_value = memory_in(v, 0, i64::MAX as u64)? as usize; Ok(()) } },
 ];
 
 pub fn find_param(name: &str) -> Option<&'static Param> {
@@ -411,6 +435,50 @@ mod tests {
         assert_eq!(normalize_events("g$lshzxetd").unwrap(), "A");
         assert_eq!(normalize_events("Kgn").unwrap(), "gnK");
         assert!(normalize_events("Q").is_err());
+    }
+
+    #[test]
+    fn hash_limits_take_integers_and_memory_sizes() {
+        let mut c = Config::default();
+        assert_eq!(
+            (c.hash_max_listpack_entries, c.hash_max_listpack_value),
+            (512, 64)
+        );
+        set_param(&mut c, "hash-max-ziplist-entries", "128", false).unwrap();
+        set_param(&mut c, "hash-max-listpack-value", "1kb", false).unwrap();
+        assert_eq!(
+            (c.hash_max_listpack_entries, c.hash_max_listpack_value),
+            (128, 1024)
+        );
+        let range = "argument must be between 0 and 9223372036854775807 inclusive";
+        let cases = [
+            ("hash-max-listpack-entries", "-1", range),
+            (
+                "hash-max-listpack-entries",
+                "1k",
+                "argument couldn't be parsed into an integer",
+            ),
+            (
+                "hash-max-listpack-value",
+                "-1",
+                "argument must be a memory value",
+            ),
+            (
+                "hash-max-listpack-value",
+                "abc",
+                "argument must be a memory value",
+            ),
+            ("hash-max-listpack-value", "9223372036854775808", range),
+            ("hash-max-listpack-value", "99999999999999999999", range),
+        ];
+        for (name, value, want) in cases {
+            assert_eq!(
+                set_param(&mut c, name, value, false).unwrap_err(),
+                want,
+                "{value}"
+            );
+        }
+        assert_eq!(get_params(&c, b"hash-max-*").len(), 4);
     }
 
     #[test]

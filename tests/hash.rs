@@ -105,7 +105,6 @@ fn session_hash_keeps_its_ttl_and_goes_with_its_last_field() {
     c.cmd(&["HSET", "session:1", "page", "/checkout"]);
     assert!(matches!(c.cmd(&["TTL", "session:1"]), Reply::Int(t) if t > 1790));
     assert_eq!(c.cmd(&["TYPE", "session:1"]), Reply::Simple("hash".into()));
-    // Small, short fields: Redis 7.0 keeps them in a listpack.
     assert_eq!(c.cmd(&["OBJECT", "ENCODING", "session:1"]), b("listpack"));
     assert_eq!(
         c.cmd(&["HDEL", "session:1", "user", "cart", "page"]),
@@ -118,6 +117,173 @@ fn session_hash_keeps_its_ttl_and_goes_with_its_last_field() {
     c.cmd(&["HSET", "h", "a", "1"]);
     assert_eq!(c.cmd(&["GET", "h"]), wrong);
     assert_eq!(c.cmd(&["LPUSH", "h", "x"]), wrong);
+}
+
+// Encodings: small hashes are listpacks until a limit is passed, then
+// hashtables for good. Expected answers are redis-server 7.0.15's.
+
+fn encoding(c: &mut common::Raw, key: &str) -> Reply {
+    c.cmd(&["OBJECT", "ENCODING", key])
+}
+
+/// `HSET key` with fields `{prefix}0..{prefix}{n-1}`, each valued `v`.
+fn hset_many(c: &mut common::Raw, key: &str, prefix: &str, n: usize) -> Reply {
+    let fields: Vec<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+    let mut args = vec!["HSET", key];
+    for f in &fields {
+        args.extend([f.as_str(), "v"]);
+    }
+    c.cmd(&args)
+}
+
+#[test]
+fn small_hashes_are_listpacks_until_a_limit_is_passed() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    // Entries: redis-server without a config file allows 512.
+    assert_eq!(hset_many(&mut c, "h", "f", 512), Reply::Int(512));
+    assert_eq!(encoding(&mut c, "h"), b("listpack"));
+    assert_eq!(c.cmd(&["HSET", "h", "f0", "w"]), Reply::Int(0));
+    assert_eq!(
+        encoding(&mut c, "h"),
+        b("listpack"),
+        "an overwrite adds nothing"
+    );
+    assert_eq!(c.cmd(&["HSET", "h", "f512", "v"]), Reply::Int(1));
+    assert_eq!(encoding(&mut c, "h"), b("hashtable"));
+    let gone: Vec<String> = (1..=512).map(|i| format!("f{i}")).collect();
+    let mut hdel = vec!["HDEL", "h"];
+    hdel.extend(gone.iter().map(String::as_str));
+    assert_eq!(c.cmd(&hdel), Reply::Int(512));
+    assert_eq!(
+        c.cmd(&["HGETALL", "h"]),
+        Reply::Array(vec![b("f0"), b("w")])
+    );
+    assert_eq!(encoding(&mut c, "h"), b("hashtable"), "never converts back");
+
+    // Lengths: 64 bytes fit, 65 convert, for a value or a field.
+    let (fits, long) = ("x".repeat(64), "x".repeat(65));
+    c.cmd(&["HSET", "v", "a", &fits, &fits, "1"]);
+    assert_eq!(encoding(&mut c, "v"), b("listpack"));
+    c.cmd(&["HSET", "v", "b", &long]);
+    assert_eq!(encoding(&mut c, "v"), b("hashtable"));
+    assert_eq!(c.cmd(&["HGET", "v", "b"]), b(&long));
+    assert_eq!(c.cmd(&["HGET", "v", &fits]), b("1"));
+    c.cmd(&["HSET", "f", &long, "1"]);
+    assert_eq!(encoding(&mut c, "f"), b("hashtable"));
+    c.cmd(&["HSET", "n", "a", "1"]);
+    assert_eq!(c.cmd(&["HINCRBY", "n", &long, "2"]), Reply::Int(2));
+    assert_eq!(encoding(&mut c, "n"), b("hashtable"));
+    // HSETNX converts only when it writes.
+    c.cmd(&["HSET", "nx", "a", "1"]);
+    assert_eq!(c.cmd(&["HSETNX", "nx", "a", &long]), Reply::Int(0));
+    assert_eq!(encoding(&mut c, "nx"), b("listpack"));
+    assert_eq!(c.cmd(&["HSETNX", "nx", "b", &long]), Reply::Int(1));
+    assert_eq!(encoding(&mut c, "nx"), b("hashtable"));
+    assert_eq!(c.cmd(&["HGET", "nx", "a"]), b("1"));
+    // A hash emptied is deleted; the next one starts small again.
+    c.cmd(&["HDEL", "v", "a", "b", &fits]);
+    assert_eq!(c.cmd(&["HINCRBYFLOAT", "v", "a", "1.5"]), b("1.5"));
+    assert_eq!(encoding(&mut c, "v"), b("listpack"));
+}
+
+#[test]
+fn a_field_deadline_converts_the_hash() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    c.cmd(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+    let missing = c.cmd(&["HEXPIRE", "h", "100", "FIELDS", "1", "zz"]);
+    assert_eq!(missing, Reply::Array(vec![Reply::Int(-2)]));
+    assert_eq!(
+        encoding(&mut c, "h"),
+        b("listpack"),
+        "no field, no deadline"
+    );
+    let set = c.cmd(&["HEXPIRE", "h", "100", "FIELDS", "1", "b"]);
+    assert_eq!(set, Reply::Array(vec![Reply::Int(1)]));
+    // Redis 7.4 keeps small hashes with deadlines in a `listpackex`; ember
+    // moves them to its table form.
+    assert_eq!(encoding(&mut c, "h"), b("hashtable"));
+    assert_eq!(
+        c.cmd(&["HPERSIST", "h", "FIELDS", "1", "b"]),
+        Reply::Array(vec![Reply::Int(1)])
+    );
+    assert_eq!(encoding(&mut c, "h"), b("hashtable"));
+    assert_eq!(
+        c.cmd(&["HGETALL", "h"]),
+        Reply::Array(["a", "1", "b", "2", "c", "3"].map(b).to_vec()),
+        "fields keep their order through the conversion"
+    );
+}
+
+#[test]
+fn config_set_moves_the_limits_on_every_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let pair = |name: &str, value: &str| Reply::Array(vec![b(name), b(value)]);
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-entries"]),
+        pair("hash-max-listpack-entries", "512")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-ziplist-value"]),
+        pair("hash-max-ziplist-value", "64")
+    );
+    let keys = [
+        common::keys_on_shard("a", 0, 2, 1).remove(0),
+        common::keys_on_shard("b", 1, 2, 1).remove(0),
+    ];
+    for key in &keys {
+        assert_eq!(hset_many(&mut c, key, "f", 200), Reply::Int(200));
+    }
+    // The sample redis.conf's value, set at run time (`ziplist` names too).
+    let ok = Reply::Simple("OK".into());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-ziplist-entries", "128"]),
+        ok
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-entries"]),
+        pair("hash-max-listpack-entries", "128")
+    );
+    for key in &keys {
+        let small = format!("{key}:small");
+        assert_eq!(hset_many(&mut c, &small, "f", 128), Reply::Int(128));
+        assert_eq!(encoding(&mut c, &small), b("listpack"));
+        c.cmd(&["HSET", &small, "f128", "v"]);
+        assert_eq!(encoding(&mut c, &small), b("hashtable"), "129 fields");
+        // A listpack over the new limit converts at its next write.
+        assert_eq!(encoding(&mut c, key), b("listpack"));
+        c.cmd(&["HSET", key, "f0", "w"]);
+        assert_eq!(encoding(&mut c, key), b("hashtable"));
+    }
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-value", "1kb"]),
+        ok
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-value"]),
+        pair("hash-max-listpack-value", "1024")
+    );
+    for key in &keys {
+        let wide = format!("{key}:wide");
+        c.cmd(&["HSET", &wide, "a", &"x".repeat(1024)]);
+        assert_eq!(encoding(&mut c, &wide), b("listpack"));
+        c.cmd(&["HSET", &wide, "b", &"x".repeat(1025)]);
+        assert_eq!(encoding(&mut c, &wide), b("hashtable"));
+    }
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-value", "-1"]),
+        err("ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-value') - argument must be a memory value")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-entries", "-1"]),
+        err("ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - argument must be between 0 and 9223372036854775807 inclusive")
+    );
+    // 0 entries: every hash is a hashtable from its first field.
+    c.cmd(&["CONFIG", "SET", "hash-max-listpack-entries", "0"]);
+    c.cmd(&["HSET", "zero", "a", "1"]);
+    assert_eq!(encoding(&mut c, "zero"), b("hashtable"));
 }
 
 // ---- Hashes, second part: HRANDFIELD, HSCAN, encodings ----

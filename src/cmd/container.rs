@@ -44,7 +44,7 @@ use super::args::{err, int_arg, Reply};
 use super::keys::{scan_cursor, scan_options, scan_reply};
 use super::Ctx;
 use crate::resp::Frame;
-use crate::store::encoding::{sort_as_intset, Compact, Encoded};
+use crate::store::encoding::sort_as_intset;
 use crate::store::value::{Hash, Set};
 use crate::store::zset::ZSet;
 use crate::store::{Keyspace, Value};
@@ -59,10 +59,25 @@ pub enum Companion {
     Score(f64),
 }
 
+/// A container found in a value, and whether it is in its compact encoding
+/// (which decides the order and the one-call answers Redis gives).
+pub struct Found<'a, T> {
+    items: &'a T,
+    compact: bool,
+}
+
+impl<T> std::ops::Deref for Found<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.items
+    }
+}
+
 /// A container seen as elements at positions `0..size`.
-pub trait Elements: Compact + Sized {
+pub trait Elements: Sized {
     /// The container stored in `value`, if it holds this kind.
-    fn of(value: &Value) -> Option<&Encoded<Self>>;
+    fn of(value: &Value) -> Option<Found<'_, Self>>;
 
     fn size(&self) -> usize;
 
@@ -86,8 +101,8 @@ pub trait Elements: Compact + Sized {
 
     /// Every element, in the order Redis answers a random pick that asks
     /// for all of them (positions ascending, unless overridden).
-    fn whole(container: &Encoded<Self>) -> Vec<(Bytes, Companion)> {
-        if container.is_compact() {
+    fn whole(container: &Found<Self>) -> Vec<(Bytes, Companion)> {
+        if container.compact {
             container.compact_listing()
         } else {
             container.elements(0..container.size(), false)
@@ -96,9 +111,12 @@ pub trait Elements: Compact + Sized {
 }
 
 impl Elements for Set {
-    fn of(value: &Value) -> Option<&Encoded<Set>> {
+    fn of(value: &Value) -> Option<Found<'_, Set>> {
         match value {
-            Value::Set(s) => Some(s),
+            Value::Set(s) => Some(Found {
+                items: s,
+                compact: s.is_compact(),
+            }),
             _ => None,
         }
     }
@@ -120,9 +138,12 @@ impl Elements for Set {
 }
 
 impl Elements for Hash {
-    fn of(value: &Value) -> Option<&Encoded<Hash>> {
+    fn of(value: &Value) -> Option<Found<'_, Hash>> {
         match value {
-            Value::Hash(h) => Some(h),
+            Value::Hash(h) => Some(Found {
+                items: h,
+                compact: h.is_compact(),
+            }),
             _ => None,
         }
     }
@@ -133,14 +154,20 @@ impl Elements for Hash {
 
     fn element(&self, i: usize) -> (Bytes, Companion) {
         let (field, value) = self.get_index(i).expect("position below size");
-        (field.clone(), Companion::Value(value.clone()))
+        (
+            Bytes::copy_from_slice(field),
+            Companion::Value(Bytes::copy_from_slice(value)),
+        )
     }
 }
 
 impl Elements for ZSet {
-    fn of(value: &Value) -> Option<&Encoded<ZSet>> {
+    fn of(value: &Value) -> Option<Found<'_, ZSet>> {
         match value {
-            Value::ZSet(z) => Some(z),
+            Value::ZSet(z) => Some(Found {
+                items: z,
+                compact: z.is_compact(),
+            }),
             _ => None,
         }
     }
@@ -155,7 +182,7 @@ impl Elements for ZSet {
     }
 
     /// Redis answers a whole sorted set from the highest rank down.
-    fn whole(container: &Encoded<ZSet>) -> Vec<(Bytes, Companion)> {
+    fn whole(container: &Found<ZSet>) -> Vec<(Bytes, Companion)> {
         container.elements(0..container.size(), true)
     }
 
@@ -175,7 +202,7 @@ impl Elements for ZSet {
 fn lookup<'k, T: Elements>(
     ks: &'k mut Keyspace,
     key: &[u8],
-) -> Result<Option<&'k Encoded<T>>, Frame> {
+) -> Result<Option<Found<'k, T>>, Frame> {
     match ks.read(key) {
         None => Ok(None),
         Some(entry) => T::of(&entry.value).map(Some).ok_or_else(err::wrongtype),
@@ -217,7 +244,7 @@ fn random_pick<T: Elements>(ctx: &mut Ctx, argv: &[Bytes], flag: Option<&str>) -
     };
     let size = container.size();
     let elements = match pick {
-        Pick::Distinct(n) if n >= size => T::whole(container),
+        Pick::Distinct(n) if n >= size => T::whole(&container),
         pick => positions(size, pick, rng)
             .into_iter()
             .map(|i| container.element(i))
@@ -361,7 +388,7 @@ fn cursor_walk<T: Elements>(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Ok(scan_reply(0, Vec::new()));
     };
     let opts = scan_options(&argv[3..], false)?;
-    let compact = container.is_compact();
+    let compact = container.compact;
     let (range, next) = walk_step(container.size(), compact, cursor, opts.count);
     let elements = if compact {
         container.compact_listing()

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use super::args::{err, Reply};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::hash::ListpackLimits;
 use crate::store::notify::HASH;
 use crate::store::value::Hash;
 use crate::store::{Entry, Keyspace, Value};
@@ -20,7 +21,7 @@ pub(super) fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
 /// The hash at `key` for writing, created empty when missing.
 fn hash_for_write<'k>(ks: &'k mut Keyspace, key: &[u8]) -> Result<&'k mut Hash, Frame> {
     if ks.get(key).is_none() {
-        ks.set(key, Value::Hash(Box::default()), None);
+        ks.set(key, Value::Hash(Hash::default()), None);
     }
     match &mut ks.get(key).expect("present").value {
         Value::Hash(h) => Ok(h),
@@ -36,6 +37,11 @@ fn with_hash<T>(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Hash) -> T) -> Result
     }
 }
 
+/// The current `hash-max-listpack-*` limits, for a write.
+fn limits(ctx: &Ctx) -> ListpackLimits {
+    ctx.shard.shared.limits.hash_listpack()
+}
+
 /// HSET and HMSET: field/value pairs.
 fn set_fields(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, Frame> {
     if !argv.len().is_multiple_of(2) {
@@ -44,15 +50,12 @@ fn set_fields(ctx: &mut Ctx, argv: &[Bytes]) -> Result<i64, Frame> {
         ));
     }
     let key = &argv[1];
+    let limits = limits(ctx);
     let mut ks = ctx.ks();
     let hash = hash_for_write(&mut ks, key)?;
     let mut added = 0;
     for pair in argv[2..].chunks_exact(2) {
-        let old = hash.insert(
-            Bytes::copy_from_slice(&pair[0]),
-            Bytes::copy_from_slice(&pair[1]),
-        );
-        added += old.is_none() as i64;
+        added += hash.insert(&pair[0], &pair[1], limits) as i64;
     }
     ks.notify(HASH, "hset", key);
     Ok(added)
@@ -67,25 +70,24 @@ pub fn hmset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn hsetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let key = &argv[1];
+    let (key, field, value) = (&argv[1], &argv[2], &argv[3]);
+    let limits = limits(ctx);
     let mut ks = ctx.ks();
     if let Some(entry) = ks.get(key) {
-        if as_hash(entry)?.contains_key(argv[2].as_ref()) {
+        if as_hash(entry)?.contains_key(field) {
             return Ok(Frame::Integer(0));
         }
     }
-    let hash = hash_for_write(&mut ks, key)?;
-    hash.insert(
-        Bytes::copy_from_slice(&argv[2]),
-        Bytes::copy_from_slice(&argv[3]),
-    );
+    hash_for_write(&mut ks, key)?.insert(field, value, limits);
     ks.notify(HASH, "hset", key);
     Ok(Frame::Integer(1))
 }
 
 pub fn hget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let value = with_hash(ctx, &argv[1], |h| h.get(argv[2].as_ref()).cloned())?.flatten();
-    Ok(value.map_or(Frame::Null, Frame::Bulk))
+    let value = with_hash(ctx, &argv[1], |h| {
+        h.get(&argv[2]).map(Bytes::copy_from_slice)
+    })?;
+    Ok(value.flatten().map_or(Frame::Null, Frame::Bulk))
 }
 
 pub fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -93,7 +95,7 @@ pub fn hmget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let values = with_hash(ctx, &argv[1], |h| {
         fields
             .iter()
-            .map(|f| h.get(f.as_ref()).cloned().map_or(Frame::Null, Frame::Bulk))
+            .map(|f| h.get(f).map_or(Frame::Null, Frame::bulk))
             .collect()
     })?;
     Ok(Frame::Array(
@@ -113,10 +115,7 @@ pub fn hdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     // Small hashes keep insertion order across deletes, as Redis's listpack
     // encoding does; a field's deadline goes with it.
-    let removed = argv[2..]
-        .iter()
-        .filter(|f| hash.remove(f).is_some())
-        .count();
+    let removed = argv[2..].iter().filter(|f| hash.remove(f)).count();
     let emptied = hash.is_empty();
     ks.after_removal(key, HASH, "hdel", removed > 0, emptied);
     Ok(Frame::Integer(removed as i64))
@@ -129,27 +128,25 @@ pub fn hlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 pub fn hexists(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let found = with_hash(ctx, &argv[1], |h| h.contains_key(argv[2].as_ref()))?.unwrap_or(false);
+    let found = with_hash(ctx, &argv[1], |h| h.contains_key(&argv[2]))?.unwrap_or(false);
     Ok(Frame::Integer(found as i64))
 }
 
 pub fn hstrlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let len = with_hash(ctx, &argv[1], |h| {
-        h.get(argv[2].as_ref()).map_or(0, |v| v.len())
-    })?;
+    let len = with_hash(ctx, &argv[1], |h| h.get(&argv[2]).map_or(0, |v| v.len()))?;
     Ok(Frame::Integer(len.unwrap_or(0) as i64))
 }
 
 pub fn hkeys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let keys = with_hash(ctx, &argv[1], |h| {
-        h.keys().cloned().map(Frame::Bulk).collect()
+        h.iter().map(|(k, _)| Frame::bulk(k)).collect()
     })?;
     Ok(Frame::Array(keys.unwrap_or_default()))
 }
 
 pub fn hvals(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let values = with_hash(ctx, &argv[1], |h| {
-        h.values().cloned().map(Frame::Bulk).collect()
+        h.iter().map(|(_, v)| Frame::bulk(v)).collect()
     })?;
     Ok(Frame::Array(values.unwrap_or_default()))
 }
@@ -158,7 +155,7 @@ pub fn hvals(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn hgetall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let pairs = with_hash(ctx, &argv[1], |h| {
         h.iter()
-            .map(|(k, v)| (Frame::Bulk(k.clone()), Frame::Bulk(v.clone())))
+            .map(|(k, v)| (Frame::bulk(k), Frame::bulk(v)))
             .collect()
     })?;
     Ok(Frame::Map(pairs.unwrap_or_default()))
@@ -167,9 +164,10 @@ pub fn hgetall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let delta = super::args::int_arg(&argv[3])?;
     let key = &argv[1];
+    let limits = limits(ctx);
     let mut ks = ctx.ks();
     let hash = hash_for_write(&mut ks, key)?;
-    let current = match hash.get(argv[2].as_ref()) {
+    let current = match hash.get(&argv[2]) {
         Some(v) => parse_i64(v).ok_or_else(|| err::frame("ERR hash value is not an integer"))?,
         None => 0,
     };
@@ -179,7 +177,7 @@ pub fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let mut text = Vec::with_capacity(20);
     format_i64(next, &mut text);
     // An increment keeps the field's deadline (Redis 7.4).
-    hash.insert_keep_ttl(Bytes::copy_from_slice(&argv[2]), Bytes::from(text));
+    hash.insert_keep_ttl(&argv[2], &text, limits);
     ks.notify(HASH, "hincrby", key);
     Ok(Frame::Integer(next))
 }
@@ -191,9 +189,10 @@ pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Err(err::frame("ERR increment would produce NaN or Infinity"));
     }
     let key = &argv[1];
+    let limits = limits(ctx);
     let mut ks = ctx.ks();
     let hash = hash_for_write(&mut ks, key)?;
-    let current = match hash.get(argv[2].as_ref()) {
+    let current = match hash.get(&argv[2]) {
         Some(v) => parse_f64(v).ok_or_else(|| err::frame("ERR hash value is not a float"))?,
         None => 0.0,
     };
@@ -202,7 +201,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Err(err::frame("ERR increment would produce NaN or Infinity"));
     }
     let text = Bytes::from(format_incr_float(next));
-    hash.insert_keep_ttl(Bytes::copy_from_slice(&argv[2]), text.clone());
+    hash.insert_keep_ttl(&argv[2], &text, limits);
     ks.notify(HASH, "hincrbyfloat", key);
     Ok(Frame::Bulk(text))
 }

@@ -40,7 +40,7 @@ fn hash_mut<'k>(ks: &'k mut Keyspace, key: &[u8]) -> Result<Option<&'k mut Hash>
         Some(Entry {
             value: Value::Hash(hash),
             ..
-        }) => Ok(Some(&mut **hash)),
+        }) => Ok(Some(hash)),
         Some(_) => Err(err::wrongtype()),
     }
 }

@@ -20,6 +20,7 @@ pub use locks::{LockKey, Need, TxId};
 pub use worker::{Msg, Parked};
 
 use crate::config::Config;
+use crate::store::hash::ListpackLimits;
 
 /// Token of the inbox waker in every shard's poll.
 pub const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
@@ -36,9 +37,20 @@ pub struct Limits {
     pub max_bulk_len: AtomicU64,
     pub query_buffer_limit: AtomicU64,
     pub maxclients: AtomicUsize,
+    /// `hash-max-listpack-entries` and `hash-max-listpack-value`.
+    pub hash_listpack_entries: AtomicUsize,
+    pub hash_listpack_value: AtomicUsize,
 }
 
 impl Limits {
+    /// The limits of the compact hash form, for a write.
+    pub fn hash_listpack(&self) -> ListpackLimits {
+        ListpackLimits {
+            entries: self.hash_listpack_entries.load(Relaxed),
+            value: self.hash_listpack_value.load(Relaxed),
+        }
+    }
+
     pub fn max_bulk_len(&self) -> usize {
         self.max_bulk_len.load(Relaxed) as usize
     }
@@ -116,6 +128,12 @@ impl Shared {
             .query_buffer_limit
             .store(c.client_query_buffer_limit, Relaxed);
         self.limits.maxclients.store(c.maxclients, Relaxed);
+        self.limits
+            .hash_listpack_entries
+            .store(c.hash_max_listpack_entries, Relaxed);
+        self.limits
+            .hash_listpack_value
+            .store(c.hash_max_listpack_value, Relaxed);
         self.expire.hz.store(c.hz, Relaxed);
         self.expire.effort.store(c.active_expire_effort, Relaxed);
         self.expire

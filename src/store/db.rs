@@ -725,12 +725,12 @@ mod tests {
                 h.set_deadline(f.as_bytes(), at);
             }
         }
-        Value::Hash(Box::new(h.into()))
+        Value::Hash(h)
     }
 
     fn hash_of(db: &Db, key: &[u8]) -> Hash {
         match &db.peek(key).expect("key").value {
-            Value::Hash(h) => Hash::clone(h),
+            Value::Hash(h) => h.clone(),
             other => panic!("not a hash: {other:?}"),
         }
     }
@@ -793,14 +793,17 @@ mod tests {
         else {
             unreachable!()
         };
-        kept.insert(Bytes::from_static(b"z"), Bytes::from_static(b"v"));
+        kept.insert(b"z", b"v", Default::default());
         kept.set_deadline(b"z", 1_000);
         assert_eq!(db.expire_due_fields(0, 127, usize::MAX, &mut stats), (0, 0));
         assert!(db.has_due_fields(128), "the window of 100 ends at 128");
         assert_eq!(db.expire_due_fields(0, 128, usize::MAX, &mut stats), (2, 3));
         assert!(db.peek(b"gone").is_none());
         assert_eq!(
-            hash_of(&db, b"kept").keys().collect::<Vec<_>>(),
+            hash_of(&db, b"kept")
+                .iter()
+                .map(|(f, _)| f)
+                .collect::<Vec<_>>(),
             [&b"z"[..]]
         );
         // kept is filed again under z's deadline.

@@ -2,26 +2,22 @@
 //! `listpack`), their thresholds, and the record that a container has
 //! outgrown them, since Redis never converts a container back.
 //!
-//! ember stores every set, hash and sorted set the same way whatever its
-//! size; the encoding is only reported, so clients and tools that look at it
-//! (and SSCAN/HSCAN/ZSCAN, which answer a compact container in one call as
-//! Redis does) see what Redis would show.
+//! Sets and sorted sets are stored the same way whatever their size; their
+//! encoding is only reported, so clients and tools that look at it (and
+//! SSCAN/ZSCAN, which answer a compact container in one call as Redis does)
+//! see what Redis would show. Hashes really have a compact form
+//! (`store::hash`, `store::listpack`) and report it themselves.
 
 use std::ops::{Deref, DerefMut};
 
 use bytes::Bytes;
 
-use super::value::{Hash, Set};
+use super::value::Set;
 use super::zset::ZSet;
 
 /// Redis's `set-max-intset-entries`: a set of integers keeps the `intset`
 /// encoding up to this many members.
 pub const SET_MAX_INTSET_ENTRIES: usize = 512;
-/// Redis's `hash-max-listpack-entries`: most fields of a `listpack` hash.
-pub const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
-/// Redis's `hash-max-listpack-value`: longest field or value (bytes) of a
-/// `listpack` hash.
-pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
 /// Redis's `zset-max-listpack-entries`: most members of a `listpack` sorted set.
 pub const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
 /// Redis's `zset-max-listpack-value`: longest member (bytes) of a `listpack`
@@ -41,15 +37,6 @@ impl Compact for Set {
             && self
                 .iter()
                 .all(|m| crate::util::num::parse_i64(m).is_some())
-    }
-}
-
-impl Compact for Hash {
-    fn fits_compact(&self) -> bool {
-        self.len() <= HASH_MAX_LISTPACK_ENTRIES
-            && self.iter().all(|(field, value)| {
-                field.len() <= HASH_MAX_LISTPACK_VALUE && value.len() <= HASH_MAX_LISTPACK_VALUE
-            })
     }
 }
 
@@ -177,13 +164,8 @@ mod tests {
     }
 
     #[test]
-    fn hashes_and_sorted_sets_follow_their_own_limits() {
-        let long = Bytes::from(vec![b'x'; HASH_MAX_LISTPACK_VALUE + 1]);
-        let mut hash = Hash::default();
-        hash.insert(Bytes::from_static(b"f"), long.slice(1..));
-        assert!(hash.fits_compact(), "64 bytes still fit");
-        hash.insert(Bytes::from_static(b"f"), long.clone());
-        assert!(!hash.fits_compact());
+    fn sorted_sets_follow_their_own_limits() {
+        let long = Bytes::from(vec![b'x'; ZSET_MAX_LISTPACK_VALUE + 1]);
         let mut zset = ZSet::default();
         zset.insert(&long[1..], 1.0);
         assert!(zset.fits_compact());

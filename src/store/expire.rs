@@ -523,7 +523,7 @@ mod tests {
                 }
             }
             let key = format!("h{i}");
-            store.dbs[0].insert_raw(key.as_bytes(), Value::Hash(Box::new(h.into())), None, 0);
+            store.dbs[0].insert_raw(key.as_bytes(), Value::Hash(h), None, 0);
         }
         assert_eq!(store.dbs[0].volatile_len(), 0);
         let params = ExpireParams::new(10, 1, 1_000_000, 50);

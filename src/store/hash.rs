@@ -1,36 +1,98 @@
-//! The hash value: fields in insertion order, and per-field deadlines for
-//! the hashes that use them (Redis 7.4's HEXPIRE family).
+//! The hash value: a compact listpack while small, a table once it grows,
+//! and per-field deadlines for the hashes that use them (Redis 7.4's
+//! HEXPIRE family).
 //!
-//! A hash without field TTLs pays one null pointer. The first deadline set
-//! allocates [`FieldTtls`]: one `u64` per field, kept at the same position as
-//! the field in the map (0 = no deadline), plus a lower bound of the earliest
-//! deadline. So a lookup asks "is anything due?" in O(1), and reclaiming the
-//! due fields is one pass over the hash. Every change to the map goes through
-//! this type, which is how the positions stay aligned; reads borrow the map
-//! (`Deref`).
-
-use std::ops::Deref;
+//! # Two forms, as in Redis
+//!
+//! A new hash is a [`Listpack`]: its pairs in one buffer, looked up by a
+//! walk. It stays so while it has at most `hash-max-listpack-entries`
+//! fields, every field and value is at most `hash-max-listpack-value` bytes,
+//! and no field has a deadline. The first write past a limit, or the first
+//! deadline, converts it once and for all to a [`Table`] (an `IndexMap`:
+//! O(1) lookup and removal); Redis never converts back either. The limits
+//! come with each write ([`ListpackLimits`]), read from CONFIG by the caller.
+//!
+//! # Deadlines
+//!
+//! Only the table form has them. A table without field TTLs pays one null
+//! pointer. The first deadline set allocates [`FieldTtls`]: one `u64` per
+//! field, kept at the same position as the field in the map (0 = no
+//! deadline), plus a lower bound of the earliest deadline. So a lookup asks
+//! "is anything due?" in O(1), and reclaiming the due fields is one pass
+//! over the hash. Every change goes through [`Hash`], which is how the
+//! positions stay aligned and the form stays private.
 
 use ahash::RandomState;
-use bytes::Bytes;
 use indexmap::IndexMap;
 
-/// Redis's `hash-max-listpack-entries` default: up to this many fields a
-/// hash keeps its fields in insertion order, deletes included (O(n), n
-/// small); larger ones remove in O(1).
-pub const SMALL_HASH_FIELDS: usize = 128;
+use super::listpack::{self, Listpack};
+use crate::util::alloc_size;
 
-/// The fields of a hash.
-pub type FieldMap = IndexMap<Bytes, Bytes, RandomState>;
+/// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`: the
+/// largest hash (fields) and the longest field or value (bytes) kept in
+/// the compact form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListpackLimits {
+    pub entries: usize,
+    pub value: usize,
+}
+
+impl ListpackLimits {
+    /// Redis 7.0's built-in defaults, what `redis-server` without a config
+    /// file reports (the sample redis.conf lowers `entries` to 128).
+    pub const DEFAULT: ListpackLimits = ListpackLimits {
+        entries: 512,
+        value: 64,
+    };
+
+    /// Whether a field and value this long may stay in the compact form.
+    fn fits(&self, field: &[u8], value: &[u8]) -> bool {
+        field.len() <= self.value && value.len() <= self.value
+    }
+}
+
+impl Default for ListpackLimits {
+    fn default() -> Self {
+        ListpackLimits::DEFAULT
+    }
+}
+
+/// Up to this many fields a table removes in order (O(n), n small), so a
+/// hash converted early (by a deadline, a long value) lists its fields in
+/// insertion order across deletes, as Redis 7.4's `listpackex` does; larger
+/// ones remove in O(1).
+const ORDERED_REMOVAL_MAX: usize = 128;
+
+/// The fields of a hash in its table form.
+type FieldMap = IndexMap<Box<[u8]>, Box<[u8]>, RandomState>;
 
 /// "No deadline" in [`FieldTtls::at`]: a stored deadline is always in the
 /// future, so never 0.
 const NO_TTL: u64 = 0;
 
-/// A hash: fields in insertion order, O(1) lookup and removal, and optional
-/// per-field deadlines (absolute Unix milliseconds).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A hash: fields in insertion order, and optional per-field deadlines
+/// (absolute Unix milliseconds).
+#[derive(Clone, Debug, Default)]
 pub struct Hash {
+    repr: Repr,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Packed(Listpack),
+    /// Boxed: keeps `Hash` as small as the compact form.
+    Table(Box<Table>),
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Packed(Listpack::default())
+    }
+}
+
+/// The large form: O(1) lookup and removal, and the deadlines.
+#[derive(Clone, Debug, Default)]
+struct Table {
     fields: FieldMap,
     /// Only hashes that ever had a field deadline allocate this.
     ttls: Option<Box<FieldTtls>>,
@@ -52,43 +114,288 @@ struct FieldTtls {
     filed: Option<u64>,
 }
 
-impl Deref for Hash {
-    type Target = FieldMap;
-
-    fn deref(&self) -> &FieldMap {
-        &self.fields
-    }
-}
-
+/// Reads and writes: the same answers whatever the form.
 impl Hash {
-    /// Sets a field's value; a field that existed loses its deadline, as
-    /// HSET does in Redis 7.4. Returns the old value.
-    pub fn insert(&mut self, field: Bytes, value: Bytes) -> Option<Bytes> {
-        let (index, old) = self.fields.insert_full(field, value);
-        match &mut self.ttls {
-            Some(ttls) if old.is_none() => ttls.at.push(NO_TTL),
-            Some(_) => self.clear_deadline_at(index),
-            None => {}
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Packed(lp) => lp.len(),
+            Repr::Table(t) => t.fields.len(),
         }
-        old
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the hash is in its compact form (OBJECT ENCODING `listpack`).
+    pub fn is_compact(&self) -> bool {
+        matches!(self.repr, Repr::Packed(_))
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Packed(lp) => lp.get(field),
+            Repr::Table(t) => t.fields.get(field).map(|v| &**v),
+        }
+    }
+
+    pub fn contains_key(&self, field: &[u8]) -> bool {
+        match &self.repr {
+            Repr::Packed(lp) => lp.contains(field),
+            Repr::Table(t) => t.fields.contains_key(field),
+        }
+    }
+
+    /// The field and value at position `index` in insertion order (random
+    /// picks, cursors): O(1) in the table form, O(index) in the compact one.
+    pub fn get_index(&self, index: usize) -> Option<(&[u8], &[u8])> {
+        match &self.repr {
+            Repr::Packed(lp) => lp.get_index(index),
+            Repr::Table(t) => t.fields.get_index(index).map(|(f, v)| (&**f, &**v)),
+        }
+    }
+
+    /// Fields and values in insertion order (for a table that removed in
+    /// O(1), in the order those removals left).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(match &self.repr {
+            Repr::Packed(lp) => Forms::Packed(lp.iter()),
+            Repr::Table(t) => Forms::Table(t.fields.iter()),
+        })
+    }
+
+    /// Sets a field's value; a field that existed loses its deadline, as
+    /// HSET does in Redis 7.4. True when the field is new. Converts to the
+    /// table form past `limits`.
+    pub fn insert(&mut self, field: &[u8], value: &[u8], limits: ListpackLimits) -> bool {
+        self.write(field, value, limits, false)
     }
 
     /// Sets a field's value keeping its deadline (HINCRBY, HINCRBYFLOAT).
-    pub fn insert_keep_ttl(&mut self, field: Bytes, value: Bytes) -> Option<Bytes> {
-        let old = self.fields.insert(field, value);
-        if let (Some(ttls), None) = (&mut self.ttls, &old) {
-            ttls.at.push(NO_TTL);
-        }
-        old
+    pub fn insert_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: ListpackLimits) -> bool {
+        self.write(field, value, limits, true)
     }
 
-    /// Removes a field and its deadline. Small hashes keep their order.
-    pub fn remove(&mut self, field: &[u8]) -> Option<Bytes> {
-        let keep_order = self.fields.len() <= SMALL_HASH_FIELDS;
-        let (index, _, value) = if keep_order {
-            self.fields.shift_remove_full(field)?
+    /// Removes a field and its deadline; true if it was there. The compact
+    /// form and small tables keep the order of the others.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match &mut self.repr {
+            Repr::Packed(lp) => lp.remove(field),
+            Repr::Table(t) => t.remove(field),
+        }
+    }
+
+    /// Heap bytes the hash holds beyond its own inline size, rounded to
+    /// jemalloc's size classes: the buffer of the compact form; the table's
+    /// slots, fields, values and deadlines.
+    pub fn heap_size(&self) -> usize {
+        match &self.repr {
+            Repr::Packed(lp) => lp.heap_size(),
+            Repr::Table(t) => alloc_size(std::mem::size_of::<Table>()) + t.heap_size(),
+        }
+    }
+
+    /// Writes a pair, converting first when it is too long for the compact
+    /// form and after when the compact form has too many fields, as Redis
+    /// 7.0's `hashTypeSet` does.
+    fn write(
+        &mut self,
+        field: &[u8],
+        value: &[u8],
+        limits: ListpackLimits,
+        keep_ttl: bool,
+    ) -> bool {
+        if !limits.fits(field, value) {
+            self.convert();
+        }
+        match &mut self.repr {
+            Repr::Packed(lp) => {
+                let added = lp.insert(field, value);
+                if lp.len() > limits.entries {
+                    self.convert();
+                }
+                added
+            }
+            Repr::Table(t) => t.insert(field, value, keep_ttl),
+        }
+    }
+
+    /// Moves the pairs of the compact form into a table (no-op for a table).
+    fn convert(&mut self) {
+        let Repr::Packed(lp) = &self.repr else {
+            return;
+        };
+        let mut fields = FieldMap::with_capacity_and_hasher(lp.len() + 1, RandomState::new());
+        fields.extend(lp.iter().map(|(f, v)| (Box::from(f), Box::from(v))));
+        self.repr = Repr::Table(Box::new(Table { fields, ttls: None }));
+    }
+
+    fn table(&self) -> Option<&Table> {
+        match &self.repr {
+            Repr::Table(t) => Some(t),
+            Repr::Packed(_) => None,
+        }
+    }
+
+    fn table_mut(&mut self) -> Option<&mut Table> {
+        match &mut self.repr {
+            Repr::Table(t) => Some(t),
+            Repr::Packed(_) => None,
+        }
+    }
+}
+
+/// Field deadlines; a compact hash has none, and the first one converts it.
+impl Hash {
+    /// The deadline of `field`, if it exists and has one.
+    pub fn deadline(&self, field: &[u8]) -> Option<u64> {
+        let table = self.table()?;
+        table.deadline_at(table.fields.get_index_of(field)?)
+    }
+
+    /// Gives `field` the deadline `at` (Unix ms, not 0). False when there is
+    /// no such field.
+    pub fn set_deadline(&mut self, field: &[u8], at: u64) -> bool {
+        debug_assert_ne!(at, NO_TTL);
+        if !self.contains_key(field) {
+            return false;
+        }
+        self.convert();
+        self.table_mut().expect("converted").set_deadline(field, at);
+        true
+    }
+
+    /// Removes the deadline of `field`; true if it had one (HPERSIST).
+    pub fn persist(&mut self, field: &[u8]) -> bool {
+        self.table_mut().is_some_and(|t| t.persist(field))
+    }
+
+    /// At most the earliest field deadline; None when no field has one.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.table()?.ttls.as_ref().map(|t| t.next)
+    }
+
+    /// Whether some field may have expired at `now_ms` (its deadline is
+    /// before `now_ms`, the rule keys follow). Cheap: reads the lower bound.
+    pub fn may_have_expired(&self, now_ms: u64) -> bool {
+        self.next_deadline().is_some_and(|next| next < now_ms)
+    }
+
+    /// Whether every field has expired at `now_ms` (KEYS skips such a hash).
+    pub fn all_expired(&self, now_ms: u64) -> bool {
+        match self.table().and_then(|t| t.ttls.as_ref()) {
+            Some(ttls) if ttls.next < now_ms => ttls.at.iter().all(|&at| expired(at, now_ms)),
+            _ => false,
+        }
+    }
+
+    /// Removes every field whose deadline is before `now_ms` and makes the
+    /// earliest deadline exact. Returns how many were removed.
+    pub fn remove_expired(&mut self, now_ms: u64) -> usize {
+        self.table_mut().map_or(0, |t| t.remove_expired(now_ms))
+    }
+
+    /// The deadline this hash was last filed under in its database's index.
+    pub fn filed_under(&self) -> Option<u64> {
+        self.table()?.ttls.as_ref().and_then(|t| t.filed)
+    }
+
+    /// Records the deadline this hash is filed under (no effect without
+    /// field deadlines).
+    pub fn set_filed_under(&mut self, deadline: Option<u64>) {
+        if let Some(ttls) = self.table_mut().and_then(|t| t.ttls.as_mut()) {
+            ttls.filed = deadline;
+        }
+    }
+
+    /// The deadline of the field at `index` (for comparing hashes).
+    fn deadline_at(&self, index: usize) -> Option<u64> {
+        self.table()?.deadline_at(index)
+    }
+}
+
+/// Equal when they hold the same fields, values and deadlines in the same
+/// order, whatever their forms.
+impl PartialEq for Hash {
+    fn eq(&self, other: &Hash) -> bool {
+        self.len() == other.len()
+            && self.iter().eq(other.iter())
+            && (0..self.len()).all(|i| self.deadline_at(i) == other.deadline_at(i))
+    }
+}
+
+/// A hash of `(field, value)` pairs, converted as Redis's default limits say.
+impl<F: AsRef<[u8]>, V: AsRef<[u8]>> FromIterator<(F, V)> for Hash {
+    fn from_iter<I: IntoIterator<Item = (F, V)>>(iter: I) -> Hash {
+        let mut hash = Hash::default();
+        for (field, value) in iter {
+            hash.insert(field.as_ref(), value.as_ref(), ListpackLimits::DEFAULT);
+        }
+        hash
+    }
+}
+
+/// The fields and values of a [`Hash`], in order.
+pub struct Iter<'a>(Forms<'a>);
+
+enum Forms<'a> {
+    Packed(listpack::Iter<'a>),
+    Table(indexmap::map::Iter<'a, Box<[u8]>, Box<[u8]>>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Forms::Packed(it) => it.next(),
+            Forms::Table(it) => it.next().map(|(f, v)| (&**f, &**v)),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Hash {
+    type Item = (&'a [u8], &'a [u8]);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl Table {
+    fn insert(&mut self, field: &[u8], value: &[u8], keep_ttl: bool) -> bool {
+        match self.fields.get_full_mut(field) {
+            Some((index, _, old)) => {
+                if old.len() == value.len() {
+                    old.copy_from_slice(value);
+                } else {
+                    *old = Box::from(value);
+                }
+                if !keep_ttl {
+                    self.clear_deadline_at(index);
+                }
+                false
+            }
+            None => {
+                self.fields.insert(Box::from(field), Box::from(value));
+                if let Some(ttls) = &mut self.ttls {
+                    ttls.at.push(NO_TTL);
+                }
+                true
+            }
+        }
+    }
+
+    fn remove(&mut self, field: &[u8]) -> bool {
+        let keep_order = self.fields.len() <= ORDERED_REMOVAL_MAX;
+        let removed = if keep_order {
+            self.fields.shift_remove_full(field)
         } else {
-            self.fields.swap_remove_full(field)?
+            self.fields.swap_remove_full(field)
+        };
+        let Some((index, _, _)) = removed else {
+            return false;
         };
         if let Some(ttls) = &mut self.ttls {
             let at = if keep_order {
@@ -100,23 +407,12 @@ impl Hash {
                 self.deadline_removed();
             }
         }
-        Some(value)
+        true
     }
 
-    /// The deadline of `field`, if it exists and has one.
-    pub fn deadline(&self, field: &[u8]) -> Option<u64> {
-        let ttls = self.ttls.as_ref()?;
-        let index = self.fields.get_index_of(field)?;
-        Some(ttls.at[index]).filter(|&at| at != NO_TTL)
-    }
-
-    /// Gives `field` the deadline `at` (Unix ms, not 0). False when there is
-    /// no such field.
-    pub fn set_deadline(&mut self, field: &[u8], at: u64) -> bool {
-        debug_assert_ne!(at, NO_TTL);
-        let Some(index) = self.fields.get_index_of(field) else {
-            return false;
-        };
+    /// Requires: `field` is in the map.
+    fn set_deadline(&mut self, field: &[u8], at: u64) {
+        let index = self.fields.get_index_of(field).expect("field present");
         let len = self.fields.len();
         let ttls = self.ttls.get_or_insert_with(|| {
             Box::new(FieldTtls {
@@ -131,11 +427,9 @@ impl Hash {
         }
         ttls.at[index] = at;
         ttls.next = ttls.next.min(at);
-        true
     }
 
-    /// Removes the deadline of `field`; true if it had one (HPERSIST).
-    pub fn persist(&mut self, field: &[u8]) -> bool {
+    fn persist(&mut self, field: &[u8]) -> bool {
         match self.fields.get_index_of(field) {
             Some(index) if self.deadline_at(index).is_some() => {
                 self.clear_deadline_at(index);
@@ -145,28 +439,7 @@ impl Hash {
         }
     }
 
-    /// At most the earliest field deadline; None when no field has one.
-    pub fn next_deadline(&self) -> Option<u64> {
-        self.ttls.as_ref().map(|t| t.next)
-    }
-
-    /// Whether some field may have expired at `now_ms` (its deadline is
-    /// before `now_ms`, the rule keys follow). Cheap: reads the lower bound.
-    pub fn may_have_expired(&self, now_ms: u64) -> bool {
-        self.next_deadline().is_some_and(|next| next < now_ms)
-    }
-
-    /// Whether every field has expired at `now_ms` (KEYS skips such a hash).
-    pub fn all_expired(&self, now_ms: u64) -> bool {
-        match &self.ttls {
-            Some(ttls) if ttls.next < now_ms => ttls.at.iter().all(|&at| expired(at, now_ms)),
-            _ => false,
-        }
-    }
-
-    /// Removes every field whose deadline is before `now_ms` and makes the
-    /// earliest deadline exact. Returns how many were removed.
-    pub fn remove_expired(&mut self, now_ms: u64) -> usize {
+    fn remove_expired(&mut self, now_ms: u64) -> usize {
         let Some(ttls) = &mut self.ttls else {
             return 0;
         };
@@ -187,26 +460,6 @@ impl Hash {
         ttls.count -= removed;
         self.refresh_next();
         removed
-    }
-
-    /// The deadline this hash was last filed under in its database's index.
-    pub fn filed_under(&self) -> Option<u64> {
-        self.ttls.as_ref().and_then(|t| t.filed)
-    }
-
-    /// Records the deadline this hash is filed under (no effect without
-    /// field deadlines).
-    pub fn set_filed_under(&mut self, deadline: Option<u64>) {
-        if let Some(ttls) = &mut self.ttls {
-            ttls.filed = deadline;
-        }
-    }
-
-    /// Rough heap footprint of the deadlines.
-    pub fn deadlines_heap_size(&self) -> usize {
-        self.ttls.as_ref().map_or(0, |t| {
-            std::mem::size_of::<FieldTtls>() + t.at.capacity() * 8
-        })
     }
 
     fn deadline_at(&self, index: usize) -> Option<u64> {
@@ -243,6 +496,23 @@ impl Hash {
             None => self.ttls = None,
         }
     }
+
+    /// Slots (map entry plus its index, at the capacity reserved), the
+    /// bytes of fields and values, and the deadlines.
+    fn heap_size(&self) -> usize {
+        const SLOT: usize = std::mem::size_of::<(u64, Box<[u8]>, Box<[u8]>)>()
+            + (std::mem::size_of::<usize>() + 1) * 8 / 7;
+        let strings: usize = self
+            .fields
+            .iter()
+            .map(|(f, v)| alloc_size(f.len()) + alloc_size(v.len()))
+            .sum();
+        let deadlines = self.ttls.as_ref().map_or(0, |t| {
+            alloc_size(std::mem::size_of::<FieldTtls>())
+                + alloc_size(t.at.capacity() * std::mem::size_of::<u64>())
+        });
+        self.fields.capacity() * SLOT + strings + deadlines
+    }
 }
 
 /// Whether deadline `at` (NO_TTL: none) has passed at `now_ms`.
@@ -250,33 +520,100 @@ fn expired(at: u64, now_ms: u64) -> bool {
     at != NO_TTL && at < now_ms
 }
 
-impl FromIterator<(Bytes, Bytes)> for Hash {
-    fn from_iter<I: IntoIterator<Item = (Bytes, Bytes)>>(iter: I) -> Hash {
-        Hash {
-            fields: iter.into_iter().collect(),
-            ttls: None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const DEFAULT: ListpackLimits = ListpackLimits::DEFAULT;
 
     fn hash(fields: &[&str]) -> Hash {
-        fields
-            .iter()
-            .map(|f| {
-                (
-                    Bytes::copy_from_slice(f.as_bytes()),
-                    Bytes::from_static(b"v"),
-                )
-            })
-            .collect()
+        fields.iter().map(|f| (f.as_bytes(), b"v")).collect()
     }
 
     fn names(h: &Hash) -> Vec<&str> {
-        h.keys().map(|k| std::str::from_utf8(k).unwrap()).collect()
+        h.iter()
+            .map(|(k, _)| std::str::from_utf8(k).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_compact_form_stays_small() {
+        assert!(std::mem::size_of::<Hash>() <= 24);
+        let h = hash(&["name", "mail", "city", "zip0", "lang"]);
+        assert!(h.is_compact());
+        assert_eq!(
+            h.heap_size(),
+            48,
+            "5 * (1 + 4 + 1 + 1) bytes, in one 48-byte class"
+        );
+    }
+
+    #[test]
+    fn converts_past_the_entry_limit_and_never_back() {
+        let mut h = Hash::default();
+        for i in 0..512 {
+            h.insert(format!("f{i}").as_bytes(), b"v", DEFAULT);
+        }
+        assert!(h.is_compact(), "512 fields fit");
+        h.insert(b"f0", b"w", DEFAULT);
+        assert!(h.is_compact(), "an overwrite adds nothing");
+        h.insert(b"f512", b"v", DEFAULT);
+        assert!(!h.is_compact(), "the 513th converts");
+        assert_eq!(h.len(), 513);
+        assert_eq!(h.get_index(0), Some((&b"f0"[..], &b"w"[..])));
+        assert_eq!(h.get_index(512), Some((&b"f512"[..], &b"v"[..])));
+        for i in 0..500 {
+            h.remove(format!("f{i}").as_bytes());
+        }
+        assert!(!h.is_compact(), "shrinking keeps the table");
+        let lower = ListpackLimits {
+            entries: 128,
+            ..DEFAULT
+        };
+        let mut h = Hash::default();
+        for i in 0..=128 {
+            assert!(h.is_compact(), "{i} fields");
+            h.insert(format!("f{i}").as_bytes(), b"v", lower);
+        }
+        assert!(!h.is_compact(), "129 fields over a limit of 128");
+    }
+
+    #[test]
+    fn converts_on_a_long_field_or_value() {
+        let long = [b'x'; 65];
+        let mut h = hash(&["a"]);
+        h.insert(b"b", &long[..64], DEFAULT);
+        h.insert(&long[..64], b"c", DEFAULT);
+        assert!(h.is_compact(), "64 bytes fit");
+        h.insert(b"a", &long, DEFAULT);
+        assert!(!h.is_compact(), "a 65-byte value converts");
+        assert_eq!(h.get(b"a"), Some(&long[..]));
+        let mut h = hash(&["a"]);
+        h.insert_keep_ttl(&long, b"1", DEFAULT);
+        assert!(!h.is_compact(), "so does a 65-byte field (HINCRBY)");
+    }
+
+    #[test]
+    fn a_deadline_converts_an_existing_field_only() {
+        let mut h = hash(&["a", "b"]);
+        assert!(!h.set_deadline(b"zz", 100));
+        assert!(h.is_compact());
+        assert!(!h.persist(b"a"));
+        assert!(h.set_deadline(b"a", 100));
+        assert!(!h.is_compact());
+        assert_eq!(names(&h), ["a", "b"], "order kept");
+        assert_eq!(h.deadline(b"a"), Some(100));
+    }
+
+    #[test]
+    fn equality_ignores_the_form() {
+        let compact = hash(&["a", "b"]);
+        let mut table = hash(&["a", "b"]);
+        table.convert();
+        assert_eq!(compact, table);
+        table.set_deadline(b"b", 5);
+        assert_ne!(compact, table);
     }
 
     #[test]
@@ -291,7 +628,7 @@ mod tests {
             (h.deadline(b"b"), h.deadline(b"c"), h.deadline(b"d")),
             (Some(200), None, Some(400))
         );
-        h.insert(Bytes::from_static(b"e"), Bytes::from_static(b"v"));
+        h.insert(b"e", b"v", DEFAULT);
         assert_eq!(h.deadline(b"e"), None);
         assert_eq!(h.next_deadline(), Some(200));
     }
@@ -318,9 +655,9 @@ mod tests {
         let mut h = hash(&["a", "b"]);
         h.set_deadline(b"a", 100);
         h.set_deadline(b"b", 100);
-        h.insert_keep_ttl(Bytes::from_static(b"a"), Bytes::from_static(b"2"));
+        h.insert_keep_ttl(b"a", b"2", DEFAULT);
         assert_eq!(h.deadline(b"a"), Some(100));
-        h.insert(Bytes::from_static(b"a"), Bytes::from_static(b"3"));
+        h.insert(b"a", b"3", DEFAULT);
         assert_eq!(h.deadline(b"a"), None);
         assert!(h.persist(b"b"));
         assert!(!h.persist(b"b"));
@@ -367,5 +704,80 @@ mod tests {
         assert!(all.all_expired(8));
         assert_eq!(all.remove_expired(8), 2);
         assert!(all.is_empty());
+    }
+
+    /// One step of the model test.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(Vec<u8>, Vec<u8>),
+        InsertKeepTtl(Vec<u8>, Vec<u8>),
+        Remove(Vec<u8>),
+        SetDeadline(Vec<u8>),
+    }
+
+    /// Short strings over a tiny alphabet, so fields repeat and lengths
+    /// straddle small limits.
+    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(b'a'..b'd', 0..7)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (bytes(), bytes()).prop_map(|(f, v)| Op::Insert(f, v)),
+            1 => (bytes(), bytes()).prop_map(|(f, v)| Op::InsertKeepTtl(f, v)),
+            3 => bytes().prop_map(Op::Remove),
+            1 => bytes().prop_map(Op::SetDeadline),
+        ]
+    }
+
+    proptest! {
+        /// Against an `IndexMap` (order kept by removals: the alphabet
+        /// keeps every hash under `ORDERED_REMOVAL_MAX`), with small limits
+        /// so both forms and both conversions are exercised.
+        #[test]
+        fn behaves_like_an_ordered_map(
+            entries in 0usize..10,
+            value in 0usize..6,
+            ops in prop::collection::vec(op(), 1..80),
+        ) {
+            let limits = ListpackLimits { entries, value };
+            let mut h = Hash::default();
+            let mut model: IndexMap<Vec<u8>, Vec<u8>> = IndexMap::new();
+            let mut compact = true;
+            for op in ops {
+                match op {
+                    Op::Insert(f, v) => {
+                        let added = h.insert(&f, &v, limits);
+                        compact &= f.len() <= value && v.len() <= value;
+                        prop_assert_eq!(added, model.insert(f, v).is_none());
+                        compact &= model.len() <= entries;
+                    }
+                    Op::InsertKeepTtl(f, v) => {
+                        let added = h.insert_keep_ttl(&f, &v, limits);
+                        compact &= f.len() <= value && v.len() <= value;
+                        prop_assert_eq!(added, model.insert(f, v).is_none());
+                        compact &= model.len() <= entries;
+                    }
+                    Op::Remove(f) => {
+                        prop_assert_eq!(h.remove(&f), model.shift_remove(&f).is_some());
+                    }
+                    Op::SetDeadline(f) => {
+                        prop_assert_eq!(h.set_deadline(&f, 1_000), model.contains_key(&f));
+                        compact &= !model.contains_key(&f);
+                    }
+                }
+                prop_assert_eq!(h.is_compact(), compact);
+                prop_assert_eq!(h.len(), model.len());
+                let pairs: Vec<_> = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+                let want: Vec<_> = model.iter().map(|(f, v)| (f.clone(), v.clone())).collect();
+                prop_assert_eq!(pairs, want);
+                for (i, (f, v)) in model.iter().enumerate() {
+                    prop_assert_eq!(h.get(f), Some(&v[..]));
+                    prop_assert_eq!(h.get_index(i), Some((&f[..], &v[..])));
+                }
+                prop_assert_eq!(h.get_index(model.len()), None);
+                prop_assert!(!h.contains_key(b"zzz"));
+            }
+        }
     }
 }

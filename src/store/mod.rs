@@ -8,6 +8,7 @@ pub mod db;
 pub mod encoding;
 pub mod expire;
 pub mod hash;
+pub mod listpack;
 pub mod notify;
 pub mod ready;
 pub mod stats;

@@ -17,8 +17,10 @@ pub enum Value {
     Str(Bytes),
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
-    /// Boxed for the same reason as sorted sets.
-    Hash(Box<Encoded<Hash>>),
+    /// Inline, unlike the other containers: a hash is no larger than a
+    /// string's `Bytes` (the compact form's buffer, or a box for the table
+    /// form), so a small hash costs one allocation.
+    Hash(Hash),
     /// Boxed for the same reason as sorted sets.
     Set(Box<Encoded<Set>>),
     /// Boxed: a sorted set is large and rare next to strings, and the box
@@ -40,8 +42,9 @@ impl Value {
 
     /// The name OBJECT ENCODING answers, as Redis 7.0 reports it: a string
     /// that is an integer fitting a long is `int`, up to 44 bytes `embstr`,
-    /// else `raw`; a list is always a `quicklist`; a container is in its
-    /// compact encoding until it outgrows it (see [`super::encoding`]).
+    /// else `raw`; a list is always a `quicklist`; a hash names its form
+    /// (`store::hash`); sets and sorted sets are in their compact encoding
+    /// until they outgrow it (see [`super::encoding`]).
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => {
@@ -65,10 +68,7 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
-            Value::Hash(h) => {
-                h.iter().map(|(k, v)| k.len() + v.len() + 72).sum::<usize>()
-                    + h.deadlines_heap_size()
-            }
+            Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
@@ -80,5 +80,21 @@ fn compact_or(compact: bool, small: &'static str, big: &'static str) -> &'static
         small
     } else {
         big
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inline_hash_does_not_grow_values() {
+        // Every dict entry holds a Value: a hash must fit where a string's
+        // `Bytes` does.
+        assert!(std::mem::size_of::<Hash>() <= std::mem::size_of::<Bytes>());
+        assert_eq!(
+            std::mem::size_of::<Value>(),
+            std::mem::size_of::<Bytes>() + 8
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
-//! parsing and formatting as Redis does them, longest common subsequence, and
-//! freeing large structures off the shard threads.
+//! parsing and formatting as Redis does them, longest common subsequence,
+//! allocation sizes, and freeing large structures off the shard threads.
 
 pub mod glob;
 pub mod lcs;
@@ -14,5 +14,40 @@ pub fn drop_off_thread<T: Send + 'static>(value: T) {
         .spawn(move || drop(value));
     if let Err(e) = spawned {
         log::warn!("could not free off-thread: {e}");
+    }
+}
+
+/// The bytes jemalloc (the global allocator) hands out for a request of
+/// `len` bytes: its size classes are 8, then multiples of 16 up to 128,
+/// then four per doubling (160, 192, 224, 256, 320, ...). For memory
+/// estimates that should match what INFO reports.
+pub fn alloc_size(len: usize) -> usize {
+    match len {
+        0 => 0,
+        1..=8 => 8,
+        9..=128 => len.next_multiple_of(16),
+        _ => len.next_multiple_of(len.next_power_of_two() / 8),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn alloc_sizes_follow_jemalloc_classes() {
+        let cases = [
+            (0, 0),
+            (1, 8),
+            (9, 16),
+            (17, 32),
+            (80, 80),
+            (129, 160),
+            (257, 320),
+            (1600, 1792),
+            (2048, 2048),
+            (70_000, 81_920),
+        ];
+        for (len, class) in cases {
+            assert_eq!(super::alloc_size(len), class, "{len}");
+        }
     }
 }
