@@ -276,7 +276,7 @@ fn transfers_keep_the_total_under_concurrency() {
 }
 
 /// Overlapping multi-key commands (MSET, RENAME, DEL, COPY, LMOVE,
-/// ZUNIONSTORE) and transactions over every shard from many clients all
+/// ZUNIONSTORE, SMOVE, SUNIONSTORE) and transactions over every shard from many clients all
 /// finish: no deadlock, no starvation.
 #[test]
 fn overlapping_multi_shard_work_always_finishes() {
@@ -291,13 +291,15 @@ fn overlapping_multi_shard_work_always_finishes() {
                 for i in 0..80 {
                     let mut key = || format!("k{}", next() % 12);
                     let (a, b, d) = (key(), key(), key());
-                    let r = match i % 8 {
+                    let r = match i % 10 {
                         0 => c.cmd(&["MSET", &a, "1", &b, "2", &d, "3"]),
                         1 => c.cmd(&["RENAME", &a, &b]),
                         2 => c.cmd(&["DEL", &a, &d]),
                         5 => c.cmd(&["LMOVE", &a, &b, "LEFT", "RIGHT"]),
                         6 => c.cmd(&["ZUNIONSTORE", &d, "2", &a, &b]),
                         7 => c.cmd(&["RPUSH", &a, "x"]),
+                        8 => c.cmd(&["SMOVE", &a, &b, "m"]),
+                        9 => c.cmd(&["SUNIONSTORE", &d, &a, &b]),
                         3 => exec_ok(
                             &mut c,
                             &[&["INCR", &d], &["SET", &a, "x"], &["MGET", &a, &b, &d]],
