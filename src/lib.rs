@@ -28,7 +28,9 @@
 //! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
 //! - [`cmd`]: the command table, argument parsing, one module per command family,
 //!   and the dispatcher that decides where a command runs.
-//! - [`store`]: one shard's databases, values, deadlines, and the sliced active-expiry sweep.
+//! - [`store`]: one shard's databases and values (small hashes in a compact listpack, sorted
+//!   sets in an order-statistic skiplist), key and hash-field deadlines, WATCH marks, and the
+//!   sliced active-expiry sweep.
 //! - [`shard`]: shard threads, their mio loop, inbox messages, cross-shard jobs, key
 //!   locks, and the clients blocked in BLPOP and friends.
 //! - [`net`]: listeners and connections with their ordered reply queue.

@@ -163,3 +163,31 @@ fn client_list_shows_open_transactions() {
         "{list}"
     );
 }
+
+/// Runs of commands for one other shard travel as one hop; the replies
+/// still come back one per command, in order.
+#[test]
+fn runs_of_commands_per_shard_keep_their_replies_in_order() {
+    let server = Server::start(3, &[]);
+    let mut c = server.raw();
+    let keys: Vec<String> = (0..3)
+        .map(|s| keys_on_shard("run", s, 3, 1)[0].clone())
+        .collect();
+    c.cmd(&["MULTI"]);
+    let mut expected = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        c.cmd(&["SET", k, &i.to_string()]);
+        c.cmd(&["INCR", k]);
+        c.cmd(&["LPUSH", k, "x"]);
+        c.cmd(&["GET", k]);
+        expected.extend([
+            Reply::Simple("OK".into()),
+            Reply::Int(i as i64 + 1),
+            err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            Reply::bulk(&(i + 1).to_string()),
+        ]);
+    }
+    c.cmd(&["PING"]);
+    expected.push(Reply::Simple("PONG".into()));
+    assert_eq!(c.cmd(&["EXEC"]), Reply::Array(expected));
+}

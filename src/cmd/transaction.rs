@@ -7,7 +7,8 @@
 //! - keys on several shards: the transaction first takes key locks on every
 //!   shard involved (`shard::locks`, ascending shard order), checks WATCH,
 //!   runs the commands one after another (local ones inline, others as hops
-//!   that carry the transaction's id), then gives the locks back.
+//!   that carry the transaction's id; a run of commands for one other shard
+//!   travels as one hop), then gives the locks back.
 //!
 //! WATCH registers the client on the shards owning the keys; any change to a
 //! watched key (writes from any client, expiry, FLUSHDB/FLUSHALL/SWAPDB)
@@ -41,7 +42,57 @@ pub struct ExecRun {
     pub replies: Vec<Frame>,
     /// Locks held and WATCH checked: the steps are being run.
     pub running: bool,
+    /// The step in flight is a batch (`remote_batch`): its reply is an
+    /// array of the batched commands' replies.
+    pub batched: bool,
     pub started: Instant,
+}
+
+/// The owning shard of a queued keyed command whose keys all live on one
+/// shard; None for other commands.
+fn single_owner(argv: &[Bytes], nshards: usize) -> Option<usize> {
+    let spec = lookup(&argv[0])?;
+    let Route::Keyed(..) = spec.route else {
+        return None;
+    };
+    let mut owners = spec
+        .key_positions(argv)
+        .map(|p| shard_of(&argv[p], nshards));
+    let first = owners.next()?;
+    owners.all(|s| s == first).then_some(first)
+}
+
+/// When the next queued commands (two or more) all run on one other shard,
+/// takes them as one op there: one hop instead of one per command.
+pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -> Option<Job> {
+    let owner = single_owner(run.steps.front()?, nshards).filter(|s| *s != here)?;
+    let count = run
+        .steps
+        .iter()
+        .take_while(|argv| single_owner(argv, nshards) == Some(owner))
+        .count();
+    if count < 2 {
+        return None;
+    }
+    let steps: Vec<Vec<Bytes>> = run.steps.drain(..count).collect();
+    run.batched = true;
+    let op = move |ctx: &mut Ctx| {
+        ctx.db = db;
+        let replies = steps
+            .iter()
+            .map(|argv| {
+                let spec = lookup(&argv[0]).expect("checked when queued");
+                match spec.route {
+                    Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
+                    _ => Frame::error("ERR internal: not a keyed command"),
+                }
+            })
+            .collect();
+        Out::Frame(Frame::Array(replies))
+    };
+    Some(Job::new(vec![(owner, Op::store(op))], |mut outs| {
+        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    }))
 }
 
 /// Commands that act on the transaction instead of being queued.
@@ -211,6 +262,7 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action
         steps: tx.queued.into(),
         replies: Vec::new(),
         running: false,
+        batched: false,
         started: Instant::now(),
     });
     Action::Exec { plan, check }

@@ -625,6 +625,11 @@ impl Worker {
                 return;
             };
             run.running = true;
+            let (db, n) = (conn.session.db, self.data.shared.nshards);
+            if let Some(batch) = cmd::transaction::remote_batch(run, db, self.data.id, n) {
+                self.launch(to, batch);
+                return;
+            }
             let Some(argv) = run.steps.pop_front() else {
                 let run = conn.session.exec.take().expect("checked");
                 self.finish(to, Frame::Array(run.replies), false, "exec", run.started);
@@ -835,7 +840,11 @@ impl Worker {
         let conn = self.conns.get_mut(to.token)?;
         if let Some(run) = conn.session.exec.as_mut() {
             if run.running && run.seq == to.seq {
-                run.replies.push(frame);
+                let batched = std::mem::take(&mut run.batched);
+                match frame {
+                    Frame::Array(items) if batched => run.replies.extend(items),
+                    frame => run.replies.push(frame),
+                }
                 self.advance_exec(to);
                 return None;
             }
