@@ -340,24 +340,28 @@ impl SkipList {
         NIL
     }
 
-    /// The 1-based rank of the first element the range admits.
-    pub fn first_in_range(&self, range: &impl RangeSpec) -> Option<usize> {
+    /// Walks from the head past every element `passes` accepts (they must
+    /// form a prefix of the order); returns the last node passed (HEAD if
+    /// none) and its 1-based rank (0 if none).
+    fn pass_while(&self, passes: impl Fn(&Node) -> bool) -> (u32, usize) {
         let mut x = HEAD;
         let mut rank = 0usize;
         for i in (0..self.level).rev() {
             loop {
                 let next = self.forward(x, i);
-                if next == NIL {
-                    break;
-                }
-                let n = self.node(next);
-                if !range.before_start(n.score, &n.member) {
+                if next == NIL || !passes(self.node(next)) {
                     break;
                 }
                 rank += self.span(x, i) as usize;
                 x = next;
             }
         }
+        (x, rank)
+    }
+
+    /// The 1-based rank of the first element the range admits.
+    pub fn first_in_range(&self, range: &impl RangeSpec) -> Option<usize> {
+        let (x, rank) = self.pass_while(|n| range.before_start(n.score, &n.member));
         let first = self.forward(x, 0);
         if first == NIL {
             return None;
@@ -368,22 +372,7 @@ impl SkipList {
 
     /// The 1-based rank of the last element the range admits.
     pub fn last_in_range(&self, range: &impl RangeSpec) -> Option<usize> {
-        let mut x = HEAD;
-        let mut rank = 0usize;
-        for i in (0..self.level).rev() {
-            loop {
-                let next = self.forward(x, i);
-                if next == NIL {
-                    break;
-                }
-                let n = self.node(next);
-                if range.after_end(n.score, &n.member) {
-                    break;
-                }
-                rank += self.span(x, i) as usize;
-                x = next;
-            }
-        }
+        let (x, rank) = self.pass_while(|n| !range.after_end(n.score, &n.member));
         if x == HEAD {
             return None;
         }
