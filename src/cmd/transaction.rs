@@ -76,23 +76,8 @@ pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -
     }
     let steps: Vec<Vec<Bytes>> = run.steps.drain(..count).collect();
     run.batched = true;
-    let op = move |ctx: &mut Ctx| {
-        ctx.db = db;
-        let replies = steps
-            .iter()
-            .map(|argv| {
-                let spec = lookup(&argv[0]).expect("checked when queued");
-                match spec.route {
-                    Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
-                    _ => Frame::error("ERR internal: not a keyed command"),
-                }
-            })
-            .collect();
-        Out::Frame(Frame::Array(replies))
-    };
-    Some(Job::new(vec![(owner, Op::store(op))], |mut outs| {
-        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
-    }))
+    let op = move |ctx: &mut Ctx| Out::Frame(run_keyed(ctx, db, &steps));
+    Some(Job::new(vec![(owner, Op::store(op))], only_reply))
 }
 
 /// Commands that act on the transaction instead of being queued.
@@ -330,21 +315,29 @@ fn one_shard_exec(
         if watch_broken(ctx, client, &watched) {
             return Out::Frame(Frame::NullArray);
         }
-        ctx.db = db;
-        // Runtime errors stay in their slot; nothing is rolled back, as in Redis.
-        let replies = queued
-            .iter()
-            .map(|argv| {
-                let spec = lookup(&argv[0]).expect("checked when queued");
-                match spec.route {
-                    Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
-                    _ => Frame::error("ERR internal: not a keyed command"),
-                }
-            })
-            .collect();
-        Out::Frame(Frame::Array(replies))
+        Out::Frame(run_keyed(ctx, db, &queued))
     };
-    Job::new(vec![(owner, Op::Store(need, Box::new(op)))], |mut outs| {
-        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
-    })
+    Job::new(vec![(owner, Op::Store(need, Box::new(op)))], only_reply)
+}
+
+/// Runs queued keyed commands in order on this shard, in database `db`.
+/// Runtime errors stay in their slot; nothing is rolled back, as in Redis.
+fn run_keyed(ctx: &mut Ctx, db: usize, steps: &[Vec<Bytes>]) -> Frame {
+    ctx.db = db;
+    let replies = steps
+        .iter()
+        .map(|argv| {
+            let spec = lookup(&argv[0]).expect("checked when queued");
+            match spec.route {
+                Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
+                _ => Frame::error("ERR internal: not a keyed command"),
+            }
+        })
+        .collect();
+    Frame::Array(replies)
+}
+
+/// The reply of a one-op job: that op's frame.
+fn only_reply(mut outs: Vec<Out>) -> Action {
+    Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
 }
