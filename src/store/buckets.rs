@@ -9,6 +9,8 @@
 //! filed there whose deadline has not moved is expired and can be removed
 //! without searching.
 //!
+//! An entry is the key's hash in the dict's index (8 bytes, where the key
+//! itself would cost a copy), so the key is found again with one probe.
 //! Entries are hints, checked against the dict when drained:
 //! - a key whose deadline moved later keeps its old entry; when that window
 //!   passes the key is re-filed under its new deadline (so refreshing a TTL on
@@ -22,8 +24,6 @@
 //! with the same hint rules.
 
 use std::collections::BTreeMap;
-
-use bytes::Bytes;
 
 /// log2 of the window width in milliseconds (64 ms).
 pub const WINDOW_SHIFT: u32 = 6;
@@ -41,16 +41,17 @@ pub fn window_ended(deadline_ms: u64, now_ms: u64) -> bool {
 
 #[derive(Default)]
 pub struct DeadlineBuckets {
-    windows: BTreeMap<u64, Vec<Bytes>>,
+    windows: BTreeMap<u64, Vec<u64>>,
     len: usize,
 }
 
 impl DeadlineBuckets {
-    pub fn file(&mut self, key: Bytes, deadline_ms: u64) {
+    /// Files the key whose dict hash is `key_hash`.
+    pub fn file(&mut self, key_hash: u64, deadline_ms: u64) {
         self.windows
             .entry(window(deadline_ms))
             .or_default()
-            .push(key);
+            .push(key_hash);
         self.len += 1;
     }
 
@@ -70,8 +71,8 @@ impl DeadlineBuckets {
             .is_some_and(|(&w, _)| window_ended(w << WINDOW_SHIFT, now_ms))
     }
 
-    /// Takes one key from the earliest window that ended at or before `now_ms`.
-    pub fn pop_due(&mut self, now_ms: u64) -> Option<Bytes> {
+    /// Takes one key hash from the earliest window that ended at or before `now_ms`.
+    pub fn pop_due(&mut self, now_ms: u64) -> Option<u64> {
         let mut first = self.windows.first_entry()?;
         if !window_ended(first.key() << WINDOW_SHIFT, now_ms) {
             return None;
@@ -99,14 +100,14 @@ mod tests {
     #[test]
     fn only_passed_windows_are_due() {
         let mut b = DeadlineBuckets::default();
-        b.file(Bytes::from_static(b"a"), 100);
-        b.file(Bytes::from_static(b"b"), 1_000);
+        b.file(1, 100);
+        b.file(2, 1_000);
         assert!(!b.has_due(100), "the window of 100 ends at 128");
         assert_eq!(b.pop_due(127), None);
-        assert_eq!(b.pop_due(128).as_deref(), Some(&b"a"[..]));
+        assert_eq!(b.pop_due(128), Some(1));
         assert_eq!(b.pop_due(128), None);
         assert_eq!(b.len(), 1);
-        assert_eq!(b.pop_due(10_000).as_deref(), Some(&b"b"[..]));
+        assert_eq!(b.pop_due(10_000), Some(2));
         assert!(b.is_empty());
     }
 }

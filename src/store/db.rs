@@ -1,38 +1,33 @@
-//! One database of one shard: the key dict, its index of volatile keys, and
-//! the index of hashes with field deadlines (Redis 7.4's HEXPIRE).
+//! One database of one shard: the key table with its deadlines (`dict`),
+//! the deadline windows the sweep drains, and the index of hashes with field
+//! deadlines (Redis 7.4's HEXPIRE).
 //!
-//! Both maps are `IndexMap`s because the sweep and RANDOMKEY need an O(1)
-//! random pick (`get_index`) and every removal must stay O(1)
-//! (`swap_remove`). SCAN walks the dict's positions from the top down: a
-//! swap-remove only ever moves the last entry (already visited) into the hole,
-//! and inserts append at the end (also visited), so a key present for the whole
-//! scan is never skipped.
+//! The table gives O(1) random picks of any key (RANDOMKEY) and of volatile
+//! keys (the sweep), and O(1) removal. SCAN walks the table's positions from
+//! the top down: a removal only ever moves the last entry (already visited)
+//! into the hole, and inserts append at the end (also visited), so a key
+//! present for the whole scan is never skipped.
 
-use ahash::RandomState;
 use bytes::Bytes;
-use indexmap::IndexMap;
 use rand_core::RngCore;
 
 use super::buckets::{window, window_ended, DeadlineBuckets};
+use super::dict::Dict;
+pub use super::dict::Entry;
 use super::hash::Hash;
+use super::key::Key;
 use super::notify::GENERIC;
 use super::{ExpiryStats, Value};
 
-/// A stored key's value and metadata.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub value: Value,
-    /// Absolute deadline, Unix milliseconds. Mirrors the `expires` index.
-    expire_at: Option<u64>,
-    /// Last access, Unix seconds (OBJECT IDLETIME).
-    pub access_s: u32,
+/// What the sweep found at a volatile key it sampled.
+pub enum Sampled {
+    /// Its deadline had passed: it was removed.
+    Expired(Key, u64),
+    /// Still live, with this deadline.
+    Live(u64),
 }
 
 impl Entry {
-    pub fn expire_at(&self) -> Option<u64> {
-        self.expire_at
-    }
-
     /// Whether the value is a hash with a field deadline before `now_ms`
     /// (cheap: one comparison for hashes, nothing for other types).
     fn hash_fields_due(&self, now_ms: u64) -> bool {
@@ -42,16 +37,14 @@ impl Entry {
     /// Whether the key is still there for a reader at `now_ms`: its deadline
     /// has not passed, and it is not a hash whose every field expired.
     fn is_live(&self, now_ms: u64) -> bool {
-        self.expire_at.is_none_or(|at| now_ms <= at)
+        self.expire_at().is_none_or(|at| now_ms <= at)
             && !matches!(&self.value, Value::Hash(h) if h.all_expired(now_ms))
     }
 }
 
 #[derive(Default)]
 pub struct Db {
-    dict: IndexMap<Bytes, Entry, RandomState>,
-    /// Volatile keys and their deadlines; a key here is always in `dict`.
-    expires: IndexMap<Bytes, u64, RandomState>,
+    dict: Dict,
     /// Volatile keys by deadline window, for the sweep (see `buckets`).
     buckets: DeadlineBuckets,
     /// Hashes with field deadlines, by the window of their earliest one
@@ -72,27 +65,31 @@ impl Db {
     }
 
     pub fn volatile_len(&self) -> usize {
-        self.expires.len()
+        self.dict.volatile_len()
     }
 
     pub fn clear(&mut self) -> Db {
         std::mem::take(self)
     }
 
-    /// Removes a key unconditionally, keeping both maps consistent.
+    /// Removes a key unconditionally.
     pub fn remove_raw(&mut self, key: &[u8]) -> Option<Entry> {
-        let entry = self.dict.swap_remove(key)?;
-        if entry.expire_at.is_some() {
-            self.expires.swap_remove(key);
-        }
-        Some(entry)
+        let pos = self.dict.find(key)?;
+        Some(self.dict.remove_at(pos).1)
     }
 
     /// Inserts or replaces a key with the given deadline (None clears it).
     /// A hash with field deadlines (moved, renamed or copied here) is filed
     /// for the sweep under its new name.
-    pub fn insert_raw(
+    pub fn insert_raw(&mut self, key: &[u8], value: Value, expire_at: Option<u64>, now_ms: u64) {
+        let pos = self.dict.find(key);
+        self.put(pos, key, value, expire_at, now_ms);
+    }
+
+    /// Stores `value` under `key`, found at `pos` (None: not here).
+    fn put(
         &mut self,
+        pos: Option<usize>,
         key: &[u8],
         mut value: Value,
         expire_at: Option<u64>,
@@ -107,97 +104,70 @@ impl Db {
             }
             _ => false,
         };
-        match self.dict.get_full_mut(key) {
-            Some((_, stored_key, entry)) => {
-                match (entry.expire_at, expire_at) {
-                    (old, Some(at)) => {
-                        self.expires.insert(stored_key.clone(), at);
-                        if needs_filing(old, at) {
-                            self.buckets.file(stored_key.clone(), at);
-                        }
-                    }
-                    (Some(_), None) => {
-                        self.expires.swap_remove(key);
-                    }
-                    (None, None) => {}
-                }
+        let pos = match pos {
+            Some(pos) => {
+                self.set_deadline_at(pos, expire_at);
+                let entry = self.dict.entry_mut(pos);
                 entry.value = value;
-                entry.expire_at = expire_at;
                 entry.access_s = access_s;
+                pos
             }
             None => {
-                let key = Bytes::copy_from_slice(key);
                 if let Some(at) = expire_at {
-                    self.expires.insert(key.clone(), at);
-                    self.buckets.file(key.clone(), at);
+                    self.buckets.file(self.dict.hash(key), at);
                 }
-                self.dict.insert(
-                    key,
-                    Entry {
-                        value,
-                        expire_at,
-                        access_s,
-                    },
-                );
+                self.dict.insert_new(key, value, expire_at, access_s)
+            }
+        };
+        if field_deadlines {
+            self.file_field_deadlines_at(pos);
+        }
+    }
+
+    /// Sets or clears the deadline of the key at `pos`, filing it for the
+    /// sweep when it needs a new bucket entry.
+    fn set_deadline_at(&mut self, pos: usize, expire_at: Option<u64>) {
+        if let Some(at) = expire_at {
+            if needs_filing(self.dict.entry(pos).expire_at(), at) {
+                let hash = self.dict.hash(self.dict.key(pos));
+                self.buckets.file(hash, at);
             }
         }
-        if field_deadlines {
-            self.file_field_deadlines(key);
-        }
+        self.dict.set_deadline(pos, expire_at);
     }
 
     /// Sets or clears the deadline of an existing key. Returns false if absent.
     pub fn set_expire_raw(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
-        let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) else {
+        let Some(pos) = self.dict.find(key) else {
             return false;
         };
-        match expire_at {
-            Some(at) => {
-                self.expires.insert(stored_key.clone(), at);
-                if needs_filing(entry.expire_at, at) {
-                    self.buckets.file(stored_key.clone(), at);
-                }
-            }
-            None => {
-                if entry.expire_at.is_some() {
-                    self.expires.swap_remove(key);
-                }
-            }
-        }
-        entry.expire_at = expire_at;
+        self.set_deadline_at(pos, expire_at);
         true
     }
 
     pub fn peek(&self, key: &[u8]) -> Option<&Entry> {
-        self.dict.get(key)
+        self.dict.find(key).map(|pos| self.dict.entry(pos))
     }
 
-    /// The key and entry at dict position `index` (for SCAN, RANDOMKEY).
-    pub fn at(&self, index: usize) -> Option<(&Bytes, &Entry)> {
-        self.dict.get_index(index)
+    /// The key and entry at position `index` (for SCAN, RANDOMKEY).
+    pub fn at(&self, index: usize) -> Option<(&[u8], &Entry)> {
+        (index < self.dict.len()).then(|| (self.dict.key(index), self.dict.entry(index)))
     }
 
-    /// The volatile key at `index` of the expires index and its deadline.
-    pub fn volatile_at(&self, index: usize) -> Option<(&Bytes, u64)> {
-        self.expires.get_index(index).map(|(k, at)| (k, *at))
-    }
-
-    /// Every key and entry, in dict order (KEYS, DEBUG, tests).
-    pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &Entry)> {
+    /// Every key and entry, by position (KEYS, DEBUG, tests).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
         self.dict.iter()
     }
 
-    /// Removes the volatile key at expires position `index` if its deadline
-    /// passed; returns it and its deadline when it was removed.
-    pub fn expire_volatile_at(&mut self, index: usize, now_ms: u64) -> Option<(Bytes, u64)> {
-        let (key, &at) = self.expires.get_index(index)?;
+    /// Looks at the `nth` volatile key (`nth < volatile_len()`) and removes
+    /// it if its deadline passed.
+    pub fn sample_volatile(&mut self, nth: usize, now_ms: u64) -> Sampled {
+        let pos = self.dict.volatile_position(nth);
+        let at = self.dict.entry(pos).expire_at().unwrap_or(u64::MAX);
         if now_ms <= at {
-            return None;
+            return Sampled::Live(at);
         }
-        let key = key.clone();
-        self.expires.swap_remove_index(index);
-        self.dict.swap_remove(&key);
-        Some((key, at))
+        Sampled::Expired(self.dict.remove_at(pos).0, at)
     }
 }
 
@@ -221,23 +191,21 @@ impl Db {
     ) -> (usize, usize) {
         let (mut examined, mut expired) = (0, 0);
         while examined < max {
-            let Some(key) = self.buckets.pop_due(now_ms) else {
+            let Some(hash) = self.buckets.pop_due(now_ms) else {
                 break;
             };
             examined += 1;
-            // One dict probe: the index serves both the check and the removal.
-            let Some(index) = self.dict.get_index_of(&key) else {
+            let Some(pos) = self.dict.find_hashed(hash) else {
                 continue; // deleted since it was filed
             };
-            match self.dict[index].expire_at {
+            match self.dict.entry(pos).expire_at() {
                 Some(at) if now_ms > at => {
-                    self.dict.swap_remove_index(index);
-                    self.expires.swap_remove(&key);
+                    let (key, _) = self.dict.remove_at(pos);
                     stats.record_expired(db, &key, at, now_ms);
                     expired += 1;
                 }
                 // The deadline moved later: file it where it belongs now.
-                Some(at) => self.buckets.file(key, at),
+                Some(at) => self.buckets.file(hash, at),
                 // Persisted since it was filed.
                 None => {}
             }
@@ -263,29 +231,33 @@ impl Db {
     /// its earliest deadline unless an entry filed earlier already brings
     /// the sweep there in time.
     pub fn file_field_deadlines(&mut self, key: &[u8]) {
-        if let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) {
-            if let Value::Hash(hash) = &mut entry.value {
-                file_hash(&mut self.field_buckets, stored_key, hash, None);
-            }
+        if let Some(pos) = self.dict.find(key) {
+            self.file_field_deadlines_at(pos);
         }
     }
 
-    /// Removes the expired fields of the hash at `key` (counted in
+    fn file_field_deadlines_at(&mut self, pos: usize) {
+        let hash = self.dict.hash(self.dict.key(pos));
+        if let Value::Hash(h) = &mut self.dict.entry_mut(pos).value {
+            file_hash(&mut self.field_buckets, hash, h, None);
+        }
+    }
+
+    /// Removes the expired fields of the hash at `pos` (counted in
     /// `expired_subkeys`, one `hexpired` event), deletes the hash with a
     /// `del` event when none is left, and otherwise files it under its next
     /// deadline. Returns true when the key was deleted. `db` is this
     /// database's number, for the events.
-    pub fn reclaim_fields(
+    fn reclaim_fields_at(
         &mut self,
         db: usize,
-        key: &[u8],
+        pos: usize,
         now_ms: u64,
         stats: &mut ExpiryStats,
     ) -> bool {
-        let Some((_, stored_key, entry)) = self.dict.get_full_mut(key) else {
-            return false;
-        };
-        if entry.expire_at.is_some_and(|at| now_ms > at) {
+        let key_hash = self.dict.hash(self.dict.key(pos));
+        let (key, entry) = self.dict.slot_mut(pos);
+        if entry.expire_at().is_some_and(|at| now_ms > at) {
             return false; // the whole key is expired: the key sweep's job
         }
         let Value::Hash(hash) = &mut entry.value else {
@@ -296,11 +268,11 @@ impl Db {
             stats.record_expired_fields(db, key, removed);
         }
         if hash.is_empty() {
-            self.remove_raw(key);
-            stats.notify.notify(GENERIC, "del", db, key);
+            let (key, _) = self.dict.remove_at(pos);
+            stats.notify.notify(GENERIC, "del", db, &key);
             return true;
         }
-        file_hash(&mut self.field_buckets, stored_key, hash, Some(now_ms));
+        file_hash(&mut self.field_buckets, key_hash, hash, Some(now_ms));
         false
     }
 
@@ -317,11 +289,13 @@ impl Db {
         let before = stats.expired_subkeys;
         let mut visited = 0;
         while visited < max {
-            let Some(key) = self.field_buckets.pop_due(now_ms) else {
+            let Some(hash) = self.field_buckets.pop_due(now_ms) else {
                 break;
             };
             visited += 1;
-            self.reclaim_fields(db, &key, now_ms, stats);
+            if let Some(pos) = self.dict.find_hashed(hash) {
+                self.reclaim_fields_at(db, pos, now_ms, stats);
+            }
         }
         (visited, stats.expired_subkeys - before)
     }
@@ -337,11 +311,12 @@ impl Db {
     }
 }
 
-/// Files `key`, a hash, under its earliest field deadline unless the entry
-/// it was last filed under comes no later (by window) and is still pending.
-/// With `now_ms`, an entry whose window has ended counts as gone: the sweep
-/// is taking (or took) it, so the hash must be filed again.
-fn file_hash(buckets: &mut DeadlineBuckets, key: &Bytes, hash: &mut Hash, now_ms: Option<u64>) {
+/// Files the hash whose key hashes to `key_hash` under its earliest field
+/// deadline unless the entry it was last filed under comes no later (by
+/// window) and is still pending. With `now_ms`, an entry whose window has
+/// ended counts as gone: the sweep is taking (or took) it, so the hash must
+/// be filed again.
+fn file_hash(buckets: &mut DeadlineBuckets, key_hash: u64, hash: &mut Hash, now_ms: Option<u64>) {
     let Some(next) = hash.next_deadline() else {
         return;
     };
@@ -349,7 +324,7 @@ fn file_hash(buckets: &mut DeadlineBuckets, key: &Bytes, hash: &mut Hash, now_ms
         .filed_under()
         .filter(|&filed| now_ms.is_none_or(|now| !window_ended(filed, now)));
     if pending.is_none_or(|filed| window(next) < window(filed)) {
-        buckets.file(key.clone(), next);
+        buckets.file(key_hash, next);
         hash.set_filed_under(Some(next));
     }
 }
@@ -414,25 +389,28 @@ impl<'a> Keyspace<'a> {
         self.db
     }
 
-    /// Removes `key` if it is logically expired, and the expired fields of
-    /// a hash (the hash too when none is left). Returns true if the key went.
-    fn expire_if_needed(&mut self, key: &[u8]) -> bool {
-        let Some(entry) = self.db.dict.get(key) else {
-            return false;
-        };
-        match entry.expire_at {
-            Some(at) if self.now_ms > at => {
-                self.db.remove_raw(key);
+    /// The position of `key` if it is live. On the way it removes the key
+    /// if it is logically expired, and the expired fields of a hash (the
+    /// hash too when none is left). One probe of the table serves the
+    /// check and what the caller does next.
+    fn live(&mut self, key: &[u8]) -> Option<usize> {
+        let pos = self.db.dict.find(key)?;
+        let entry = self.db.dict.entry(pos);
+        if let Some(at) = entry.expire_at() {
+            if self.now_ms > at {
+                self.db.dict.remove_at(pos);
                 self.stats.record_expired(self.index, key, at, self.now_ms);
-                true
-            }
-            _ => {
-                entry.hash_fields_due(self.now_ms)
-                    && self
-                        .db
-                        .reclaim_fields(self.index, key, self.now_ms, self.stats)
+                return None;
             }
         }
+        if entry.hash_fields_due(self.now_ms)
+            && self
+                .db
+                .reclaim_fields_at(self.index, pos, self.now_ms, self.stats)
+        {
+            return None;
+        }
+        Some(pos)
     }
 
     /// After a command changed field deadlines of the hash at `key`.
@@ -448,50 +426,48 @@ impl<'a> Keyspace<'a> {
 
     /// Looks a key up for reading or in-place change; touches its access time.
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        if self.expire_if_needed(key) {
-            return None;
-        }
-        let now_s = (self.now_ms / 1000) as u32;
-        let entry = self.db.dict.get_mut(key)?;
-        entry.access_s = now_s;
+        let pos = self.live(key)?;
+        let entry = self.db.dict.entry_mut(pos);
+        entry.access_s = (self.now_ms / 1000) as u32;
         Some(entry)
     }
 
     /// Like [`get`](Self::get) but counts a keyspace hit or miss (read commands).
     pub fn read(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let found = !self.expire_if_needed(key) && self.db.dict.contains_key(key);
-        if found {
-            self.stats.hits += 1;
-        } else {
+        let Some(pos) = self.live(key) else {
             self.stats.misses += 1;
-        }
-        self.get(key)
+            return None;
+        };
+        self.stats.hits += 1;
+        let entry = self.db.dict.entry_mut(pos);
+        entry.access_s = (self.now_ms / 1000) as u32;
+        Some(entry)
     }
 
     /// Looks a key up without touching its access time (OBJECT IDLETIME, TYPE).
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
-        if self.expire_if_needed(key) {
-            return None;
-        }
-        self.db.dict.get(key)
+        let pos = self.live(key)?;
+        Some(self.db.dict.entry(pos))
     }
 
     pub fn exists(&mut self, key: &[u8]) -> bool {
-        self.peek(key).is_some()
+        self.live(key).is_some()
     }
 
     /// Stores `value` replacing whatever was there; `expire_at` None clears the TTL.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<u64>) {
-        if self.stats.notify.wants(super::notify::NEW) && !self.exists(key) {
+        let pos = self.live(key);
+        if pos.is_none() && self.stats.notify.wants(super::notify::NEW) {
             self.stats.record_new(self.index, key);
         }
-        self.db.insert_raw(key, value, expire_at, self.now_ms);
+        self.db.put(pos, key, value, expire_at, self.now_ms);
     }
 
     /// Stores `value`, keeping the current TTL of a live key (KEEPTTL, in-place changes).
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
-        let ttl = match self.peek(key) {
-            Some(entry) => entry.expire_at(),
+        let pos = self.live(key);
+        let ttl = match pos {
+            Some(pos) => self.db.dict.entry(pos).expire_at(),
             None => {
                 // INCR, APPEND, SETRANGE, ... creating the key.
                 if self.stats.notify.wants(super::notify::NEW) {
@@ -500,23 +476,22 @@ impl<'a> Keyspace<'a> {
                 None
             }
         };
-        self.db.insert_raw(key, value, ttl, self.now_ms);
+        self.db.put(pos, key, value, ttl, self.now_ms);
     }
 
     /// Deletes a live key, returning it.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        if self.expire_if_needed(key) {
-            return None;
-        }
-        self.db.remove_raw(key)
+        let pos = self.live(key)?;
+        Some(self.db.dict.remove_at(pos).1)
     }
 
     /// Sets the deadline of a live key; false if the key does not exist.
     pub fn set_expire(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
-        if self.expire_if_needed(key) {
+        let Some(pos) = self.live(key) else {
             return false;
-        }
-        self.db.set_expire_raw(key, expire_at)
+        };
+        self.db.set_deadline_at(pos, expire_at);
+        true
     }
 
     pub fn len(&self) -> usize {
@@ -537,15 +512,15 @@ impl<'a> Keyspace<'a> {
                 return None;
             }
             let index = (rng.next_u64() % len as u64) as usize;
-            let key = self.db.at(index)?.0.clone();
-            if !self.expire_if_needed(&key) {
+            let key = Bytes::copy_from_slice(self.db.dict.key(index));
+            if self.live(&key).is_some() {
                 return Some(key);
             }
         }
         None
     }
 
-    /// One SCAN step: visits up to `count` dict positions below `from`
+    /// One SCAN step: visits up to `count` positions below `from`
     /// (None = start at the top), deleting expired keys met.
     /// Returns the live keys visited and the next position (None = done).
     pub fn scan(&mut self, from: Option<usize>, count: usize) -> (Vec<Bytes>, Option<usize>) {
@@ -555,12 +530,12 @@ impl<'a> Keyspace<'a> {
         while pos > 0 && visited < count {
             pos -= 1;
             visited += 1;
-            let Some((key, _)) = self.db.at(pos) else {
+            if pos >= self.db.len() {
                 continue;
-            };
+            }
             // A removal swaps the last entry (already visited) into `pos`.
-            let key = key.clone();
-            if !self.expire_if_needed(&key) {
+            let key = Bytes::copy_from_slice(self.db.dict.key(pos));
+            if self.live(&key).is_some() {
                 keys.push(key);
             }
         }
@@ -573,7 +548,7 @@ impl<'a> Keyspace<'a> {
             .iter()
             .filter(|(_, e)| e.is_live(self.now_ms))
             .filter(|(k, _)| keep(k))
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| Bytes::copy_from_slice(k))
             .collect()
     }
 }
@@ -728,6 +703,14 @@ mod tests {
         Value::Hash(h)
     }
 
+    fn hash_mut<'a>(db: &'a mut Db, key: &[u8]) -> &'a mut Hash {
+        let pos = db.dict.find(key).expect("key");
+        match &mut db.dict.entry_mut(pos).value {
+            Value::Hash(h) => h,
+            other => panic!("not a hash: {other:?}"),
+        }
+    }
+
     fn hash_of(db: &Db, key: &[u8]) -> Hash {
         match &db.peek(key).expect("key").value {
             Value::Hash(h) => h.clone(),
@@ -786,13 +769,7 @@ mod tests {
         db.insert_raw(b"gone", hash_value(&["a", "b"], Some(100)), None, 0);
         db.insert_raw(b"kept", hash_value(&["a"], Some(100)), None, 0);
         db.insert_raw(b"plain", hash_value(&["a"], None), None, 0);
-        let Some(Entry {
-            value: Value::Hash(kept),
-            ..
-        }) = db.dict.get_mut(&b"kept"[..])
-        else {
-            unreachable!()
-        };
+        let kept = hash_mut(&mut db, b"kept");
         kept.insert(b"z", b"v", Default::default());
         kept.set_deadline(b"z", 1_000);
         assert_eq!(db.expire_due_fields(0, 127, usize::MAX, &mut stats), (0, 0));
@@ -829,13 +806,7 @@ mod tests {
             "a stale entry for old, one for new"
         );
         for t in 1..100u64 {
-            let Some(Entry {
-                value: Value::Hash(h),
-                ..
-            }) = db.dict.get_mut(&b"new"[..])
-            else {
-                unreachable!()
-            };
+            let h = hash_mut(&mut db, b"new");
             h.set_deadline(b"a", 100 + t * 64);
             db.file_field_deadlines(b"new");
         }

@@ -37,6 +37,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::db::Sampled;
 use super::Store;
 
 /// Redis's `ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`: keys sampled per round at effort 1.
@@ -313,34 +314,27 @@ fn sample_round(
 ) -> (u64, u64, u64) {
     let (mut sampled, mut expired, mut ttl_sum) = (0u64, 0u64, 0u64);
     let len = db.volatile_len();
-    if len <= n {
-        // Few enough to check them all; walk down so a removal (which moves
-        // the last entry into the hole) never skips one.
-        for index in (0..len).rev() {
-            sampled += 1;
-            match db.expire_volatile_at(index, now_ms) {
-                Some((key, at)) => {
-                    expired += 1;
-                    stats.record_expired(db_index, &key, at, now_ms);
-                }
-                None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
+    // Few enough to check them all: walk down so a removal (which moves the
+    // last entry into the hole) never skips one. Otherwise pick at random.
+    let mut every = (len <= n).then_some(len);
+    for _ in 0..n.min(len) {
+        let nth = match every.as_mut() {
+            Some(next) => {
+                *next -= 1;
+                *next
             }
-        }
-        return (sampled, expired, ttl_sum);
-    }
-    for _ in 0..n {
-        let len = db.volatile_len();
-        if len == 0 {
-            break;
-        }
-        let index = (rng.next_u64() % len as u64) as usize;
+            None => match db.volatile_len() {
+                0 => break,
+                left => (rng.next_u64() % left as u64) as usize,
+            },
+        };
         sampled += 1;
-        match db.expire_volatile_at(index, now_ms) {
-            Some((key, at)) => {
+        match db.sample_volatile(nth, now_ms) {
+            Sampled::Expired(key, at) => {
                 expired += 1;
                 stats.record_expired(db_index, &key, at, now_ms);
             }
-            None => ttl_sum += db.volatile_at(index).map_or(0, |(_, at)| at - now_ms),
+            Sampled::Live(at) => ttl_sum += at - now_ms,
         }
     }
     (sampled, expired, ttl_sum)

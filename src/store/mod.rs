@@ -5,9 +5,11 @@
 
 pub mod buckets;
 pub mod db;
+pub mod dict;
 pub mod encoding;
 pub mod expire;
 pub mod hash;
+pub mod key;
 pub mod listpack;
 pub mod notify;
 pub mod ready;

@@ -1,0 +1,477 @@
+//! The table of one database: every key with its value and deadline in one
+//! place, and the list of volatile keys the sweep samples from.
+//!
+//! # Layout
+//!
+//! - `slots`: the entries (key, value, deadline, access time), densely
+//!   packed at positions `0..len`, in fixed chunks of [`CHUNK`] slots. A
+//!   chunk never moves once allocated, so growing the table never copies the
+//!   entries (a `Vec` doubling at 10M keys would copy a gigabyte and stall
+//!   the shard), and the chunks past the end are freed as keys go, so memory
+//!   comes back after an expiry storm without a rehash.
+//! - `index`: a hashbrown table of slot positions (`u32`, 4 bytes and a
+//!   control byte per bucket). Key hashes are not stored: they are
+//!   recomputed from the key when the table grows or an entry moves.
+//! - `volatile`: the positions of the slots that carry a deadline. Each such
+//!   slot remembers its place in this list, so setting, clearing or moving a
+//!   deadline is O(1), and the sweep picks a volatile key uniformly at random
+//!   in O(1), as Redis does on its `expires` dict.
+//!
+//! A key with a deadline thus costs 4 bytes more than one without (its entry
+//! in `volatile`), where Redis keeps a second dict entry and ember used to
+//! keep a second map.
+//!
+//! # Removal
+//!
+//! Removal is a swap-remove: the last slot moves into the hole and its index
+//! entry (and `volatile` entry) is pointed at its new position. So positions
+//! stay dense, which is what makes random picks O(1). SCAN relies on the
+//! fact that only the last slot ever moves (see `Keyspace::scan`).
+
+use ahash::RandomState;
+use hashbrown::HashTable;
+
+use super::key::Key;
+use super::Value;
+
+/// Slots per chunk (a power of two): 4096 slots of 80 bytes, 320 KiB.
+const CHUNK_SHIFT: u32 = 12;
+pub const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK_MASK: usize = CHUNK - 1;
+
+/// `Entry::deadline` of a key without one. Deadlines are Unix milliseconds;
+/// 0 (1970) can only come from a deadline already long past, which is kept
+/// as 1 instead.
+const NO_DEADLINE: u64 = 0;
+
+/// The index is rebuilt smaller only while it holds at most this many keys
+/// (a rehash of 16Ki short keys takes well under a millisecond)...
+const SHRINK_MAX_KEYS: usize = 16 * 1024;
+/// ...and only once it has grown past this many buckets' worth of room.
+const SHRINK_MIN_CAPACITY: usize = 64 * 1024;
+
+/// A stored key's value and metadata.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute deadline, Unix milliseconds, or `NO_DEADLINE`.
+    deadline: u64,
+    /// Last access, Unix seconds (OBJECT IDLETIME).
+    pub access_s: u32,
+    /// Where this slot's position is in `Dict::volatile` (with a deadline).
+    volatile_pos: u32,
+}
+
+impl Entry {
+    pub fn expire_at(&self) -> Option<u64> {
+        (self.deadline != NO_DEADLINE).then_some(self.deadline)
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    key: Key,
+    entry: Entry,
+}
+
+/// Dense storage in chunks that never move (see the module docs).
+#[derive(Default)]
+struct Slots {
+    chunks: Vec<Vec<Slot>>,
+    len: usize,
+}
+
+impl Slots {
+    fn get(&self, pos: usize) -> &Slot {
+        &self.chunks[pos >> CHUNK_SHIFT][pos & CHUNK_MASK]
+    }
+
+    fn get_mut(&mut self, pos: usize) -> &mut Slot {
+        &mut self.chunks[pos >> CHUNK_SHIFT][pos & CHUNK_MASK]
+    }
+
+    fn push(&mut self, slot: Slot) {
+        let chunk = self.len >> CHUNK_SHIFT;
+        if chunk == self.chunks.len() {
+            // The first chunk grows as a `Vec` does, so a small database
+            // stays small; once it is full, chunks are allocated whole.
+            let capacity = if chunk == 0 { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
+        }
+        self.chunks[chunk].push(slot);
+        self.len += 1;
+    }
+
+    /// Removes the slot at `pos`, moving the last one into its place.
+    fn swap_remove(&mut self, pos: usize) -> Slot {
+        let last_pos = self.len - 1;
+        let last = self.chunks[last_pos >> CHUNK_SHIFT]
+            .pop()
+            .expect("slots are dense up to len");
+        self.len -= 1;
+        // Keep one empty chunk so a key added and removed at a chunk's edge
+        // does not allocate and free 320 KiB each time.
+        let used = self.len.div_ceil(CHUNK);
+        if self.chunks.len() > used + 1 {
+            self.chunks.truncate(used + 1);
+        }
+        if pos == last_pos {
+            last
+        } else {
+            std::mem::replace(self.get_mut(pos), last)
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Slot> {
+        self.chunks.iter().flatten()
+    }
+}
+
+#[derive(Default)]
+pub struct Dict {
+    hasher: RandomState,
+    index: HashTable<u32>,
+    slots: Slots,
+    volatile: Vec<u32>,
+}
+
+impl Dict {
+    pub fn len(&self) -> usize {
+        self.slots.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.len == 0
+    }
+
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    /// The hash the index files `key` under; the deadline buckets keep it
+    /// as a hint in place of the key (see [`find_hashed`](Self::find_hashed)).
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// The position of `key`.
+    pub fn find(&self, key: &[u8]) -> Option<usize> {
+        let slots = &self.slots;
+        self.index
+            .find(self.hash(key), |&pos| {
+                slots.get(pos as usize).key.as_bytes() == key
+            })
+            .map(|&pos| pos as usize)
+    }
+
+    /// The position of the key whose hash is `hash`, if it is still here.
+    pub fn find_hashed(&self, hash: u64) -> Option<usize> {
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.index
+            .find(hash, |&pos| {
+                hasher.hash_one(slots.get(pos as usize).key.as_bytes()) == hash
+            })
+            .map(|&pos| pos as usize)
+    }
+
+    /// The key at `pos`. Requires: `pos < len()`.
+    pub fn key(&self, pos: usize) -> &[u8] {
+        &self.slots.get(pos).key
+    }
+
+    /// The entry at `pos`. Requires: `pos < len()`.
+    pub fn entry(&self, pos: usize) -> &Entry {
+        &self.slots.get(pos).entry
+    }
+
+    /// The entry at `pos`, to change its value or access time (its deadline
+    /// changes through [`set_deadline`](Self::set_deadline)).
+    pub fn entry_mut(&mut self, pos: usize) -> &mut Entry {
+        &mut self.slots.get_mut(pos).entry
+    }
+
+    /// The key and entry at `pos`, the entry mutable.
+    pub fn slot_mut(&mut self, pos: usize) -> (&[u8], &mut Entry) {
+        let slot = self.slots.get_mut(pos);
+        (&slot.key, &mut slot.entry)
+    }
+
+    /// The position of the `nth` volatile key. Requires: `nth < volatile_len()`.
+    pub fn volatile_position(&self, nth: usize) -> usize {
+        self.volatile[nth] as usize
+    }
+
+    /// Every key and entry, by position.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.slots.iter().map(|s| (s.key.as_bytes(), &s.entry))
+    }
+
+    /// Adds `key`, which must not be here yet, and returns its position.
+    pub fn insert_new(
+        &mut self,
+        key: &[u8],
+        value: Value,
+        deadline: Option<u64>,
+        access_s: u32,
+    ) -> usize {
+        let pos = self.slots.len;
+        let pos32 = u32::try_from(pos).expect("at most 4G keys per database and shard");
+        self.slots.push(Slot {
+            key: Key::new(key),
+            entry: Entry {
+                value,
+                deadline: NO_DEADLINE,
+                access_s,
+                volatile_pos: 0,
+            },
+        });
+        let Dict {
+            hasher,
+            index,
+            slots,
+            ..
+        } = self;
+        // The closure rehashes existing entries when the table grows.
+        index.insert_unique(hasher.hash_one(key), pos32, |&p| {
+            hasher.hash_one(slots.get(p as usize).key.as_bytes())
+        });
+        self.set_deadline(pos, deadline);
+        pos
+    }
+
+    /// Sets or clears the deadline of the key at `pos`.
+    pub fn set_deadline(&mut self, pos: usize, deadline: Option<u64>) {
+        let listed = self.volatile.len() as u32;
+        let entry = &mut self.slots.get_mut(pos).entry;
+        let had = entry.deadline != NO_DEADLINE;
+        match deadline {
+            Some(at) => {
+                entry.deadline = at.max(1);
+                if !had {
+                    entry.volatile_pos = listed;
+                    self.volatile.push(pos as u32);
+                }
+            }
+            None if had => {
+                entry.deadline = NO_DEADLINE;
+                let nth = entry.volatile_pos as usize;
+                self.unlist_volatile(nth);
+            }
+            None => {}
+        }
+    }
+
+    /// Removes the key at `pos`, returning it with its entry. The last slot
+    /// moves into `pos`.
+    pub fn remove_at(&mut self, pos: usize) -> (Key, Entry) {
+        let hash = self.hash(self.key(pos));
+        self.index
+            .find_entry(hash, |&p| p as usize == pos)
+            .expect("every slot is indexed")
+            .remove();
+        let removed = self.slots.swap_remove(pos);
+        if pos < self.slots.len {
+            // The former last slot now lives at `pos`.
+            let moved_from = self.slots.len as u32;
+            let hash = self.hash(self.key(pos));
+            *self
+                .index
+                .find_mut(hash, |&p| p == moved_from)
+                .expect("every slot is indexed") = pos as u32;
+            let moved = &self.slots.get(pos).entry;
+            if moved.deadline != NO_DEADLINE {
+                self.volatile[moved.volatile_pos as usize] = pos as u32;
+            }
+        }
+        if removed.entry.deadline != NO_DEADLINE {
+            self.unlist_volatile(removed.entry.volatile_pos as usize);
+        }
+        self.shrink_if_sparse();
+        (removed.key, removed.entry)
+    }
+
+    /// Drops the `nth` entry of `volatile`, moving the last one into its place.
+    fn unlist_volatile(&mut self, nth: usize) {
+        self.volatile.swap_remove(nth);
+        if let Some(&pos) = self.volatile.get(nth) {
+            self.slots.get_mut(pos as usize).entry.volatile_pos = nth as u32;
+        }
+    }
+
+    /// Gives back spare room once most keys are gone (after an expiry
+    /// storm), within what one removal may cost:
+    /// - `volatile` when at most a quarter full (a copy of what is left);
+    /// - the index when at most an eighth full and holding at most
+    ///   [`SHRINK_MAX_KEYS`], since rebuilding it rehashes every key left in
+    ///   one go. A bigger table keeps its room (5 bytes a bucket) until it
+    ///   empties further.
+    fn shrink_if_sparse(&mut self) {
+        let listed = self.volatile.len();
+        if self.volatile.capacity() > 1024 && listed <= self.volatile.capacity() / 4 {
+            self.volatile.shrink_to(listed * 2);
+        }
+        let capacity = self.index.capacity();
+        let len = self.len();
+        if capacity < SHRINK_MIN_CAPACITY || len > capacity / 8 || len > SHRINK_MAX_KEYS {
+            return;
+        }
+        let Dict {
+            hasher,
+            index,
+            slots,
+            ..
+        } = self;
+        index.shrink_to(len * 2, |&p| {
+            hasher.hash_one(slots.get(p as usize).key.as_bytes())
+        });
+    }
+
+    /// Checks every cross-reference (tests).
+    #[cfg(test)]
+    pub fn check_invariants(&self) {
+        assert_eq!(self.index.len(), self.len());
+        for pos in 0..self.len() {
+            assert_eq!(self.find(self.key(pos)), Some(pos));
+            let entry = self.entry(pos);
+            if entry.deadline != NO_DEADLINE {
+                assert_eq!(self.volatile[entry.volatile_pos as usize] as usize, pos);
+            }
+        }
+        let volatile = self.iter().filter(|(_, e)| e.expire_at().is_some());
+        assert_eq!(volatile.count(), self.volatile.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn value(n: u64) -> Value {
+        Value::Str(Bytes::from(n.to_string()))
+    }
+
+    fn text(entry: &Entry) -> String {
+        match &entry.value {
+            Value::Str(s) => String::from_utf8(s.to_vec()).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8, Option<u64>),
+        Remove(u8),
+        SetDeadline(u8, Option<u64>),
+        RemoveVolatile(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let deadline = proptest::option::of(1u64..5);
+        prop_oneof![
+            (any::<u8>(), deadline.clone()).prop_map(|(k, d)| Op::Insert(k, d)),
+            any::<u8>().prop_map(Op::Remove),
+            (any::<u8>(), deadline).prop_map(|(k, d)| Op::SetDeadline(k, d)),
+            any::<usize>().prop_map(Op::RemoveVolatile),
+        ]
+    }
+
+    /// Keys long enough to live on the heap for half the names.
+    fn name(k: u8) -> Vec<u8> {
+        if k % 2 == 0 {
+            vec![k]
+        } else {
+            format!("a-long-key-that-does-not-fit-inline-{k}").into_bytes()
+        }
+    }
+
+    proptest! {
+        /// The dict against a model map, with every cross-reference checked
+        /// after each step.
+        #[test]
+        fn the_dict_matches_a_model(ops in proptest::collection::vec(op(), 1..400)) {
+            let mut dict = Dict::default();
+            let mut model: HashMap<Vec<u8>, (u64, Option<u64>)> = HashMap::new();
+            for (step, op) in ops.into_iter().enumerate() {
+                let step = step as u64;
+                match op {
+                    Op::Insert(k, d) => {
+                        let key = name(k);
+                        match dict.find(&key) {
+                            Some(pos) => {
+                                dict.entry_mut(pos).value = value(step);
+                                dict.set_deadline(pos, d);
+                            }
+                            None => {
+                                dict.insert_new(&key, value(step), d, 0);
+                            }
+                        }
+                        model.insert(key, (step, d));
+                    }
+                    Op::Remove(k) => {
+                        let key = name(k);
+                        let removed = dict.find(&key).map(|pos| dict.remove_at(pos));
+                        prop_assert_eq!(removed.is_some(), model.remove(&key).is_some());
+                    }
+                    Op::SetDeadline(k, d) => {
+                        let key = name(k);
+                        if let Some(pos) = dict.find(&key) {
+                            dict.set_deadline(pos, d);
+                            model.get_mut(&key).unwrap().1 = d;
+                        }
+                    }
+                    Op::RemoveVolatile(n) => {
+                        if dict.volatile_len() > 0 {
+                            let pos = dict.volatile_position(n % dict.volatile_len());
+                            let (key, entry) = dict.remove_at(pos);
+                            prop_assert!(entry.expire_at().is_some());
+                            prop_assert!(model.remove(key.as_bytes()).is_some());
+                        }
+                    }
+                }
+                dict.check_invariants();
+            }
+            prop_assert_eq!(dict.len(), model.len());
+            for (key, (v, d)) in &model {
+                let pos = dict.find(key).unwrap();
+                prop_assert_eq!(text(dict.entry(pos)), v.to_string());
+                prop_assert_eq!(dict.entry(pos).expire_at(), *d);
+                prop_assert_eq!(dict.find_hashed(dict.hash(key)), Some(pos));
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_past_the_end_are_freed_and_the_index_shrinks() {
+        let mut dict = Dict::default();
+        let n = SHRINK_MIN_CAPACITY + 10;
+        for i in 0..n {
+            dict.insert_new(format!("k{i}").as_bytes(), value(1), Some(5), 0);
+        }
+        assert_eq!(dict.slots.chunks.len(), n.div_ceil(CHUNK));
+        let grown = dict.index.capacity();
+        while dict.len() > 100 {
+            let pos = dict.volatile_position(0);
+            dict.remove_at(pos);
+        }
+        assert_eq!(dict.slots.chunks.len(), 2, "the used chunk and one spare");
+        assert!(dict.index.capacity() <= grown / 4, "the index shrank");
+        assert!(dict.volatile.capacity() <= 1024.max(4 * dict.volatile_len()));
+        dict.check_invariants();
+    }
+
+    #[test]
+    fn a_deadline_of_zero_is_kept_as_past() {
+        let mut dict = Dict::default();
+        let pos = dict.insert_new(b"k", value(1), Some(0), 0);
+        assert_eq!(dict.entry(pos).expire_at(), Some(1));
+        assert_eq!(dict.volatile_len(), 1);
+    }
+
+    #[test]
+    fn a_slot_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 80);
+    }
+}
