@@ -38,7 +38,7 @@ fn sweep(store: &mut Store, target: u64) {
     while store.stats.expired_keys < target {
         sweep.start_cycle(&params, store, None);
         let before = store.stats.expired_keys;
-        while sweep.run_slice(store, 10_000, &params, true, || {
+        while sweep.run_slice(store, 10_000, &params, || {
             origin.elapsed().as_micros() as u64
         }) == SliceOutcome::More
         {}

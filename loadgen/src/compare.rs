@@ -62,6 +62,10 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
         ("during max (ms)".into(), f(r.during.max_ms)),
         ("after p99 (ms)".into(), f(r.after.p99_ms)),
         (
+            "worst second / before (replies)".into(),
+            r.worst_second_ratio,
+        ),
+        (
             "reclaim, all keys (ms)".into(),
             r.reclaim_ms.map(|v| v as f64),
         ),
@@ -69,9 +73,19 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
             "reclaim, 99% (ms)".into(),
             r.reclaim_99_ms.map(|v| v as f64),
         ),
+        (
+            "memory before the volatile load (MB)".into(),
+            f(r.memory_preload as f64 / 1e6),
+        ),
         ("memory before (MB)".into(), f(r.memory_before as f64 / 1e6)),
         ("memory peak (MB)".into(), f(r.memory_peak as f64 / 1e6)),
         ("memory after (MB)".into(), f(r.memory_after as f64 / 1e6)),
+        (
+            "memory after / before the volatile load".into(),
+            Some(r3(
+                r.memory_after as f64 / (r.memory_preload as f64).max(1.0)
+            )),
+        ),
     ];
     Outcome {
         name: name.to_string(),

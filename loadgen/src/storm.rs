@@ -82,8 +82,13 @@ pub struct StormReport {
     /// ms from the instant until at most 1% remained.
     pub reclaim_99_ms: Option<i64>,
     pub remaining_at_end: u64,
+    /// Replies in the worst second from the instant to the end of the
+    /// storm, over the mean replies per second before the instant.
+    pub worst_second_ratio: Option<f64>,
     /// INFO `expires` that were not this storm's keys.
     pub base_expires: u64,
+    /// `used_memory` with the background keys loaded, before the volatile load.
+    pub memory_preload: u64,
     pub memory_before: u64,
     pub memory_peak: u64,
     pub memory_after: u64,
@@ -374,6 +379,33 @@ pub fn load_background(
     )
 }
 
+/// Windows per second.
+const WINDOWS_PER_S: usize = (1000 / WINDOW_MS) as usize;
+
+/// Replies in the worst whole second (10 consecutive windows) that starts
+/// between the instant and the end of the storm (`gone_ms` after it, at
+/// least one second), over the mean per second before the instant. The
+/// first window is left out of the mean: traffic starts inside it.
+fn worst_second_ratio(windows: &[StormWindow], gone_ms: Option<i64>) -> Option<f64> {
+    let before: Vec<u64> = windows
+        .iter()
+        .filter(|w| w.t_ms < 0)
+        .skip(1)
+        .map(|w| w.count)
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
+    let per_s = before.iter().sum::<u64>() as f64 * WINDOWS_PER_S as f64 / before.len() as f64;
+    let storm_end = gone_ms.unwrap_or(i64::MAX).max(1000);
+    let worst = windows
+        .windows(WINDOWS_PER_S)
+        .filter(|span| (0..storm_end).contains(&span[0].t_ms))
+        .map(|span| span.iter().map(|w| w.count).sum::<u64>())
+        .min()?;
+    Some(r3(worst as f64 / per_s.max(1.0)))
+}
+
 /// Runs one storm against `addr`.
 pub fn run_storm(
     addr: SocketAddr,
@@ -413,6 +445,7 @@ pub fn run_storm(
         p.bg_keys
     );
     let (bg_ok, bg_err, e1) = load_background(addr, p)?;
+    let memory_preload = info_sample(&mut ctl)?.used_memory;
     let (vol_ok, vol_err, e2) = load_parallel(
         addr,
         vol_prefix.clone(),
@@ -630,8 +663,10 @@ pub fn run_storm(
         after,
         reclaim_ms: gone_ms,
         reclaim_99_ms: gone99_ms,
+        worst_second_ratio: worst_second_ratio(&windows, gone_ms),
         remaining_at_end: last.expires.saturating_sub(base_expires),
         base_expires,
+        memory_preload,
         memory_before: mem_before,
         memory_peak: info.iter().map(|s| s.used_memory).max().unwrap_or(0),
         memory_after: last.used_memory,
@@ -729,7 +764,8 @@ pub fn print_summary(r: &StormReport) {
         r.remaining_at_end
     );
     println!(
-        "memory: before {:.1} MB, peak {:.1} MB, after {:.1} MB; expired_keys +{}; max expired_stale_perc {:.1}",
+        "memory: before the volatile load {:.1} MB, before the instant {:.1} MB, peak {:.1} MB, after {:.1} MB; expired_keys +{}; max expired_stale_perc {:.1}",
+        r.memory_preload as f64 / 1e6,
         r.memory_before as f64 / 1e6,
         r.memory_peak as f64 / 1e6,
         r.memory_after as f64 / 1e6,
@@ -792,4 +828,50 @@ pub fn main(a: &StormArgs, stop: Arc<AtomicBool>) -> Result<u8, String> {
     } else {
         0
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(t_ms: i64, count: u64) -> StormWindow {
+        StormWindow {
+            t_ms,
+            count,
+            p50_ms: 0.0,
+            p99_ms: 0.0,
+            p999_ms: 0.0,
+            max_ms: 0.0,
+            volatile_keys: None,
+        }
+    }
+
+    #[test]
+    fn the_worst_second_is_found_inside_the_storm() {
+        // 4,000 replies a second before the instant (400 per window; the
+        // first, partial window is left out), a dip to 100 in the windows
+        // from 500 ms to 800 ms, and a deeper dip after the storm ended.
+        let mut ws = vec![window(-300, 10)];
+        ws.extend((-2..0).map(|i| window(i * 100, 400)));
+        ws.extend((0..30).map(|i| {
+            let t = i * 100;
+            let count = match t {
+                500..=700 => 100,
+                2_500.. => 0,
+                _ => 400,
+            };
+            window(t, count)
+        }));
+        // Storm over at 1.2 s: spans start at 0..1200; the worst holds the dip.
+        assert_eq!(worst_second_ratio(&ws, Some(1_200)), Some(0.775));
+        // A short storm is still judged over its first whole second.
+        assert_eq!(worst_second_ratio(&ws, Some(100)), Some(0.775));
+        // Never over: the spans reach the silent end.
+        assert_eq!(worst_second_ratio(&ws, None), Some(0.5));
+        assert_eq!(
+            worst_second_ratio(&ws[3..], Some(100)),
+            None,
+            "nothing before"
+        );
+    }
 }

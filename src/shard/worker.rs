@@ -247,16 +247,12 @@ impl Worker {
                 self.tick(now);
             }
             if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
-                // Idle: this iteration found no socket or inbox work, so storm
-                // reclaiming may spend more than the normal share.
-                let idle = events.is_empty();
                 let clock_origin = Instant::now();
                 sweep_time = Some(clock_origin);
                 let outcome = self.data.sweep.run_slice(
                     &mut self.data.store,
                     self.data.now_ms,
                     &self.params,
-                    idle,
                     || clock_origin.elapsed().as_micros() as u64,
                 );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
@@ -265,9 +261,7 @@ impl Worker {
             let sweep_us = sweep_time.map_or(0, |t| t.elapsed().as_micros() as u64);
             self.send_outbox();
             self.flush_dirty();
-            // Only iterations that served something count: while a storm
-            // cycle waits for idle moments the loop spins, and that is not
-            // client work.
+            // Only iterations that served something count as client work.
             if !events.is_empty() {
                 self.busy_us += (served_from.elapsed().as_micros() as u64).saturating_sub(sweep_us);
             }

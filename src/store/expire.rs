@@ -21,10 +21,11 @@
 //! following cycles may use up to `active-expire-storm-cpu-perc` of a tick
 //! instead of 25% (still in slices), until a cycle finishes its work; this is
 //! what Redis's extra "fast" cycles do, without their long stall. The share
-//! above 25% is only spent when the loop found no socket work waiting
-//! (`idle`), and never more than the CPU the clients left spare in the last
+//! above 25% is never more than the CPU the clients left spare in the last
 //! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
-//! spare CPU, not the clients'.
+//! spare CPU, not the clients'. Since no slice is long, the slices may run
+//! between any two batches of socket work; a request waits behind one slice
+//! at most.
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
@@ -100,10 +101,9 @@ pub enum SliceOutcome {
 }
 
 struct Cycle {
-    /// Budget usable at any time (the normal 25%).
+    /// Time this cycle may still use: the normal 25% of a tick, plus the
+    /// storm share (bounded by the spare CPU) in storm mode.
     budget_left_us: u64,
-    /// Storm budget on top, usable only when no socket work waits.
-    extra_left_us: u64,
     /// Next database to visit, and how many were finished this cycle.
     db: usize,
     dbs_done: usize,
@@ -162,7 +162,7 @@ impl ActiveExpire {
             }
         }
         let db = self.cycle.as_ref().map_or(0, |c| c.db);
-        let extra = if self.storm {
+        let storm_extra = if self.storm {
             let allowed = params
                 .storm_budget_us
                 .saturating_sub(params.cycle_budget_us);
@@ -171,8 +171,7 @@ impl ActiveExpire {
             0
         };
         self.cycle = Some(Cycle {
-            budget_left_us: params.cycle_budget_us,
-            extra_left_us: extra,
+            budget_left_us: params.cycle_budget_us + storm_extra,
             db,
             dbs_done: 0,
             sampled: 0,
@@ -180,27 +179,20 @@ impl ActiveExpire {
         });
     }
 
-    /// Runs sweep work for at most one slice. `idle` says no socket work is
-    /// waiting (the storm budget may be spent). `clock_us` reads a monotonic
+    /// Runs sweep work for at most one slice. `clock_us` reads a monotonic
     /// clock in microseconds (injected so tests can drive time).
     pub fn run_slice(
         &mut self,
         store: &mut Store,
         now_ms: u64,
         params: &ExpireParams,
-        idle: bool,
         mut clock_us: impl FnMut() -> u64,
     ) -> SliceOutcome {
         let Some(cycle) = self.cycle.as_mut() else {
             return SliceOutcome::Idle;
         };
-        let available = cycle.budget_left_us + if idle { cycle.extra_left_us } else { 0 };
-        if available == 0 {
-            // Only storm budget is left: wait for a moment without socket work.
-            return SliceOutcome::More;
-        }
         let start = clock_us();
-        let limit = params.slice_us.min(available);
+        let limit = params.slice_us.min(cycle.budget_left_us);
         let ndbs = store.dbs.len();
         let mut elapsed = 0;
         let mut rounds = 0u32;
@@ -280,11 +272,9 @@ impl ActiveExpire {
         stats.slices += 1;
         stats.slice_max_us = stats.slice_max_us.max(elapsed);
         stats.cycle_cpu_us += elapsed;
-        let from_base = elapsed.min(cycle.budget_left_us);
-        cycle.budget_left_us -= from_base;
-        cycle.extra_left_us = cycle.extra_left_us.saturating_sub(elapsed - from_base);
+        cycle.budget_left_us = cycle.budget_left_us.saturating_sub(elapsed);
 
-        let budget_spent = cycle.budget_left_us == 0 && cycle.extra_left_us == 0;
+        let budget_spent = cycle.budget_left_us == 0;
         if cycle.dbs_done < ndbs && !budget_spent {
             return SliceOutcome::More;
         }
@@ -384,7 +374,7 @@ mod tests {
     /// Runs one whole cycle with a clock that never advances (no time limit).
     fn full_cycle(sweep: &mut ActiveExpire, store: &mut Store, params: &ExpireParams) {
         sweep.start_cycle(params, store, None);
-        while sweep.run_slice(store, 100, params, true, || 0) == SliceOutcome::More {}
+        while sweep.run_slice(store, 100, params, || 0) == SliceOutcome::More {}
     }
 
     #[test]
@@ -422,7 +412,7 @@ mod tests {
                 break;
             }
             sweep.start_cycle(&params, &store, None);
-            while sweep.run_slice(&mut store, 101, &params, true, || 0) == SliceOutcome::More {}
+            while sweep.run_slice(&mut store, 101, &params, || 0) == SliceOutcome::More {}
         }
         assert_eq!(store.dbs[0].volatile_len(), 2_000);
         assert_eq!(store.stats.expired_keys, 2_000);
@@ -445,7 +435,7 @@ mod tests {
         let mut slices = 0;
         loop {
             let before = store.stats.expired_keys;
-            let outcome = sweep.run_slice(&mut store, 100, &params, true, read);
+            let outcome = sweep.run_slice(&mut store, 100, &params, read);
             slices += 1;
             let removed = store.stats.expired_keys - before;
             // At most 10 clock reads per slice, ROUNDS_PER_CLOCK_READ rounds of 20 keys between reads.
@@ -471,36 +461,37 @@ mod tests {
     }
 
     #[test]
-    fn storm_budget_beyond_the_normal_share_is_spent_only_when_idle() {
-        let mut store = Store::new(1);
-        fill(&mut store, "dead", 50_000, Some(10));
+    fn the_storm_share_is_bounded_by_the_spare_cpu() {
         // hz 100: normal budget 2.5 ms, storm budget 5 ms, slices of 100 µs.
         let params = ExpireParams::new(100, 1, 100, 50);
-        let mut sweep = ActiveExpire::new(5);
         let clock = Cell::new(0u64);
         let read = || {
             clock.set(clock.get() + 10);
             clock.get()
         };
-        // The first cycle is capped at the normal budget, which turns storm mode on.
-        sweep.start_cycle(&params, &store, None);
-        while sweep.run_slice(&mut store, 100, &params, false, read) == SliceOutcome::More {}
-        assert!(sweep.in_storm());
-        let cpu_first = store.stats.cycle_cpu_us;
-        // Busy loop: a storm cycle still only spends the normal budget...
-        sweep.start_cycle(&params, &store, None);
-        for _ in 0..1_000 {
-            sweep.run_slice(&mut store, 100, &params, false, read);
+        // Spare CPU per tick (None: unknown) -> time the storm cycle may use.
+        for (spare, expected) in [(None, 5_000), (Some(1_000), 3_500), (Some(0), 2_500)] {
+            let mut store = Store::new(1);
+            fill(&mut store, "dead", 50_000, Some(10));
+            let mut sweep = ActiveExpire::new(5);
+            // The first cycle is capped at the normal budget, which turns storm mode on.
+            sweep.start_cycle(&params, &store, spare);
+            while sweep.run_slice(&mut store, 100, &params, read) == SliceOutcome::More {}
+            assert!(sweep.in_storm());
+            let first = store.stats.cycle_cpu_us;
+            assert!(
+                (2_500..=2_600).contains(&first),
+                "normal cycle used {first} µs"
+            );
+            sweep.start_cycle(&params, &store, spare);
+            while sweep.run_slice(&mut store, 100, &params, read) == SliceOutcome::More {}
+            let used = store.stats.cycle_cpu_us - first;
+            assert!(
+                (expected..=expected + 100).contains(&used),
+                "spare {spare:?}: storm cycle used {used} µs"
+            );
+            assert!(sweep.in_storm(), "work is left: the storm goes on");
         }
-        let busy = store.stats.cycle_cpu_us - cpu_first;
-        assert!(busy <= 2_600, "busy storm cycle used {busy} µs");
-        // ...and the rest once the loop is idle.
-        while sweep.run_slice(&mut store, 100, &params, true, read) == SliceOutcome::More {}
-        let total = store.stats.cycle_cpu_us - cpu_first;
-        assert!(
-            (4_900..=5_200).contains(&total),
-            "storm cycle used {total} µs"
-        );
     }
 
     #[test]
@@ -536,7 +527,7 @@ mod tests {
         let params = ExpireParams::new(10, 1, 1_000, 50);
         let mut sweep = ActiveExpire::new(3);
         sweep.start_cycle(&params, &store, None);
-        let outcome = sweep.run_slice(&mut store, 100, &params, true, || 0);
+        let outcome = sweep.run_slice(&mut store, 100, &params, || 0);
         assert_eq!(outcome, SliceOutcome::Done);
         assert_eq!(store.stats.expired_keys, 0);
         assert!(store.dbs[0].avg_ttl_ms > 0.0);

@@ -81,6 +81,10 @@ mod tests {
             assert_eq!(matches!(key, Key::Inline { .. }), len <= INLINE);
             assert_eq!(key.heap_size() == 0, len <= INLINE);
         }
-        assert_ne!(Key::new(b"a"), Key::new(b"a\0"), "length is part of the key");
+        assert_ne!(
+            Key::new(b"a"),
+            Key::new(b"a\0"),
+            "length is part of the key"
+        );
     }
 }
