@@ -401,6 +401,49 @@ fn a_key_of_another_type_wakes_nobody() {
     assert_eq!(multi.read(), Some(popped(&keys[2], "b")));
 }
 
+/// Polls INFO without pausing until it reports `n` blocked clients, so what
+/// follows comes as soon after the client shows as blocked as it can.
+fn spin_until_blocked(raw: &mut Raw, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while raw.info_int("clients", "blocked_clients") != n {
+        assert!(Instant::now() < deadline, "expected {n} blocked clients");
+    }
+}
+
+#[test]
+fn a_client_shows_as_blocked_only_once_every_shard_waits_for_it() {
+    // In Redis the attempt and the blocking are one step: once INFO or
+    // CLIENT LIST shows a client as blocked, a write of another type onto
+    // one of its keys finds it waiting and leaves it blocked. Here keys
+    // alternating between shards make its first attempt hop from shard to
+    // shard many times, so a client shown as blocked too early would still
+    // be trying its last key when the write arrives, and fail on it.
+    let server = Server::start(SHARDS, &[]);
+    let per_shard: Vec<Vec<String>> = (0..SHARDS)
+        .map(|s| keys_on_shard("shown", s, SHARDS, 100))
+        .collect();
+    let keys: Vec<&str> = (0..100)
+        .flat_map(|i| per_shard.iter().map(move |k| k[i].as_str()))
+        .collect();
+    let last = keys[keys.len() - 1];
+    let mut writer = server.raw();
+    let mut waiter = server.raw();
+    for round in 0..5 {
+        let mut cmd = vec!["BLPOP"];
+        cmd.extend(&keys);
+        cmd.push("0");
+        send(&mut waiter, &cmd);
+        spin_until_blocked(&mut writer, 1);
+        assert_eq!(writer.cmd(&["SET", last, "s"]), ok(), "round {round}");
+        std::thread::sleep(Duration::from_millis(20));
+        wait_blocked(&mut writer, 1);
+        assert_eq!(writer.cmd(&["DEL", last]), int(1));
+        assert_eq!(writer.cmd(&["RPUSH", last, "v"]), int(1));
+        assert_eq!(waiter.read(), Some(popped(last, "v")), "round {round}");
+        wait_blocked(&mut writer, 0);
+    }
+}
+
 #[test]
 fn rename_copy_and_move_onto_a_waited_key_wake_it() {
     let server = Server::start(SHARDS, &[]);

@@ -40,6 +40,18 @@
 //! a waiter signals its keys again. Clients whose keys share a shard (a
 //! `{hash tag}`) pop on that shard at once and never see this.
 //!
+//! # Shown as blocked once every shard has it
+//!
+//! In Redis the attempt and the blocking are one step, so a write that comes
+//! after a client shows as blocked (INFO `blocked_clients`, CLIENT LIST's
+//! `b`, what CLIENT UNBLOCK acts on) finds it waiting: a key of another type
+//! leaves it blocked instead of failing its attempt. Here they are separate
+//! messages, so the home shows the client only once each shard of its keys
+//! has taken it and found nothing: a single-shard waiter when its owner
+//! answers [`BlockMsg::Waiting`], a multi-shard one when its first attempt
+//! misses (the attempt reaches each shard after the registration sent
+//! before it, so a miss means every shard has it).
+//!
 //! # Ending a wait
 //!
 //! The home keeps the deadlines (checked from the loop, ~1 ms resolution).
@@ -119,6 +131,8 @@ pub enum BlockMsg {
     Cancelled { id: WaiterId },
     /// Owner to home: a key of this notify-only waiter got data.
     Ready { id: WaiterId },
+    /// Owner to home: the waiter found nothing and waits here.
+    Waiting { id: WaiterId },
 }
 
 /// The waiters of one shard's keys.
@@ -198,6 +212,9 @@ pub struct Blocked {
     /// Shards holding a registration.
     pub shards: Vec<usize>,
     pub mode: Mode,
+    /// Shown as blocked (INFO, CLIENT LIST, CLIENT UNBLOCK): every shard of
+    /// its keys has it and found nothing.
+    pub shown: bool,
     /// The reply decided by a timeout or `CLIENT UNBLOCK`, given once the
     /// owner confirms the cancel or the attempt in flight misses.
     pub ending: Option<Frame>,
@@ -227,6 +244,12 @@ impl Clients {
     /// The record of connection `conn_id`, whatever command it blocks in.
     pub fn of_conn(&mut self, conn_id: u64) -> Option<&mut Blocked> {
         self.by_conn.get_mut(&conn_id)
+    }
+
+    /// Whether connection `conn_id` waits in a blocking command, shown as
+    /// blocked yet or not.
+    pub fn contains(&self, conn_id: u64) -> bool {
+        self.by_conn.contains_key(&conn_id)
     }
 
     pub fn remove(&mut self, conn_id: u64) -> Option<Blocked> {
@@ -367,6 +390,7 @@ mod tests {
                 deadline_ms,
                 shards: vec![0],
                 mode: Mode::One { shard: 0 },
+                shown: true,
                 ending: None,
             });
         }

@@ -393,8 +393,9 @@ impl Worker {
                     // The peer finished sending; answer what it sent, then close.
                     if let Some(conn) = self.conns.get_mut(token) {
                         conn.closing = true;
-                        if conn.session.blocked {
-                            // Gone while blocked: forget it now, as Redis does.
+                        if self.blocking.clients.contains(conn.session.id) {
+                            // Gone while blocked (or about to show as such):
+                            // forget it now, as Redis does.
                             self.close(token);
                             return;
                         }

@@ -41,7 +41,7 @@ impl Worker {
     }
 
     /// Registers the client on its keys' shards and, when they are several,
-    /// makes the first attempt.
+    /// makes the first attempt. It shows as blocked once they all have it.
     fn start_waiting(&mut self, to: ReplyTo, req: Request) {
         self.arm_slot(to);
         let id = WaiterId {
@@ -63,14 +63,9 @@ impl Worker {
             deadline_ms: req.deadline_ms,
             shards: Vec::new(),
             mode: Mode::One { shard: home },
+            shown: false,
             ending: None,
         };
-        self.flag_blocked(to.token, true);
-        self.data
-            .shared
-            .counters
-            .blocked_clients
-            .fetch_add(1, Relaxed);
         match req.home_shard(self.data.shared.nshards) {
             Some(owner) => {
                 let w = waiter(req.keys.clone(), Task::Serve(req.want.clone()));
@@ -156,8 +151,45 @@ impl Worker {
             self.answer_blocked(id, frame);
         } else if let Some(ending) = ending {
             self.answer_blocked(id, ending);
-        } else if again {
-            self.retry(to);
+        } else {
+            // Each shard took the registration before this attempt's miss.
+            self.show_blocked(id);
+            if again {
+                self.retry(to);
+            }
+        }
+    }
+
+    /// Shows a waiting client as blocked (INFO's `blocked_clients`, CLIENT
+    /// LIST's `b`, CLIENT UNBLOCK), once every shard of its keys has it: a
+    /// write seen after that finds it waiting, as in Redis. A wait already
+    /// ending (timed out meanwhile) is not shown.
+    fn show_blocked(&mut self, id: WaiterId) {
+        let Some(blocked) = self.blocking.clients.get_mut(id) else {
+            return;
+        };
+        if blocked.shown || blocked.ending.is_some() {
+            return;
+        }
+        blocked.shown = true;
+        let token = blocked.token;
+        self.flag_blocked(token, true);
+        self.data
+            .shared
+            .counters
+            .blocked_clients
+            .fetch_add(1, Relaxed);
+    }
+
+    /// Stops showing a client whose wait ended as blocked.
+    fn unshow_blocked(&mut self, blocked: &Blocked) {
+        if blocked.shown {
+            self.flag_blocked(blocked.token, false);
+            self.data
+                .shared
+                .counters
+                .blocked_clients
+                .fetch_sub(1, Relaxed);
         }
     }
 
@@ -166,17 +198,12 @@ impl Worker {
         let Some(blocked) = self.blocking.clients.remove(id.conn_id) else {
             return;
         };
-        self.data
-            .shared
-            .counters
-            .blocked_clients
-            .fetch_sub(1, Relaxed);
+        self.unshow_blocked(&blocked);
         if let Mode::Many { .. } = blocked.mode {
             for shard in blocked.shards {
                 self.send_block(shard, BlockMsg::Cancel { id, ack: false });
             }
         }
-        self.flag_blocked(blocked.token, false);
         self.on_done(reply_to(id, blocked.token), 0, Out::Frame(frame));
     }
 
@@ -242,6 +269,7 @@ impl Worker {
                 }
             }
             BlockMsg::Served { id, frame } => self.answer_blocked(id, frame),
+            BlockMsg::Waiting { id } => self.show_blocked(id),
             BlockMsg::Cancelled { id } => {
                 if let Some(blocked) = self.blocking.clients.get_mut(id) {
                     let ending = blocked.ending.take().unwrap_or(TIMEOUT_REPLY);
@@ -269,9 +297,10 @@ impl Worker {
     }
 
     /// On a key's owner: a waiter that serves here tries at once, then
-    /// waits if nothing was there; a notify-only one just waits. While a
-    /// transaction holds one of its keys it waits without trying, and its
-    /// keys are looked at again once they are free.
+    /// waits if nothing was there and tells its home so; a notify-only one
+    /// just waits (its home's attempt comes next). While a transaction holds
+    /// one of its keys it waits without trying, and its keys are looked at
+    /// again once they are free.
     fn take_waiter(&mut self, waiter: Waiter) {
         let need = Need::keys(waiter.db, waiter.keys.iter().cloned());
         if self.data.locks.is_locked(&need) {
@@ -288,8 +317,13 @@ impl Worker {
                 }
             }
         }
+        let (id, home) = (waiter.id, waiter.home);
+        let confirm = matches!(waiter.task, Task::Serve(_));
         let ready = &mut self.data.store.stats.notify.ready;
         self.blocking.registry.add(waiter, ready);
+        if confirm {
+            self.send_block(home, BlockMsg::Waiting { id });
+        }
     }
 
     /// Serves the waiters of every key written since the last call, in
@@ -408,7 +442,17 @@ impl Worker {
     }
 
     /// `CLIENT UNBLOCK`: 1 if connection `conn_id` of this shard was blocked.
+    /// A client not shown as blocked yet is not: its command counts as
+    /// coming after the unblock, as it does in INFO and CLIENT LIST.
     pub(super) fn unblock_client(&mut self, conn_id: u64, error: bool) -> i64 {
+        if !self
+            .blocking
+            .clients
+            .of_conn(conn_id)
+            .is_some_and(|b| b.shown)
+        {
+            return 0;
+        }
         let frame = if error {
             Frame::error(UNBLOCKED)
         } else {
@@ -422,11 +466,7 @@ impl Worker {
         let Some(blocked) = self.blocking.clients.remove(conn_id) else {
             return;
         };
-        self.data
-            .shared
-            .counters
-            .blocked_clients
-            .fetch_sub(1, Relaxed);
+        self.unshow_blocked(&blocked);
         for shard in blocked.shards {
             let id = blocked.id;
             self.send_block(shard, BlockMsg::Cancel { id, ack: false });
