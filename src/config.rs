@@ -60,6 +60,8 @@ pub struct Config {
     pub hash_max_listpack_entries: usize,
     /// Longest field or value (bytes) of a hash kept in the compact form.
     pub hash_max_listpack_value: usize,
+    /// Whether jemalloc returns freed memory to the OS from its own thread.
+    pub jemalloc_bg_thread: bool,
     pub config_file: Option<PathBuf>,
 }
 
@@ -84,6 +86,7 @@ impl Default for Config {
             enable_debug_command: "local".into(),
             hash_max_listpack_entries: ListpackLimits::DEFAULT.entries,
             hash_max_listpack_value: ListpackLimits::DEFAULT.value,
+            jemalloc_bg_thread: true,
             config_file: None,
         }
     }
@@ -268,6 +271,10 @@ fn memory_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
+fn yes_no(on: bool) -> String {
+    if on { "yes" } else { "no" }.into()
+}
+
 fn one_of(v: &str, options: &[&str]) -> Result<String, String> {
     let lower = v.to_ascii_lowercase();
     if options.contains(&lower.as_str()) {
@@ -347,6 +354,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "loglevel", alias: None, mutable: true, get: |c| c.loglevel.clone(), set: |c, v| { c.loglevel = one_of(v, &["debug", "verbose", "notice", "warning"])?; Ok(()) } },
     Param { name: "timeout", alias: None, mutable: true, get: |c| c.timeout.to_string(), set: |c, v| { c.timeout = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "tcp-keepalive", alias: None, mutable: true, get: |c| c.tcp_keepalive.to_string(), set: |c, v| { c.tcp_keepalive = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
+    Param { name: "jemalloc-bg-thread", alias: None, mutable: true, get: |c| yes_no(c.jemalloc_bg_thread), set: |c, v| { c.jemalloc_bg_thread = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
     Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
     // Accepted for compatibility with tools that read them (redis-benchmark
     // asks for both); ember keeps no persistence yet.

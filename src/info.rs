@@ -135,6 +135,16 @@ fn sample_memory() {
     RSS.store(rss_bytes(), Relaxed);
 }
 
+/// `jemalloc-bg-thread`: whether jemalloc returns freed memory to the OS
+/// from its own thread, as Redis does by default. Without it, purging runs
+/// inside whichever thread frees, so a shard reclaiming a storm would also
+/// pay for handing pages back.
+pub fn set_background_purging(on: bool) {
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(on) {
+        log::warn!("could not set jemalloc's background thread to {on}: {e}");
+    }
+}
+
 /// Starts the thread that refreshes memory figures every 100 ms (once).
 pub fn start_memory_sampler() {
     static STARTED: std::sync::Once = std::sync::Once::new();

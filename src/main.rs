@@ -15,12 +15,6 @@ fn main() {
         }
     };
     ember::logging::init(&config.loglevel);
-    // Return freed memory to the OS from jemalloc's own thread, as Redis does
-    // (`jemalloc-bg-thread yes`): purging inside a shard thread stalls its
-    // clients for milliseconds after a storm frees gigabytes.
-    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
-        log::warn!("could not start jemalloc's background thread: {e}");
-    }
     if let Err(e) = ember::run(config) {
         log::error!("{e}");
         eprintln!("{e}");

@@ -18,10 +18,25 @@ pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
     }
 }
 
+/// Values up to this size are copied into replies (see [`reply_bytes`]).
+const COPY_REPLY_MAX: usize = 4096;
+
+/// A stored string handed to a reply. The first clone of a `Bytes` that
+/// owns a plain buffer gives it a shared header (32 bytes) that stays with
+/// the stored value for good, so every key ever read would grow; a small
+/// value is copied into the reply instead.
+fn reply_bytes(stored: &Bytes) -> Bytes {
+    if stored.len() <= COPY_REPLY_MAX {
+        Bytes::copy_from_slice(stored)
+    } else {
+        stored.clone()
+    }
+}
+
 /// Reads a string key: Ok(None) when missing, WRONGTYPE for other types.
 fn read_str(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Bytes>, Frame> {
     match ctx.ks().read(key) {
-        Some(entry) => as_str(entry).cloned().map(Some),
+        Some(entry) => as_str(entry).map(|s| Some(reply_bytes(s))),
         None => Ok(None),
     }
 }
@@ -240,7 +255,7 @@ pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let values = argv[1..]
         .iter()
         .map(|key| match ks.read(key).map(|e| &e.value) {
-            Some(Value::Str(s)) => Frame::Bulk(s.clone()),
+            Some(Value::Str(s)) => Frame::Bulk(reply_bytes(s)),
             _ => Frame::Null,
         })
         .collect();

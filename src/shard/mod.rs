@@ -147,6 +147,7 @@ impl Shared {
             .storm_cpu_perc
             .store(c.active_expire_storm_cpu_perc, Relaxed);
         crate::logging::set_level(&c.loglevel);
+        crate::info::set_background_purging(c.jemalloc_bg_thread);
     }
 
     pub fn peers(&self) -> &[Peer] {

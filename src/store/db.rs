@@ -171,6 +171,10 @@ impl Db {
     }
 }
 
+/// Keys taken from the deadline windows at once, their index buckets loaded
+/// together before any is removed (`Index::prefetch`).
+const PREFETCH_BATCH: usize = 16;
+
 /// Whether a key moving from deadline `old` to `new` needs a new bucket entry:
 /// only when it had none, or its deadline moved to an earlier window (an entry
 /// in a later window is re-filed when met).
@@ -190,24 +194,36 @@ impl Db {
         stats: &mut ExpiryStats,
     ) -> (usize, usize) {
         let (mut examined, mut expired) = (0, 0);
+        let mut batch = [0u64; PREFETCH_BATCH];
         while examined < max {
-            let Some(hash) = self.buckets.pop_due(now_ms) else {
+            let mut taken = 0;
+            while taken < PREFETCH_BATCH.min(max - examined) {
+                let Some(hash) = self.buckets.pop_due(now_ms) else {
+                    break;
+                };
+                self.dict.prefetch_hashed(hash);
+                batch[taken] = hash;
+                taken += 1;
+            }
+            if taken == 0 {
                 break;
-            };
-            examined += 1;
-            let Some(pos) = self.dict.find_hashed(hash) else {
-                continue; // deleted since it was filed
-            };
-            match self.dict.entry(pos).expire_at() {
-                Some(at) if now_ms > at => {
-                    let (key, _) = self.dict.remove_at(pos);
-                    stats.record_expired(db, &key, at, now_ms);
-                    expired += 1;
+            }
+            examined += taken;
+            for &hash in &batch[..taken] {
+                let Some(pos) = self.dict.find_hashed(hash) else {
+                    continue; // deleted since it was filed
+                };
+                match self.dict.entry(pos).expire_at() {
+                    Some(at) if now_ms > at => {
+                        let (key, _) = self.dict.remove_at(pos);
+                        stats.record_expired(db, &key, at, now_ms);
+                        expired += 1;
+                    }
+                    // The deadline moved later: file it where it belongs now.
+                    Some(at) => self.buckets.file(hash, at),
+                    // Persisted since it was filed.
+                    None => {}
                 }
-                // The deadline moved later: file it where it belongs now.
-                Some(at) => self.buckets.file(hash, at),
-                // Persisted since it was filed.
-                None => {}
             }
         }
         (examined, expired)

@@ -9,9 +9,10 @@
 //!   entries (a `Vec` doubling at 10M keys would copy a gigabyte and stall
 //!   the shard), and the chunks past the end are freed as keys go, so memory
 //!   comes back after an expiry storm without a rehash.
-//! - `index`: a hashbrown table of slot positions (`u32`, 4 bytes and a
-//!   control byte per bucket). Key hashes are not stored: they are
-//!   recomputed from the key when the table grows or an entry moves.
+//! - `index`: slot positions by key hash, 8 bytes a bucket with 32 bits of
+//!   the hash beside the position, so a probe costs one cache line
+//!   (`index.rs`). Full hashes are not stored: the deadline buckets keep
+//!   them as hints, and a key moved by a removal is hashed again.
 //! - `volatile`: the positions of the slots that carry a deadline. Each such
 //!   slot remembers its place in this list, so setting, clearing or moving a
 //!   deadline is O(1), and the sweep picks a volatile key uniformly at random
@@ -29,8 +30,8 @@
 //! fact that only the last slot ever moves (see `Keyspace::scan`).
 
 use ahash::RandomState;
-use hashbrown::HashTable;
 
+use super::index::{short_hash, Index};
 use super::key::Key;
 use super::Value;
 
@@ -44,11 +45,12 @@ const CHUNK_MASK: usize = CHUNK - 1;
 /// as 1 instead.
 const NO_DEADLINE: u64 = 0;
 
-/// The index is rebuilt smaller only while it holds at most this many keys
-/// (a rehash of 16Ki short keys takes well under a millisecond)...
-const SHRINK_MAX_KEYS: usize = 16 * 1024;
-/// ...and only once it has grown past this many buckets' worth of room.
+/// The index is rebuilt smaller only once it has room for this many keys
+/// (small tables are not worth it)...
 const SHRINK_MIN_CAPACITY: usize = 64 * 1024;
+/// ...and at most this many (1Mi buckets, 8 MiB): a rebuild reads every
+/// bucket in one go, which must stay well under a millisecond.
+const SHRINK_MAX_CAPACITY: usize = 768 * 1024;
 
 /// A stored key's value and metadata.
 #[derive(Clone, Debug)]
@@ -130,7 +132,7 @@ impl Slots {
 #[derive(Default)]
 pub struct Dict {
     hasher: RandomState,
-    index: HashTable<u32>,
+    index: Index,
     slots: Slots,
     volatile: Vec<u32>,
 }
@@ -158,20 +160,26 @@ impl Dict {
     pub fn find(&self, key: &[u8]) -> Option<usize> {
         let slots = &self.slots;
         self.index
-            .find(self.hash(key), |&pos| {
-                slots.get(pos as usize).key.as_bytes() == key
+            .find(short_hash(self.hash(key)), |pos| {
+                slots.get(pos).key.as_bytes() == key
             })
-            .map(|&pos| pos as usize)
+            .map(|(_, pos)| pos)
     }
 
     /// The position of the key whose hash is `hash`, if it is still here.
     pub fn find_hashed(&self, hash: u64) -> Option<usize> {
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.index
-            .find(hash, |&pos| {
-                hasher.hash_one(slots.get(pos as usize).key.as_bytes()) == hash
+            .find(short_hash(hash), |pos| {
+                hasher.hash_one(slots.get(pos).key.as_bytes()) == hash
             })
-            .map(|&pos| pos as usize)
+            .map(|(_, pos)| pos)
+    }
+
+    /// Starts loading the index bucket of the key whose hash is `hash`
+    /// (see [`Index::prefetch`]).
+    pub fn prefetch_hashed(&self, hash: u64) {
+        self.index.prefetch(short_hash(hash));
     }
 
     /// The key at `pos`. Requires: `pos < len()`.
@@ -215,7 +223,10 @@ impl Dict {
         access_s: u32,
     ) -> usize {
         let pos = self.slots.len;
-        let pos32 = u32::try_from(pos).expect("at most 4G keys per database and shard");
+        assert!(
+            pos < u32::MAX as usize - 1,
+            "at most 4G keys per database and shard"
+        );
         self.slots.push(Slot {
             key: Key::new(key),
             entry: Entry {
@@ -225,16 +236,7 @@ impl Dict {
                 volatile_pos: 0,
             },
         });
-        let Dict {
-            hasher,
-            index,
-            slots,
-            ..
-        } = self;
-        // The closure rehashes existing entries when the table grows.
-        index.insert_unique(hasher.hash_one(key), pos32, |&p| {
-            hasher.hash_one(slots.get(p as usize).key.as_bytes())
-        });
+        self.index.insert(short_hash(self.hash(key)), pos);
         self.set_deadline(pos, deadline);
         pos
     }
@@ -264,20 +266,20 @@ impl Dict {
     /// Removes the key at `pos`, returning it with its entry. The last slot
     /// moves into `pos`.
     pub fn remove_at(&mut self, pos: usize) -> (Key, Entry) {
-        let hash = self.hash(self.key(pos));
-        self.index
-            .find_entry(hash, |&p| p as usize == pos)
-            .expect("every slot is indexed")
-            .remove();
+        let (at, _) = self
+            .index
+            .find(short_hash(self.hash(self.key(pos))), |p| p == pos)
+            .expect("every slot is indexed");
+        self.index.remove(at);
         let removed = self.slots.swap_remove(pos);
         if pos < self.slots.len {
             // The former last slot now lives at `pos`.
-            let moved_from = self.slots.len as u32;
-            let hash = self.hash(self.key(pos));
-            *self
+            let moved_from = self.slots.len;
+            let (at, _) = self
                 .index
-                .find_mut(hash, |&p| p == moved_from)
-                .expect("every slot is indexed") = pos as u32;
+                .find(short_hash(self.hash(self.key(pos))), |p| p == moved_from)
+                .expect("every slot is indexed");
+            self.index.set_position(at, pos);
             let moved = &self.slots.get(pos).entry;
             if moved.deadline != NO_DEADLINE {
                 self.volatile[moved.volatile_pos as usize] = pos as u32;
@@ -301,10 +303,9 @@ impl Dict {
     /// Gives back spare room once most keys are gone (after an expiry
     /// storm), within what one removal may cost:
     /// - `volatile` when at most a quarter full (a copy of what is left);
-    /// - the index when at most an eighth full and holding at most
-    ///   [`SHRINK_MAX_KEYS`], since rebuilding it rehashes every key left in
-    ///   one go. A bigger table keeps its room (5 bytes a bucket) until it
-    ///   empties further.
+    /// - the index when at most an eighth full and no bigger than
+    ///   [`SHRINK_MAX_CAPACITY`]. A bigger table keeps its room (8 bytes a
+    ///   bucket): rebuilding it in one go would stall the shard.
     fn shrink_if_sparse(&mut self) {
         let listed = self.volatile.len();
         if self.volatile.capacity() > 1024 && listed <= self.volatile.capacity() / 4 {
@@ -312,18 +313,10 @@ impl Dict {
         }
         let capacity = self.index.capacity();
         let len = self.len();
-        if capacity < SHRINK_MIN_CAPACITY || len > capacity / 8 || len > SHRINK_MAX_KEYS {
+        if !(SHRINK_MIN_CAPACITY..=SHRINK_MAX_CAPACITY).contains(&capacity) || len > capacity / 8 {
             return;
         }
-        let Dict {
-            hasher,
-            index,
-            slots,
-            ..
-        } = self;
-        index.shrink_to(len * 2, |&p| {
-            hasher.hash_one(slots.get(p as usize).key.as_bytes())
-        });
+        self.index.shrink();
     }
 
     /// Checks every cross-reference (tests).
@@ -380,7 +373,7 @@ mod tests {
 
     /// Keys long enough to live on the heap for half the names.
     fn name(k: u8) -> Vec<u8> {
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             vec![k]
         } else {
             format!("a-long-key-that-does-not-fit-inline-{k}").into_bytes()

@@ -9,6 +9,7 @@ pub mod dict;
 pub mod encoding;
 pub mod expire;
 pub mod hash;
+pub mod index;
 pub mod key;
 pub mod listpack;
 pub mod notify;
