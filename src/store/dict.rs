@@ -10,9 +10,10 @@
 //!   the shard), and the chunks past the end are freed as keys go, so memory
 //!   comes back after an expiry storm without a rehash.
 //! - `index`: slot positions by key hash, 8 bytes a bucket with 32 bits of
-//!   the hash beside the position, so a probe costs one cache line
-//!   (`index.rs`). Full hashes are not stored: the deadline buckets keep
-//!   them as hints, and a key moved by a removal is hashed again.
+//!   the hash beside the position, so a probe costs one cache line, and
+//!   resized a step at a time (`index.rs`). Full hashes are not stored: the
+//!   deadline buckets keep them as hints, and a key moved by a removal is
+//!   hashed again.
 //! - `volatile`: the positions of the slots that carry a deadline. Each such
 //!   slot remembers its place in this list, so setting, clearing or moving a
 //!   deadline is O(1), and the sweep picks a volatile key uniformly at random
@@ -31,7 +32,7 @@
 
 use ahash::RandomState;
 
-use super::index::{short_hash, Index};
+use super::index::{short_hash, Index, MAX_POSITION};
 use super::key::Key;
 use super::Value;
 
@@ -44,13 +45,6 @@ const CHUNK_MASK: usize = CHUNK - 1;
 /// 0 (1970) can only come from a deadline already long past, which is kept
 /// as 1 instead.
 const NO_DEADLINE: u64 = 0;
-
-/// The index is rebuilt smaller only once it has room for this many keys
-/// (small tables are not worth it)...
-const SHRINK_MIN_CAPACITY: usize = 64 * 1024;
-/// ...and at most this many (1Mi buckets, 8 MiB): a rebuild reads every
-/// bucket in one go, which must stay well under a millisecond.
-const SHRINK_MAX_CAPACITY: usize = 768 * 1024;
 
 /// A stored key's value and metadata.
 #[derive(Clone, Debug)]
@@ -223,10 +217,7 @@ impl Dict {
         access_s: u32,
     ) -> usize {
         let pos = self.slots.len;
-        assert!(
-            pos < u32::MAX as usize - 1,
-            "at most 4G keys per database and shard"
-        );
+        assert!(pos < MAX_POSITION, "at most 4G keys per database and shard");
         self.slots.push(Slot {
             key: Key::new(key),
             entry: Entry {
@@ -266,20 +257,20 @@ impl Dict {
     /// Removes the key at `pos`, returning it with its entry. The last slot
     /// moves into `pos`.
     pub fn remove_at(&mut self, pos: usize) -> (Key, Entry) {
-        let (at, _) = self
+        let (found, _) = self
             .index
             .find(short_hash(self.hash(self.key(pos))), |p| p == pos)
             .expect("every slot is indexed");
-        self.index.remove(at);
+        self.index.remove(found);
         let removed = self.slots.swap_remove(pos);
         if pos < self.slots.len {
             // The former last slot now lives at `pos`.
             let moved_from = self.slots.len;
-            let (at, _) = self
+            let (found, _) = self
                 .index
                 .find(short_hash(self.hash(self.key(pos))), |p| p == moved_from)
                 .expect("every slot is indexed");
-            self.index.set_position(at, pos);
+            self.index.set_position(found, pos);
             let moved = &self.slots.get(pos).entry;
             if moved.deadline != NO_DEADLINE {
                 self.volatile[moved.volatile_pos as usize] = pos as u32;
@@ -300,23 +291,14 @@ impl Dict {
         }
     }
 
-    /// Gives back spare room once most keys are gone (after an expiry
-    /// storm), within what one removal may cost:
-    /// - `volatile` when at most a quarter full (a copy of what is left);
-    /// - the index when at most an eighth full and no bigger than
-    ///   [`SHRINK_MAX_CAPACITY`]. A bigger table keeps its room (8 bytes a
-    ///   bucket): rebuilding it in one go would stall the shard.
+    /// Gives back the spare room of `volatile` once at most a quarter of it
+    /// is used (after an expiry storm): a copy of what is left. The index
+    /// shrinks by itself, a step at a time.
     fn shrink_if_sparse(&mut self) {
         let listed = self.volatile.len();
         if self.volatile.capacity() > 1024 && listed <= self.volatile.capacity() / 4 {
             self.volatile.shrink_to(listed * 2);
         }
-        let capacity = self.index.capacity();
-        let len = self.len();
-        if !(SHRINK_MIN_CAPACITY..=SHRINK_MAX_CAPACITY).contains(&capacity) || len > capacity / 8 {
-            return;
-        }
-        self.index.shrink();
     }
 
     /// Checks every cross-reference (tests).
@@ -439,18 +421,18 @@ mod tests {
     #[test]
     fn chunks_past_the_end_are_freed_and_the_index_shrinks() {
         let mut dict = Dict::default();
-        let n = SHRINK_MIN_CAPACITY + 10;
+        let n: usize = 100_000;
         for i in 0..n {
             dict.insert_new(format!("k{i}").as_bytes(), value(1), Some(5), 0);
         }
         assert_eq!(dict.slots.chunks.len(), n.div_ceil(CHUNK));
-        let grown = dict.index.capacity();
+        let grown = dict.index.heap_size();
         while dict.len() > 100 {
             let pos = dict.volatile_position(0);
             dict.remove_at(pos);
         }
         assert_eq!(dict.slots.chunks.len(), 2, "the used chunk and one spare");
-        assert!(dict.index.capacity() <= grown / 4, "the index shrank");
+        assert!(dict.index.heap_size() <= grown / 64, "the index shrank");
         assert!(dict.volatile.capacity() <= 1024.max(4 * dict.volatile_len()));
         dict.check_invariants();
     }

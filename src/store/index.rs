@@ -1,4 +1,5 @@
-//! The dict's index: key hash to slot position, one cache line per probe.
+//! The dict's index: key hash to slot position, one cache line per probe,
+//! resized a little at a time.
 //!
 //! An open-addressing table with linear probing where each bucket is one
 //! `u64`: 32 bits of the key's hash beside the slot position. Finding a key
@@ -8,20 +9,44 @@
 //! misses the cache twice; at millions of keys, where every probe misses,
 //! that was most of the cost of expiring a key.
 //!
-//! Because a bucket carries its hash bits, the table grows, shrinks and
-//! deletes (backward shift, no tombstones) without hashing a key again.
-//!
+//! Because a bucket carries its hash bits, entries move between tables and
+//! deletes shift later entries back (no tombstones) without hashing a key.
 //! The home bucket of a hash is its upper 32 bits masked to the table size,
 //! so a table has at most 2^32 buckets.
+//!
+//! # Resizing without a stall
+//!
+//! Rebuilding a table of millions of entries in one go would stop the
+//! shard for tens of milliseconds, so, like Redis's incremental rehash, a
+//! resize allocates the new table and moves [`STEP`] buckets of the old one
+//! on every insert and removal. Meanwhile:
+//! - inserts go to the new table; lookups try the new table, then the old;
+//! - a removal from the old table leaves a tombstone instead of shifting
+//!   entries back (a shift could move an entry behind the mover);
+//! - the mover starts at an empty bucket of the old table and goes round it
+//!   once. No run of entries crosses an empty bucket, so no run straddles
+//!   the start; and an entry still in the old table whose home the mover
+//!   has passed is found by probing from the mover onwards.
+//!
+//! The table doubles when three quarters full and halves (or more) when a
+//! quarter full, back to half full, so the two never chase each other.
 
+/// Buckets of the old table moved per insert or removal while resizing.
+pub const STEP: usize = 64;
 /// Most of the table filled before it doubles: 3/4 keeps probe runs short
 /// (about 2.5 buckets for a hit, 8.5 for a miss).
 const MAX_LOAD_NUM: usize = 3;
 const MAX_LOAD_DEN: usize = 4;
-const MIN_BUCKETS: usize = 8;
+/// Tables this small are rebuilt in one go and never shrunk.
+const MIN_BUCKETS: usize = 64;
 
 /// An empty bucket.
 const EMPTY: u64 = 0;
+/// A removed entry of the old table while it is being moved. Its position
+/// part (`u32::MAX`) is one no entry has (see [`MAX_POSITION`]).
+const TOMBSTONE: u64 = u64::MAX;
+/// Positions must stay below this.
+pub const MAX_POSITION: usize = u32::MAX as usize - 1;
 
 /// The 32 bits of a 64-bit hash that the index keeps.
 pub fn short_hash(hash: u64) -> u32 {
@@ -29,6 +54,7 @@ pub fn short_hash(hash: u64) -> u32 {
 }
 
 fn pack(short: u32, pos: usize) -> u64 {
+    debug_assert!(pos < MAX_POSITION);
     (u64::from(short) << 32) | (pos as u64 + 1)
 }
 
@@ -40,24 +66,28 @@ fn pos_of(bucket: u64) -> usize {
     (bucket & u64::from(u32::MAX)) as usize - 1
 }
 
+/// Where [`Index::find`] found an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// In the table being moved out of.
+    in_old: bool,
+    bucket: usize,
+}
+
+/// One open-addressing table.
 #[derive(Default)]
-pub struct Index {
+struct Table {
     buckets: Vec<u64>,
+    /// Entries (tombstones not counted).
     len: usize,
 }
 
-impl Index {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Keys the table holds before it grows.
-    pub fn capacity(&self) -> usize {
-        self.buckets.len() / MAX_LOAD_DEN * MAX_LOAD_NUM
+impl Table {
+    fn with_buckets(n: usize) -> Table {
+        Table {
+            buckets: vec![EMPTY; n],
+            len: 0,
+        }
     }
 
     fn mask(&self) -> usize {
@@ -68,42 +98,30 @@ impl Index {
         short as usize & self.mask()
     }
 
-    /// The bucket and position of the first entry with hash bits `short`
-    /// whose position satisfies `is_it`.
-    pub fn find(&self, short: u32, mut is_it: impl FnMut(usize) -> bool) -> Option<(usize, usize)> {
-        if self.is_empty() {
-            return None;
-        }
+    /// Entries the table takes before it must grow.
+    fn capacity(&self) -> usize {
+        self.buckets.len() / MAX_LOAD_DEN * MAX_LOAD_NUM
+    }
+
+    /// Probes from bucket `from` to the end of its run.
+    fn find_from(
+        &self,
+        from: usize,
+        short: u32,
+        is_it: &mut impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
         let mask = self.mask();
-        let mut at = self.home(short);
+        let mut at = from;
         loop {
             let bucket = self.buckets[at];
             if bucket == EMPTY {
                 return None;
             }
-            if short_of(bucket) == short && is_it(pos_of(bucket)) {
-                return Some((at, pos_of(bucket)));
+            if bucket != TOMBSTONE && short_of(bucket) == short && is_it(pos_of(bucket)) {
+                return Some(at);
             }
             at = (at + 1) & mask;
         }
-    }
-
-    /// Loads the home bucket of `short` into the cache, so that a `find`
-    /// soon after does not wait for memory. Issued for a batch of keys
-    /// before working on them, the loads overlap instead of queueing.
-    pub fn prefetch(&self, short: u32) {
-        if !self.is_empty() {
-            std::hint::black_box(self.buckets[self.home(short)]);
-        }
-    }
-
-    /// Adds an entry for a key not in the table.
-    pub fn insert(&mut self, short: u32, pos: usize) {
-        if self.len + 1 > self.capacity() {
-            self.resize((self.buckets.len() * 2).max(MIN_BUCKETS));
-        }
-        self.place(pack(short, pos));
-        self.len += 1;
     }
 
     fn place(&mut self, bucket: u64) {
@@ -113,16 +131,12 @@ impl Index {
             at = (at + 1) & mask;
         }
         self.buckets[at] = bucket;
+        self.len += 1;
     }
 
-    /// Points the entry in bucket `at` (from [`find`](Self::find)) at `pos`.
-    pub fn set_position(&mut self, at: usize, pos: usize) {
-        self.buckets[at] = pack(short_of(self.buckets[at]), pos);
-    }
-
-    /// Removes the entry in bucket `at`. The entries after it in its run
-    /// move back where their probe allows, so no tombstone is left.
-    pub fn remove(&mut self, at: usize) {
+    /// Removes the entry at `at`, shifting the rest of its run back where
+    /// their probe allows, so no tombstone is left.
+    fn remove_shifting(&mut self, at: usize) {
         let mask = self.mask();
         let mut hole = at;
         let mut next = at;
@@ -143,33 +157,197 @@ impl Index {
         self.buckets[hole] = EMPTY;
         self.len -= 1;
     }
+}
 
-    /// Rebuilds the table with `buckets` buckets (a power of two that holds
-    /// every entry). Needs no key: each bucket carries its hash bits.
-    fn resize(&mut self, buckets: usize) {
-        debug_assert!(
-            buckets.is_power_of_two() && buckets / MAX_LOAD_DEN * MAX_LOAD_NUM >= self.len
-        );
-        assert!(buckets <= 1 << 32, "at most 2^32 buckets");
-        let old = std::mem::replace(&mut self.buckets, vec![EMPTY; buckets]);
-        for bucket in old.into_iter().filter(|&b| b != EMPTY) {
-            self.place(bucket);
+/// The table being moved out of, and how far the mover got.
+struct Moving {
+    table: Table,
+    /// The empty bucket the mover started from.
+    start: usize,
+    /// Next bucket to move; buckets from `start` up to here (round the
+    /// table) are empty.
+    cursor: usize,
+    /// Buckets moved so far.
+    moved: usize,
+}
+
+impl Moving {
+    /// Where a probe for `short` starts: its home, or the mover's position
+    /// if the mover has passed its home (the entry, if still here, sits
+    /// further along its run).
+    fn probe_start(&self, short: u32) -> usize {
+        let home = self.table.home(short);
+        let mask = self.table.mask();
+        let passed = home.wrapping_sub(self.start) & mask < self.moved;
+        if passed {
+            self.cursor
+        } else {
+            home
         }
     }
+}
 
-    /// Shrinks the table to the smallest size that holds `len` entries at
-    /// half load, if that is smaller than it is.
-    pub fn shrink(&mut self) {
-        let wanted = (self.len * 2).next_power_of_two().max(MIN_BUCKETS);
-        if wanted < self.buckets.len() {
-            self.resize(wanted);
-        }
+#[derive(Default)]
+pub struct Index {
+    table: Table,
+    old: Option<Moving>,
+}
+
+impl Index {
+    pub fn len(&self) -> usize {
+        self.table.len + self.old.as_ref().map_or(0, |m| m.table.len)
     }
 
-    /// Heap bytes held (memory accounting, tests).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether a resize is under way (tests).
     #[cfg(test)]
+    fn resizing(&self) -> bool {
+        self.old.is_some()
+    }
+
+    /// Heap bytes held by the buckets, both tables while resizing.
     pub fn heap_size(&self) -> usize {
-        self.buckets.len() * 8
+        8 * (self.table.buckets.len() + self.old.as_ref().map_or(0, |m| m.table.buckets.len()))
+    }
+
+    /// The first entry with hash bits `short` whose position satisfies
+    /// `is_it`: where it is, and the position.
+    pub fn find(&self, short: u32, mut is_it: impl FnMut(usize) -> bool) -> Option<(Found, usize)> {
+        if !self.table.buckets.is_empty() {
+            let from = self.table.home(short);
+            if let Some(at) = self.table.find_from(from, short, &mut is_it) {
+                return Some((
+                    Found {
+                        in_old: false,
+                        bucket: at,
+                    },
+                    pos_of(self.table.buckets[at]),
+                ));
+            }
+        }
+        let moving = self.old.as_ref()?;
+        let from = moving.probe_start(short);
+        let at = moving.table.find_from(from, short, &mut is_it)?;
+        Some((
+            Found {
+                in_old: true,
+                bucket: at,
+            },
+            pos_of(moving.table.buckets[at]),
+        ))
+    }
+
+    /// Loads the home bucket of `short` into the cache, so that a `find`
+    /// soon after does not wait for memory. Issued for a batch of keys
+    /// before working on them, the loads overlap instead of queueing.
+    pub fn prefetch(&self, short: u32) {
+        if !self.table.buckets.is_empty() {
+            std::hint::black_box(self.table.buckets[self.table.home(short)]);
+        }
+    }
+
+    /// Adds an entry for a key not in the index.
+    pub fn insert(&mut self, short: u32, pos: usize) {
+        if self.len() + 1 > self.table.capacity() {
+            self.finish_resize();
+            let buckets = (self.table.buckets.len() * 2).max(MIN_BUCKETS);
+            self.start_resize(buckets);
+        }
+        self.table.place(pack(short, pos));
+        self.step();
+    }
+
+    /// Points the entry at `found` (from [`find`](Self::find)) at `pos`.
+    /// Requires: no insert or removal since that `find`.
+    pub fn set_position(&mut self, found: Found, pos: usize) {
+        let table = self.table_of(found);
+        let bucket = &mut table.buckets[found.bucket];
+        *bucket = pack(short_of(*bucket), pos);
+    }
+
+    /// Removes the entry at `found` (from [`find`](Self::find)).
+    /// Requires: no insert or removal since that `find`.
+    pub fn remove(&mut self, found: Found) {
+        if found.in_old {
+            let table = self.table_of(found);
+            table.buckets[found.bucket] = TOMBSTONE;
+            table.len -= 1;
+        } else {
+            self.table.remove_shifting(found.bucket);
+        }
+        if self.old.is_none() && self.table.buckets.len() > MIN_BUCKETS {
+            let len = self.table.len;
+            if len <= self.table.buckets.len() / 4 {
+                self.start_resize((len * 2).next_power_of_two().max(MIN_BUCKETS));
+            }
+        }
+        self.step();
+    }
+
+    fn table_of(&mut self, found: Found) -> &mut Table {
+        match (&mut self.old, found.in_old) {
+            (Some(moving), true) => &mut moving.table,
+            _ => &mut self.table,
+        }
+    }
+
+    /// Moves every entry into a new table of `buckets` buckets, a few at a
+    /// time from here on ([`step`](Self::step)); small tables at once.
+    fn start_resize(&mut self, buckets: usize) {
+        debug_assert!(self.old.is_none());
+        assert!(buckets <= 1 << 32, "at most 2^32 buckets");
+        let old = std::mem::replace(&mut self.table, Table::with_buckets(buckets));
+        if old.len == 0 {
+            return;
+        }
+        // Start at an empty bucket: no run crosses it. One exists since the
+        // table is never full.
+        let start = old
+            .buckets
+            .iter()
+            .position(|&b| b == EMPTY)
+            .expect("a table is never full");
+        self.old = Some(Moving {
+            table: old,
+            start,
+            cursor: start,
+            moved: 0,
+        });
+        if buckets <= MIN_BUCKETS * 4 {
+            self.finish_resize();
+        }
+    }
+
+    /// Moves up to [`STEP`] buckets of the old table into the new one.
+    fn step(&mut self) {
+        self.move_buckets(STEP);
+    }
+
+    fn finish_resize(&mut self) {
+        self.move_buckets(usize::MAX);
+    }
+
+    fn move_buckets(&mut self, mut n: usize) {
+        let Some(moving) = self.old.as_mut() else {
+            return;
+        };
+        let mask = moving.table.mask();
+        while n > 0 && moving.table.len > 0 {
+            let bucket = std::mem::replace(&mut moving.table.buckets[moving.cursor], EMPTY);
+            if bucket != EMPTY && bucket != TOMBSTONE {
+                moving.table.len -= 1;
+                self.table.place(bucket);
+            }
+            moving.cursor = (moving.cursor + 1) & mask;
+            moving.moved += 1;
+            n -= 1;
+        }
+        if moving.table.len == 0 {
+            self.old = None;
+        }
     }
 }
 
@@ -179,76 +357,121 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashMap;
 
-    /// Short hashes from a tiny range so that runs collide and wrap around.
+    /// Short hashes from tiny ranges so that runs collide and wrap around
+    /// the end of the table, and from the whole range.
     fn short() -> impl Strategy<Value = u32> {
-        prop_oneof![0u32..4, (u32::MAX - 3)..=u32::MAX, any::<u32>()]
+        prop_oneof![0u32..4, (u32::MAX - 3)..=u32::MAX, 60u32..64, any::<u32>()]
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u32),
+        Remove(usize),
+        Move(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => short().prop_map(Op::Insert),
+            2 => any::<usize>().prop_map(Op::Remove),
+            1 => any::<usize>().prop_map(Op::Move),
+        ]
     }
 
     proptest! {
-        /// Against a model map of position -> short hash: every entry is
-        /// found by its hash and position after any mix of inserts, moves
-        /// and removals, and nothing else is found.
+        /// Against a model map of position -> short hash, through growth,
+        /// shrinking and resizes caught half way: every entry is found by
+        /// its hash and position, and nothing else is.
         #[test]
-        fn the_index_matches_a_model(ops in proptest::collection::vec((0u8..3, short(), 0usize..64), 1..600)) {
+        fn the_index_matches_a_model(ops in proptest::collection::vec(op(), 1..3000)) {
             let mut index = Index::default();
             let mut model: HashMap<usize, u32> = HashMap::new();
-            for (op, short, pos) in ops {
+            let mut next_pos = 0;
+            for op in ops {
                 match op {
-                    0 if !model.contains_key(&pos) => {
-                        index.insert(short, pos);
-                        model.insert(pos, short);
+                    Op::Insert(short) => {
+                        index.insert(short, next_pos);
+                        model.insert(next_pos, short);
+                        next_pos += 1;
                     }
-                    1 => {
-                        if let Some(short) = model.remove(&pos) {
-                            let (at, found) = index.find(short, |p| p == pos).unwrap();
-                            prop_assert_eq!(found, pos);
-                            index.remove(at);
-                        }
+                    Op::Remove(n) if !model.is_empty() => {
+                        let pos = *model.keys().nth(n % model.len()).unwrap();
+                        let short = model.remove(&pos).unwrap();
+                        let (found, at) = index.find(short, |p| p == pos).unwrap();
+                        prop_assert_eq!(at, pos);
+                        index.remove(found);
                     }
-                    _ => {
-                        // Move an entry to a free position.
-                        let free = (0..64).find(|p| !model.contains_key(p));
-                        if let (Some(short), Some(free)) = (model.remove(&pos), free) {
-                            let (at, _) = index.find(short, |p| p == pos).unwrap();
-                            index.set_position(at, free);
-                            model.insert(free, short);
-                        }
+                    Op::Move(n) if !model.is_empty() => {
+                        let pos = *model.keys().nth(n % model.len()).unwrap();
+                        let short = model.remove(&pos).unwrap();
+                        let (found, _) = index.find(short, |p| p == pos).unwrap();
+                        index.set_position(found, next_pos);
+                        model.insert(next_pos, short);
+                        next_pos += 1;
                     }
-                }
-                if model.len() < index.capacity() / 8 {
-                    index.shrink();
+                    _ => {}
                 }
                 prop_assert_eq!(index.len(), model.len());
-                for (&pos, &short) in &model {
-                    prop_assert_eq!(index.find(short, |p| p == pos).map(|f| f.1), Some(pos));
-                }
-                for pos in (0..64).filter(|p| !model.contains_key(p)) {
-                    prop_assert!(index.find(short, |p| p == pos).is_none());
+            }
+            for (&pos, &short) in &model {
+                prop_assert_eq!(index.find(short, |p| p == pos).map(|f| f.1), Some(pos));
+            }
+            for short in [0, 1, 2, 3, 61, u32::MAX] {
+                prop_assert!(index.find(short, |p| !model.contains_key(&p)).is_none());
+            }
+            // Empty it, through the shrinking resizes, checking as it goes.
+            let mut left: Vec<(usize, u32)> = model.into_iter().collect();
+            while let Some((pos, short)) = left.pop() {
+                let (found, _) = index.find(short, |p| p == pos).unwrap();
+                index.remove(found);
+                if left.len().is_multiple_of(16) {
+                    for &(pos, short) in &left {
+                        prop_assert_eq!(index.find(short, |p| p == pos).map(|f| f.1), Some(pos));
+                    }
                 }
             }
+            prop_assert!(index.is_empty());
+            prop_assert!(index.heap_size() <= 8 * 2 * MIN_BUCKETS);
         }
     }
 
     #[test]
-    fn the_table_grows_at_three_quarters_and_shrinks_on_request() {
+    fn a_big_table_resizes_a_step_at_a_time_and_shrinks_when_a_quarter_full() {
+        let short = |pos: usize| (pos as u32).wrapping_mul(2_654_435_761);
         let mut index = Index::default();
-        for pos in 0..6 {
-            index.insert(pos as u32 * 7, pos);
+        let n = 100_000;
+        for pos in 0..n {
+            index.insert(short(pos), pos);
+            assert!(index.heap_size() <= 8 * (256 * 1024 + 128 * 1024), "{pos}");
         }
-        assert_eq!(index.heap_size(), 8 * 8);
-        index.insert(99, 6);
-        assert_eq!(
-            index.heap_size(),
-            16 * 8,
-            "7 entries do not fit 8 buckets at 3/4"
+        // 100k entries at most 3/4 full: 256Ki buckets once growth is done.
+        assert!(index.resizing(), "still moving at the last insert");
+        while index.resizing() {
+            index.step();
+        }
+        assert_eq!(index.heap_size(), 8 * 256 * 1024);
+        // Remove down to a quarter (64Ki): the table starts to halve.
+        let mut pos = n;
+        let remove = |pos: usize, index: &mut Index| {
+            let (found, _) = index.find(short(pos), |p| p == pos).unwrap();
+            index.remove(found);
+        };
+        while pos > 65_536 {
+            pos -= 1;
+            remove(pos, &mut index);
+        }
+        assert!(index.resizing(), "shrinking began");
+        while pos > 60_000 {
+            pos -= 1;
+            remove(pos, &mut index);
+        }
+        assert!(
+            !index.resizing(),
+            "the old table was moved in steps and freed"
         );
-        for pos in 1..7 {
-            let short = if pos == 6 { 99 } else { pos as u32 * 7 };
-            let (at, _) = index.find(short, |p| p == pos).unwrap();
-            index.remove(at);
+        assert_eq!(index.heap_size(), 8 * 128 * 1024);
+        for p in (0..pos).step_by(97) {
+            assert_eq!(index.find(short(p), |q| q == p).map(|f| f.1), Some(p));
         }
-        index.shrink();
-        assert_eq!(index.heap_size(), MIN_BUCKETS * 8);
-        assert_eq!(index.find(0, |p| p == 0), Some((0, 0)));
     }
 }
