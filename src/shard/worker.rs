@@ -289,6 +289,7 @@ impl Worker {
                 .start_cycle(&self.params, &self.data.store, Some(spare));
         }
         self.busy_us = 0;
+        self.data.store.tidy();
         if now >= self.next_cron {
             self.next_cron = now + Duration::from_secs(1);
             self.cron();

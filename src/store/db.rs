@@ -68,6 +68,12 @@ impl Db {
         self.dict.volatile_len()
     }
 
+    /// Work for a timer tick: moves the index through a resize (see
+    /// `Dict::tidy`), at most `buckets` buckets.
+    pub fn tidy(&mut self, buckets: usize) {
+        self.dict.tidy(buckets);
+    }
+
     pub fn clear(&mut self) -> Db {
         std::mem::take(self)
     }
@@ -410,6 +416,9 @@ impl<'a> Keyspace<'a> {
     /// hash too when none is left). One probe of the table serves the
     /// check and what the caller does next.
     fn live(&mut self, key: &[u8]) -> Option<usize> {
+        // Lookups help a resize along, as Redis's do its rehash: after a
+        // storm the traffic left may be reads and overwrites only.
+        self.db.dict.tidy(super::index::STEP);
         let pos = self.db.dict.find(key)?;
         let entry = self.db.dict.entry(pos);
         if let Some(at) = entry.expire_at() {

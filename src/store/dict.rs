@@ -301,6 +301,12 @@ impl Dict {
         }
     }
 
+    /// Moves the index a step further through a resize, if one is under
+    /// way (see `index.rs`); `buckets` bounds the work.
+    pub fn tidy(&mut self, buckets: usize) {
+        self.index.step_many(buckets);
+    }
+
     /// Checks every cross-reference (tests).
     #[cfg(test)]
     pub fn check_invariants(&self) {

@@ -19,7 +19,8 @@
 //! Rebuilding a table of millions of entries in one go would stop the
 //! shard for tens of milliseconds, so, like Redis's incremental rehash, a
 //! resize allocates the new table and moves [`STEP`] buckets of the old one
-//! on every insert and removal. Meanwhile:
+//! on every insert, removal and lookup through the keyspace (and a batch
+//! at every timer tick, for a shard with little traffic). Meanwhile:
 //! - inserts go to the new table; lookups try the new table, then the old;
 //! - a removal from the old table leaves a tombstone instead of shifting
 //!   entries back (a shift could move an entry behind the mover);
@@ -322,8 +323,13 @@ impl Index {
     }
 
     /// Moves up to [`STEP`] buckets of the old table into the new one.
-    fn step(&mut self) {
+    pub fn step(&mut self) {
         self.move_buckets(STEP);
+    }
+
+    /// Moves up to `n` buckets: for lulls with no inserts or removals.
+    pub fn step_many(&mut self, n: usize) {
+        self.move_buckets(n);
     }
 
     fn finish_resize(&mut self) {
