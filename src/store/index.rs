@@ -29,17 +29,31 @@
 //!   the start; and an entry still in the old table whose home the mover
 //!   has passed is found by probing from the mover onwards.
 //!
+//! Before that, the new table itself is zeroed [`PREPARE_STEP`] buckets at a
+//! time: a fresh allocation of tens of megabytes often reuses pages the
+//! allocator must clear or fault in again, which took 20 ms in one go in an
+//! expiry storm's shrink. While it is prepared the current table serves
+//! everything, filling past three quarters if inserts keep coming.
+//!
 //! The table doubles when three quarters full and halves (or more) when a
 //! quarter full, back to half full, so the two never chase each other.
 
 /// Buckets of the old table moved per insert or removal while resizing.
 pub const STEP: usize = 64;
+/// Buckets of the new table zeroed per step before the move begins
+/// (128 KiB: a memset and a few dozen page faults). Unit tests use small
+/// steps so that their small tables also go through every phase.
+pub const PREPARE_STEP: usize = if cfg!(test) { 128 } else { 16 * 1024 };
 /// Most of the table filled before it doubles: 3/4 keeps probe runs short
 /// (about 2.5 buckets for a hit, 8.5 for a miss).
 const MAX_LOAD_NUM: usize = 3;
 const MAX_LOAD_DEN: usize = 4;
 /// Tables this small are rebuilt in one go and never shrunk.
 const MIN_BUCKETS: usize = 64;
+/// Past 7/8 full while a resize is still under way, it is finished at once
+/// rather than let probe runs grow long.
+const FULL_NUM: usize = 7;
+const FULL_DEN: usize = 8;
 
 /// An empty bucket.
 const EMPTY: u64 = 0;
@@ -84,13 +98,6 @@ struct Table {
 }
 
 impl Table {
-    fn with_buckets(n: usize) -> Table {
-        Table {
-            buckets: vec![EMPTY; n],
-            len: 0,
-        }
-    }
-
     fn mask(&self) -> usize {
         self.buckets.len() - 1
     }
@@ -191,6 +198,8 @@ impl Moving {
 #[derive(Default)]
 pub struct Index {
     table: Table,
+    /// The next table, being zeroed before the move (`wanted` buckets).
+    preparing: Option<(Vec<u64>, usize)>,
     old: Option<Moving>,
 }
 
@@ -206,12 +215,14 @@ impl Index {
     /// Whether a resize is under way (tests).
     #[cfg(test)]
     fn resizing(&self) -> bool {
-        self.old.is_some()
+        self.old.is_some() || self.preparing.is_some()
     }
 
     /// Heap bytes held by the buckets, both tables while resizing.
     pub fn heap_size(&self) -> usize {
-        8 * (self.table.buckets.len() + self.old.as_ref().map_or(0, |m| m.table.buckets.len()))
+        let old = self.old.as_ref().map_or(0, |m| m.table.buckets.len());
+        let next = self.preparing.as_ref().map_or(0, |(b, _)| b.capacity());
+        8 * (self.table.buckets.len() + old + next)
     }
 
     /// The first entry with hash bits `short` whose position satisfies
@@ -252,8 +263,13 @@ impl Index {
 
     /// Adds an entry for a key not in the index.
     pub fn insert(&mut self, short: u32, pos: usize) {
-        if self.len() + 1 > self.table.capacity() {
+        let resizing = self.old.is_some() || self.preparing.is_some();
+        let full = self.table.buckets.len() / FULL_DEN * FULL_NUM;
+        if resizing && self.len() + 1 > full {
             self.finish_resize();
+        }
+        if self.old.is_none() && self.preparing.is_none() && self.len() + 1 > self.table.capacity()
+        {
             let buckets = (self.table.buckets.len() * 2).max(MIN_BUCKETS);
             self.start_resize(buckets);
         }
@@ -279,7 +295,8 @@ impl Index {
         } else {
             self.table.remove_shifting(found.bucket);
         }
-        if self.old.is_none() && self.table.buckets.len() > MIN_BUCKETS {
+        if self.old.is_none() && self.preparing.is_none() && self.table.buckets.len() > MIN_BUCKETS
+        {
             let len = self.table.len;
             if len <= self.table.buckets.len() / 4 {
                 self.start_resize((len * 2).next_power_of_two().max(MIN_BUCKETS));
@@ -296,11 +313,37 @@ impl Index {
     }
 
     /// Moves every entry into a new table of `buckets` buckets, a few at a
-    /// time from here on ([`step`](Self::step)); small tables at once.
+    /// time from here on ([`step`](Self::step)), after zeroing the new
+    /// table the same way; small tables at once.
     fn start_resize(&mut self, buckets: usize) {
-        debug_assert!(self.old.is_none());
+        debug_assert!(self.old.is_none() && self.preparing.is_none());
         assert!(buckets <= 1 << 32, "at most 2^32 buckets");
-        let old = std::mem::replace(&mut self.table, Table::with_buckets(buckets));
+        if buckets <= MIN_BUCKETS * 4 {
+            self.begin_moving(vec![EMPTY; buckets]);
+            self.finish_resize();
+        } else {
+            self.preparing = Some((Vec::with_capacity(buckets), buckets));
+        }
+    }
+
+    /// Zeroes up to `n` more buckets of the next table; once it is whole,
+    /// the move begins.
+    fn prepare(&mut self, n: usize) {
+        let Some((next, wanted)) = self.preparing.as_mut() else {
+            return;
+        };
+        let len = (next.len() + n).min(*wanted);
+        next.resize(len, EMPTY);
+        if len == *wanted {
+            let (next, _) = self.preparing.take().expect("checked above");
+            self.begin_moving(next);
+        }
+    }
+
+    /// Makes `buckets` (all empty) the table and the current one the table
+    /// being moved out of.
+    fn begin_moving(&mut self, buckets: Vec<u64>) {
+        let old = std::mem::replace(&mut self.table, Table { buckets, len: 0 });
         if old.len == 0 {
             return;
         }
@@ -317,22 +360,26 @@ impl Index {
             cursor: start,
             moved: 0,
         });
-        if buckets <= MIN_BUCKETS * 4 {
-            self.finish_resize();
+    }
+
+    /// One step of a resize under way: zeroes [`PREPARE_STEP`] buckets of
+    /// the next table, or moves [`STEP`] buckets into it.
+    pub fn step(&mut self) {
+        self.step_many(STEP);
+    }
+
+    /// Moves up to `n` buckets (zeroes at least [`PREPARE_STEP`], at most
+    /// `n`, while preparing): for lulls with no inserts or removals.
+    pub fn step_many(&mut self, n: usize) {
+        if self.preparing.is_some() {
+            self.prepare(n.max(PREPARE_STEP));
+        } else {
+            self.move_buckets(n);
         }
     }
 
-    /// Moves up to [`STEP`] buckets of the old table into the new one.
-    pub fn step(&mut self) {
-        self.move_buckets(STEP);
-    }
-
-    /// Moves up to `n` buckets: for lulls with no inserts or removals.
-    pub fn step_many(&mut self, n: usize) {
-        self.move_buckets(n);
-    }
-
     fn finish_resize(&mut self) {
+        self.prepare(usize::MAX);
         self.move_buckets(usize::MAX);
     }
 
