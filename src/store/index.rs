@@ -29,8 +29,8 @@
 //!   the start; and an entry still in the old table whose home the mover
 //!   has passed is found by probing from the mover onwards.
 //!
-//! Before that, the new table itself is zeroed [`PREPARE_STEP`] buckets at a
-//! time: a fresh allocation of tens of megabytes often reuses pages the
+//! Before that, the new table itself is zeroed a page at a time
+//! ([`PREPARE_STEP`]): a fresh allocation of tens of megabytes often reuses pages the
 //! allocator must clear or fault in again, which took 20 ms in one go in an
 //! expiry storm's shrink. While it is prepared the current table serves
 //! everything, filling past three quarters if inserts keep coming.
@@ -40,10 +40,11 @@
 
 /// Buckets of the old table moved per insert or removal while resizing.
 pub const STEP: usize = 64;
-/// Buckets of the new table zeroed per step before the move begins
-/// (128 KiB: a memset and a few dozen page faults). Unit tests use small
-/// steps so that their small tables also go through every phase.
-pub const PREPARE_STEP: usize = if cfg!(test) { 128 } else { 16 * 1024 };
+/// Buckets of the new table zeroed per step before the move begins: one
+/// 4 KiB page, at most one page fault. The sweep removes thousands of keys
+/// a millisecond, each a step, so a step must stay this small. Unit tests
+/// use smaller steps so that their small tables go through every phase.
+pub const PREPARE_STEP: usize = if cfg!(test) { 128 } else { 512 };
 /// Most of the table filled before it doubles: 3/4 keeps probe runs short
 /// (about 2.5 buckets for a hit, 8.5 for a miss).
 const MAX_LOAD_NUM: usize = 3;
