@@ -140,8 +140,12 @@ fn sample_memory() {
 /// inside whichever thread frees, so a shard reclaiming a storm would also
 /// pay for handing pages back.
 pub fn set_background_purging(on: bool) {
-    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(on) {
-        log::warn!("could not set jemalloc's background thread to {on}: {e}");
+    match tikv_jemalloc_ctl::background_thread::write(on) {
+        Ok(_) if on => {
+            crate::util::priority::idle_allocator_threads();
+        }
+        Ok(_) => {}
+        Err(e) => log::warn!("could not set jemalloc's background thread to {on}: {e}"),
     }
 }
 
@@ -152,10 +156,17 @@ pub fn start_memory_sampler() {
         sample_memory();
         let spawned = std::thread::Builder::new()
             .name("ember-memstats".into())
-            .spawn(move || loop {
-                sample_memory();
-                PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
-                std::thread::sleep(std::time::Duration::from_millis(100));
+            .spawn(move || {
+                crate::util::priority::idle_current_thread();
+                for round in 0u64.. {
+                    sample_memory();
+                    PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
+                    // jemalloc starts purging threads as it needs them.
+                    if round.is_multiple_of(10) {
+                        crate::util::priority::idle_allocator_threads();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
             });
         if let Err(e) = spawned {
             log::warn!("could not start the memory sampler: {e}");

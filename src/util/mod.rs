@@ -1,17 +1,22 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
 //! parsing and formatting as Redis does them, longest common subsequence,
-//! allocation sizes, and freeing large structures off the shard threads.
+//! allocation sizes, freeing large structures off the shard threads, and
+//! keeping housekeeping threads off the shards' cores (`priority`).
 
 pub mod glob;
 pub mod lcs;
 pub mod num;
+pub mod priority;
 pub mod slot;
 
 /// Frees a large structure on a helper thread so the shard keeps serving.
 pub fn drop_off_thread<T: Send + 'static>(value: T) {
     let spawned = std::thread::Builder::new()
         .name("ember-free".into())
-        .spawn(move || drop(value));
+        .spawn(move || {
+            priority::idle_current_thread();
+            drop(value)
+        });
     if let Err(e) = spawned {
         log::warn!("could not free off-thread: {e}");
     }
