@@ -142,7 +142,7 @@ fn sample_memory() {
 pub fn set_background_purging(on: bool) {
     match tikv_jemalloc_ctl::background_thread::write(on) {
         Ok(_) if on => {
-            crate::util::priority::idle_allocator_threads();
+            crate::util::priority::lower_allocator_threads();
         }
         Ok(_) => {}
         Err(e) => log::warn!("could not set jemalloc's background thread to {on}: {e}"),
@@ -157,13 +157,13 @@ pub fn start_memory_sampler() {
         let spawned = std::thread::Builder::new()
             .name("ember-memstats".into())
             .spawn(move || {
-                crate::util::priority::idle_current_thread();
+                crate::util::priority::lower_current_thread();
                 for round in 0u64.. {
                     sample_memory();
                     PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
                     // jemalloc starts purging threads as it needs them.
                     if round.is_multiple_of(10) {
-                        crate::util::priority::idle_allocator_threads();
+                        crate::util::priority::lower_allocator_threads();
                     }
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }

@@ -28,15 +28,18 @@
 //! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
 //! - [`cmd`]: the command table, argument parsing, one module per command family,
 //!   and the dispatcher that decides where a command runs.
-//! - [`store`]: one shard's databases and values (small hashes in a compact listpack, sorted
-//!   sets in an order-statistic skiplist), key and hash-field deadlines, WATCH marks, and the
-//!   sliced active-expiry sweep.
+//! - [`store`]: one shard's databases: a table per database holding keys (inline up to 22
+//!   bytes), values and deadlines together, indexed by a one-cache-line-per-probe hash index
+//!   that resizes a step at a time; values (small hashes in a compact listpack, sorted sets
+//!   in an order-statistic skiplist), hash-field deadlines, WATCH marks, and the sliced
+//!   active-expiry sweep with its deadline windows.
 //! - [`shard`]: shard threads, their mio loop, inbox messages, cross-shard jobs, key
 //!   locks, and the clients blocked in BLPOP and friends.
 //! - [`net`]: listeners and connections with their ordered reply queue.
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`info`]: per-shard counters and the INFO text.
-//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS.
+//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, and keeping
+//!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores.
 //! - [`logging`]: the stderr logger with Redis's level names.
 
 pub mod cmd;

@@ -1,6 +1,12 @@
 //! Per-shard keyspace: databases, values, deadlines, the active expiry sweep,
 //! and the keys blocked clients wait on (`ready`).
 //!
+//! A database (`db`) is one table (`dict`) of slots holding a key (`key`:
+//! inline up to 22 bytes), its value and its deadline, found through a hash
+//! index (`index`) and listed, when volatile, in a dense array the sweep
+//! samples from; deadline windows (`buckets`) hand the sweep the keys whose
+//! time has come. The sweep itself is `expire`.
+//!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
 pub mod buckets;

@@ -14,7 +14,7 @@ pub fn drop_off_thread<T: Send + 'static>(value: T) {
     let spawned = std::thread::Builder::new()
         .name("ember-free".into())
         .spawn(move || {
-            priority::idle_current_thread();
+            priority::lower_current_thread();
             drop(value)
         });
     if let Err(e) = spawned {

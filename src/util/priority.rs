@@ -1,29 +1,38 @@
-//! Housekeeping threads run only when a core has nothing else to do.
+//! Housekeeping threads yield their core to the shards.
 //!
 //! A shard thread owns its core. Next to it run threads that do work no
 //! client waits for: jemalloc's purging thread (handing freed pages back to
 //! the OS), the memory sampler, threads freeing large structures. Under the
 //! default scheduler each gets a fair share of the core, so purging the
 //! pages of an expiry storm took the shard off its core for milliseconds at
-//! a time. Linux's `SCHED_IDLE` policy runs a thread only when nothing else
-//! wants the core; an unprivileged process may move its threads there.
+//! a time. These threads run at the lowest priority (nice 19), which any
+//! process may give its own threads: next to a busy shard they get about
+//! 1.5% of the core.
 //!
-//! A housekeeping thread holding an allocator lock cannot starve a shard
-//! that needs the lock: once the shard blocks on it, the core is idle and
-//! the housekeeping thread runs and releases it.
+//! Not `SCHED_IDLE`, which runs a thread only when nothing else wants the
+//! core: these threads take allocator locks, and one parked while holding a
+//! lock stalls the shard that needs it for as long as the core's other work
+//! (network softirqs, kernel threads) keeps it busy. Storm runs with
+//! `SCHED_IDLE` showed just that: slower reclaim, and client stalls of
+//! 10-40 ms while no sweep slice was longer than half a millisecond. At
+//! nice 19 a lock holder still gets its slice and lets go.
 
 /// The thread names (`/proc/self/task/*/comm`) of jemalloc's purging threads.
 const JEMALLOC_BACKGROUND: &str = "jemalloc_bg_thd";
 
-/// Moves the calling thread to `SCHED_IDLE`. Returns false where the OS
-/// refuses (or is not Linux); the thread then keeps its priority.
-pub fn idle_current_thread() -> bool {
-    set_idle(0)
+/// The nice value housekeeping threads run at.
+const LOWEST: i32 = 19;
+
+/// Gives the calling thread the lowest priority. Returns false where the
+/// OS refuses (or is not Linux); the thread then keeps its priority.
+pub fn lower_current_thread() -> bool {
+    set_lowest(0)
 }
 
-/// Moves every jemalloc purging thread of this process to `SCHED_IDLE`;
-/// returns how many. jemalloc starts them lazily, so callers repeat this.
-pub fn idle_allocator_threads() -> usize {
+/// Gives every jemalloc purging thread of this process the lowest
+/// priority; returns how many. jemalloc starts them lazily, so callers
+/// repeat this.
+pub fn lower_allocator_threads() -> usize {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };
@@ -33,23 +42,22 @@ pub fn idle_allocator_threads() -> usize {
             std::fs::read_to_string(task.path().join("comm"))
                 .is_ok_and(|name| name.trim_end() == JEMALLOC_BACKGROUND)
         })
-        .filter_map(|task| task.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&tid| set_idle(tid))
+        .filter_map(|task| task.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&tid| set_lowest(tid))
         .count()
 }
 
+/// On Linux, `PRIO_PROCESS` with a thread id sets that thread's nice value
+/// (0: the calling thread).
 #[cfg(target_os = "linux")]
-fn set_idle(tid: i32) -> bool {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `sched_setscheduler` reads the `sched_param` behind the
-    // pointer during the call only; `param` is a live, initialised local.
-    // `tid` is a plain integer (0: the calling thread); a stale or foreign
-    // id makes the call fail with ESRCH/EPERM, it touches no memory of ours.
-    unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) == 0 }
+fn set_lowest(tid: u32) -> bool {
+    // SAFETY: `setpriority` takes integers only and touches no memory of
+    // ours; a stale or foreign id makes it fail with ESRCH or EPERM.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, LOWEST) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn set_idle(_tid: i32) -> bool {
+fn set_lowest(_tid: u32) -> bool {
     false
 }
 
@@ -57,23 +65,25 @@ fn set_idle(_tid: i32) -> bool {
 mod tests {
     use super::*;
 
-    fn policy_of_current_thread() -> i32 {
+    fn nice_of_current_thread() -> i32 {
         // SAFETY: takes and returns integers only.
-        unsafe { libc::sched_getscheduler(0) }
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
     }
 
     #[test]
-    fn a_thread_moves_itself_to_the_idle_policy_and_others_stay() {
-        let lowered = std::thread::spawn(|| (idle_current_thread(), policy_of_current_thread()))
+    fn a_thread_lowers_itself_and_no_other() {
+        let before = nice_of_current_thread();
+        let lowered = std::thread::spawn(|| (lower_current_thread(), nice_of_current_thread()))
             .join()
             .unwrap();
-        assert_eq!(lowered, (true, libc::SCHED_IDLE));
-        assert_ne!(policy_of_current_thread(), libc::SCHED_IDLE);
+        assert_eq!(lowered, (true, LOWEST));
+        assert_eq!(nice_of_current_thread(), before);
     }
 
     #[test]
     fn threads_of_other_names_are_left_alone() {
-        idle_allocator_threads();
-        assert_ne!(policy_of_current_thread(), libc::SCHED_IDLE);
+        let before = nice_of_current_thread();
+        lower_allocator_threads();
+        assert_eq!(nice_of_current_thread(), before);
     }
 }
