@@ -47,6 +47,8 @@ pub struct Config {
     pub active_expire_slice_us: u64,
     /// Share of a tick an expiry cycle may use while reclaiming a storm (ember).
     pub active_expire_storm_cpu_perc: u64,
+    /// Busiest a shard may get from clients plus a storm's extra share (ember).
+    pub active_expire_storm_busy_perc: u64,
     pub notify_keyspace_events: String,
     pub maxclients: usize,
     pub databases: usize,
@@ -75,6 +77,7 @@ impl Default for Config {
             active_expire_effort: 1,
             active_expire_slice_us: 100,
             active_expire_storm_cpu_perc: 50,
+            active_expire_storm_busy_perc: 85,
             notify_keyspace_events: String::new(),
             maxclients: 10_000,
             databases: 16,
@@ -347,6 +350,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "active-expire-effort", alias: None, mutable: true, get: |c| c.active_expire_effort.to_string(), set: |c, v| { c.active_expire_effort = int_in(v, 1, 10)? as u32; Ok(()) } },
     Param { name: "active-expire-slice-us", alias: None, mutable: true, get: |c| c.active_expire_slice_us.to_string(), set: |c, v| { c.active_expire_slice_us = int_in(v, 10, 1_000_000)? as u64; Ok(()) } },
     Param { name: "active-expire-storm-cpu-perc", alias: None, mutable: true, get: |c| c.active_expire_storm_cpu_perc.to_string(), set: |c, v| { c.active_expire_storm_cpu_perc = int_in(v, 1, 100)? as u64; Ok(()) } },
+    Param { name: "active-expire-storm-busy-perc", alias: None, mutable: true, get: |c| c.active_expire_storm_busy_perc.to_string(), set: |c, v| { c.active_expire_storm_busy_perc = int_in(v, 1, 100)? as u64; Ok(()) } },
     Param { name: "notify-keyspace-events", alias: None, mutable: true, get: |c| c.notify_keyspace_events.clone(), set: |c, v| { c.notify_keyspace_events = normalize_events(v)?; Ok(()) } },
     Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, i32::MAX as i64)? as usize; Ok(()) } },
     Param { name: "proto-max-bulk-len", alias: None, mutable: true, get: |c| c.proto_max_bulk_len.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into()); } c.proto_max_bulk_len = n; Ok(()) } },

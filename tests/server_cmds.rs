@@ -433,6 +433,27 @@ fn config_get_and_set() {
         .position(|r| *r == Reply::bulk("active-expire-effort"))
         .unwrap();
     assert_eq!(expire[pos + 1], Reply::bulk("1"));
+    // ember's storm knobs, with their defaults.
+    for (name, default) in [
+        ("active-expire-slice-us", "100"),
+        ("active-expire-storm-cpu-perc", "50"),
+        ("active-expire-storm-busy-perc", "85"),
+    ] {
+        let pos = expire.iter().position(|r| *r == Reply::bulk(name));
+        assert_eq!(
+            pos.map(|p| &expire[p + 1]),
+            Some(&Reply::bulk(default)),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "active-expire-storm-busy-perc", "101"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'active-expire-storm-busy-perc') - argument must be between 1 and 100 inclusive")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "active-expire-storm-busy-perc", "90"]),
+        Reply::ok()
+    );
     assert_eq!(
         raw.cmd(&["CONFIG", "GET", "nosuchparam"]),
         Reply::Array(vec![])

@@ -67,3 +67,18 @@ taskset -c 0 $loadgen compare \
   --pre 3 --post 2 --cap 60 --out-dir "$out" -q
 echo "results: $out/compare.md"
 cat "$out/compare.md"
+
+# ember's own account of its sweep, from INFO: the longest slice, the CPU it
+# spent, and per expired key (the latency table above also carries the
+# machine's noise; these do not).
+{
+  echo
+  echo "| ember's sweep (INFO) | ember-1shard | ember-${all_shards}shards |"
+  echo "|---|---:|---:|"
+  field() { redis-cli -p "$1" info stats | tr -d '\r' | awk -F: -v f="$2" '$1 == f { print $2 }'; }
+  for f in expired_keys expire_cycle_cpu_milliseconds expire_slices expire_slice_max_us expired_time_cap_reached_count expire_lag_p99_ms expire_lag_max_ms; do
+    echo "| $f | $(field 7101 $f) | $(field 7102 $f) |"
+  done
+  cpu_per_key() { awk -v ms="$(field "$1" expire_cycle_cpu_milliseconds)" -v n="$(field "$1" expired_keys)" 'BEGIN { if (n > 0) printf "%.3f", ms * 1000 / n }'; }
+  echo "| sweep CPU per expired key (µs) | $(cpu_per_key 7101) | $(cpu_per_key 7102) |"
+} | tee "$out/ember-sweep.md"

@@ -62,6 +62,8 @@ pub struct ExpireKnobs {
     pub effort: AtomicU32,
     pub slice_us: AtomicU64,
     pub storm_cpu_perc: AtomicU64,
+    /// `active-expire-storm-busy-perc`.
+    pub storm_busy_perc: AtomicU64,
     /// `notify-keyspace-events` as `store::notify` flags.
     pub notify_flags: AtomicU32,
     /// DEBUG SET-ACTIVE-EXPIRE 0 turns the sweep off (lazy expiry stays).
@@ -102,6 +104,7 @@ impl Shared {
                 effort: AtomicU32::new(1),
                 slice_us: AtomicU64::new(100),
                 storm_cpu_perc: AtomicU64::new(50),
+                storm_busy_perc: AtomicU64::new(85),
                 notify_flags: AtomicU32::new(0),
                 enabled: AtomicBool::new(true),
             },
@@ -146,6 +149,9 @@ impl Shared {
         self.expire
             .storm_cpu_perc
             .store(c.active_expire_storm_cpu_perc, Relaxed);
+        self.expire
+            .storm_busy_perc
+            .store(c.active_expire_storm_busy_perc, Relaxed);
         crate::logging::set_level(&c.loglevel);
         crate::info::set_background_purging(c.jemalloc_bg_thread);
     }

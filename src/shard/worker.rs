@@ -31,8 +31,6 @@ use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
 mod waits;
 
 const LISTENER: Token = Token(usize::MAX - 2);
-/// How busy a storm sweep may make a shard, counting its clients' work, percent.
-const MAX_UTILIZATION_PERC: u64 = 85;
 /// What a RESP2 client may send while subscribed.
 const SUBSCRIBER_COMMANDS: &[&str] = &[
     "subscribe",
@@ -279,10 +277,12 @@ impl Worker {
             self.next_tick = now + period;
         }
         if self.data.shared.expire.enabled.load(Relaxed) {
-            // Keep the shard at most MAX_UTILIZATION_PERC busy: the storm
-            // budget gets what the clients and the normal sweep leave.
+            // Keep the shard at most `active-expire-storm-busy-perc` busy:
+            // the storm budget gets what the clients and the normal sweep
+            // leave.
             let period_us = period.as_micros() as u64;
-            let cap = period_us * MAX_UTILIZATION_PERC / 100;
+            let busy_perc = self.data.shared.expire.storm_busy_perc.load(Relaxed);
+            let cap = period_us * busy_perc / 100;
             let spare = cap.saturating_sub(self.busy_us + self.params.cycle_budget_us);
             self.data
                 .sweep
