@@ -502,6 +502,6 @@ mod tests {
         );
         assert!(set_param(&mut c, "hz", "1000", false).is_ok());
         assert_eq!(c.hz, 500);
-        assert_eq!(get_params(&c, b"active-expire-*").len(), 3);
+        assert_eq!(get_params(&c, b"active-expire-*").len(), 4);
     }
 }
