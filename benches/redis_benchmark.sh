@@ -13,7 +13,7 @@ n=${1:-1000000}
 tests=${TESTS:-set,get}
 pipelines=${PIPELINES:-16 1}
 command -v redis-benchmark >/dev/null || { echo "apt-get install -y redis-server redis-tools" >&2; exit 1; }
-cargo build --release --locked -q
+cargo build --release --workspace --locked -q
 cores=$(nproc)
 # With more than 2 cores the sharded server gets every core but the client's;
 # on 2 cores it runs 2 shards over both, sharing core 0 with the client.

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-1000000}
 command -v redis-server >/dev/null || { echo "apt-get install -y redis-server redis-tools" >&2; exit 1; }
-cargo build --release --locked -q
+cargo build --release --workspace --locked -q
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 benches/hash_memory/gen.py "$n" > "$tmp/plain.resp"

@@ -369,8 +369,8 @@ impl Index {
         self.step_many(STEP);
     }
 
-    /// Moves up to `n` buckets (zeroes at least [`PREPARE_STEP`], at most
-    /// `n`, while preparing): for lulls with no inserts or removals.
+    /// Moves up to `n` buckets, or zeroes `n` (at least [`PREPARE_STEP`])
+    /// while preparing: for lulls with no inserts or removals.
     pub fn step_many(&mut self, n: usize) {
         if self.preparing.is_some() {
             self.prepare(n.max(PREPARE_STEP));
