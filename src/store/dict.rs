@@ -304,7 +304,12 @@ impl Dict {
         let listed = self.volatile.len();
         let capacity = self.volatile.capacity();
         if capacity > 1024 && listed <= capacity / 4 && listed <= SHRINK_VOLATILE_MAX {
-            self.volatile.shrink_to(listed * 2);
+            let old = std::mem::replace(&mut self.volatile, Vec::with_capacity(listed * 2));
+            self.volatile.extend_from_slice(&old);
+            // A large buffer goes back to the OS when freed: not here.
+            if old.capacity() * std::mem::size_of::<u32>() >= 4 << 20 {
+                crate::util::drop_off_thread(old);
+            }
         }
     }
 
