@@ -198,8 +198,25 @@ pub fn text(o: &Output) -> String {
     )
 }
 
-/// A fresh temporary directory for one test.
-pub fn tmpdir(name: &str) -> PathBuf {
+/// A fresh temporary directory for one test, removed when dropped (at the
+/// end of the test, passed or failed).
+pub struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn tmpdir(name: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!(
         "loadgen-test-{name}-{}-{}",
         std::process::id(),
@@ -207,7 +224,7 @@ pub fn tmpdir(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
 }
 
 pub fn read_json(p: &std::path::Path) -> serde_json::Value {
