@@ -79,12 +79,8 @@ impl DeadlineBuckets {
         }
         let key = first.get_mut().pop();
         if first.get().is_empty() {
-            let emptied = first.remove();
-            // A storm's window can hold millions of entries: hand the
-            // allocation back off the shard thread.
-            if emptied.capacity() > 64 * 1024 {
-                crate::util::drop_off_thread(emptied);
-            }
+            // A storm's window can hold millions of entries.
+            crate::util::free_buffer(first.remove());
         }
         if key.is_some() {
             self.len -= 1;

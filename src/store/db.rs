@@ -119,10 +119,11 @@ impl Db {
                 pos
             }
             None => {
+                let hash = self.dict.hash(key);
                 if let Some(at) = expire_at {
-                    self.buckets.file(self.dict.hash(key), at);
+                    self.buckets.file(hash, at);
                 }
-                self.dict.insert_new(key, value, expire_at, access_s)
+                self.dict.insert_new(hash, key, value, expire_at, access_s)
             }
         };
         if field_deadlines {

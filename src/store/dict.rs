@@ -212,9 +212,11 @@ impl Dict {
         self.slots.iter().map(|s| (s.key.as_bytes(), &s.entry))
     }
 
-    /// Adds `key`, which must not be here yet, and returns its position.
+    /// Adds `key`, which must not be here yet and hashes to `hash`
+    /// ([`hash`](Self::hash)), and returns its position.
     pub fn insert_new(
         &mut self,
+        hash: u64,
         key: &[u8],
         value: Value,
         deadline: Option<u64>,
@@ -231,7 +233,7 @@ impl Dict {
                 volatile_pos: 0,
             },
         });
-        self.index.insert(short_hash(self.hash(key)), pos);
+        self.index.insert(short_hash(hash), pos);
         self.set_deadline(pos, deadline);
         pos
     }
@@ -306,10 +308,7 @@ impl Dict {
         if capacity > 1024 && listed <= capacity / 4 && listed <= SHRINK_VOLATILE_MAX {
             let old = std::mem::replace(&mut self.volatile, Vec::with_capacity(listed * 2));
             self.volatile.extend_from_slice(&old);
-            // A large buffer goes back to the OS when freed: not here.
-            if old.capacity() * std::mem::size_of::<u32>() >= 4 << 20 {
-                crate::util::drop_off_thread(old);
-            }
+            crate::util::free_buffer(old);
         }
     }
 
@@ -398,7 +397,7 @@ mod tests {
                                 dict.set_deadline(pos, d);
                             }
                             None => {
-                                dict.insert_new(&key, value(step), d, 0);
+                                dict.insert_new(dict.hash(&key), &key, value(step), d, 0);
                             }
                         }
                         model.insert(key, (step, d));
@@ -441,7 +440,14 @@ mod tests {
         let mut dict = Dict::default();
         let n: usize = 100_000;
         for i in 0..n {
-            dict.insert_new(format!("k{i}").as_bytes(), value(1), Some(5), 0);
+            let key = format!("k{i}");
+            dict.insert_new(
+                dict.hash(key.as_bytes()),
+                key.as_bytes(),
+                value(1),
+                Some(5),
+                0,
+            );
         }
         assert_eq!(dict.slots.chunks.len(), n.div_ceil(CHUNK));
         let grown = dict.index.heap_size();
@@ -458,7 +464,7 @@ mod tests {
     #[test]
     fn a_deadline_of_zero_is_kept_as_past() {
         let mut dict = Dict::default();
-        let pos = dict.insert_new(b"k", value(1), Some(0), 0);
+        let pos = dict.insert_new(dict.hash(b"k"), b"k", value(1), Some(0), 0);
         assert_eq!(dict.entry(pos).expire_at(), Some(1));
         assert_eq!(dict.volatile_len(), 1);
     }

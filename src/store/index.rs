@@ -82,18 +82,6 @@ fn pos_of(bucket: u64) -> usize {
     (bucket & u64::from(u32::MAX)) as usize - 1
 }
 
-/// Frees a table's buckets, a large one on a helper thread: jemalloc hands
-/// allocations of 8 MiB and more straight back to the OS when freed, which
-/// for a table of 16M buckets (128 MiB) held the shard for milliseconds.
-fn free_buckets(buckets: Vec<u64>) {
-    if buckets.len() >= OFF_THREAD_FREE_BUCKETS {
-        crate::util::drop_off_thread(buckets);
-    }
-}
-
-/// Tables of at least this many buckets (4 MiB) are freed off the shard.
-const OFF_THREAD_FREE_BUCKETS: usize = 512 * 1024;
-
 /// Where [`Index::find`] found an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Found {
@@ -413,7 +401,7 @@ impl Index {
         }
         if moving.table.len == 0 {
             if let Some(done) = self.old.take() {
-                free_buckets(done.table.buckets);
+                crate::util::free_buffer(done.table.buckets);
             }
         }
     }

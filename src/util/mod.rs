@@ -22,6 +22,19 @@ pub fn drop_off_thread<T: Send + 'static>(value: T) {
     }
 }
 
+/// Buffers of at least this many bytes are freed by [`free_buffer`] off the
+/// calling thread: jemalloc hands allocations of 8 MiB and more straight back
+/// to the OS when freed, which held a shard for milliseconds.
+const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
+
+/// Frees `buffer`, on a helper thread when it is large (see
+/// [`OFF_THREAD_FREE_BYTES`]); shard threads free big buffers through this.
+pub fn free_buffer<T: Send + 'static>(buffer: Vec<T>) {
+    if buffer.capacity() * std::mem::size_of::<T>() >= OFF_THREAD_FREE_BYTES {
+        drop_off_thread(buffer);
+    }
+}
+
 /// The bytes jemalloc (the global allocator) hands out for a request of
 /// `len` bytes: its size classes are 8, then multiples of 16 up to 128,
 /// then four per doubling (160, 192, 224, 256, 320, ...). For memory
