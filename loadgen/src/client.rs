@@ -403,7 +403,11 @@ impl RunResult {
 #[derive(Clone, Copy)]
 struct Pending {
     kind: u8,
+    /// When the request was due (latency counts from here, open loop).
     t0: Instant,
+    /// How late it was written out, µs after `t0`: the reply's delay from
+    /// then on is the server's (and the network's), not loadgen's.
+    late_us: u32,
     out: u32,
     key: u64,
     /// Verify: the SET's sequence, or the sequence a GET expects (0: unknown).
@@ -415,8 +419,6 @@ struct Pending {
     left: u16,
     /// An earlier reply of this request was an error.
     failed: bool,
-    /// The request ends with EXEC (nil: aborted).
-    exec: bool,
 }
 
 struct ThreadStats {
@@ -425,6 +427,8 @@ struct ThreadStats {
     win_idx: u32,
     win: Vec<Histogram<u64>>,
     win_count: u64,
+    /// The longest reply delay from the actual send in this window, µs.
+    win_service_max_us: u64,
     tx: mpsc::Sender<WindowMsg>,
     errors: ErrorCounts,
     verify: VerifyReport,
@@ -446,8 +450,10 @@ impl ThreadStats {
             let _ = self.tx.send(WindowMsg {
                 idx: self.win_idx,
                 kinds,
+                service_max_us: self.win_service_max_us,
             });
             self.win_count = 0;
+            self.win_service_max_us = 0;
         }
     }
 }
@@ -507,7 +513,7 @@ impl Conn {
             } else {
                 now
             };
-            self.issue(wl, sched, data, t0);
+            self.issue(wl, sched, data, t0, now);
         }
     }
 
@@ -529,7 +535,9 @@ impl Conn {
         }
     }
 
-    fn issue(&mut self, wl: &Workload, sched: &[u8], data: &[u8], t0: Instant) {
+    /// Writes the next request, due at `t0`, into the buffer at `now`
+    /// (flushed right after).
+    fn issue(&mut self, wl: &Workload, sched: &[u8], data: &[u8], t0: Instant, now: Instant) {
         let kind = sched[self.sched_pos];
         self.sched_pos += 1;
         if self.sched_pos == sched.len() {
@@ -539,6 +547,10 @@ impl Conn {
         let mut p = Pending {
             kind,
             t0,
+            late_us: now
+                .saturating_duration_since(t0)
+                .as_micros()
+                .min(u32::MAX as u128) as u32,
             out: 0,
             key: 0,
             seq: 0,
@@ -547,7 +559,6 @@ impl Conn {
             sent_us: 0,
             left: 0,
             failed: false,
-            exec: false,
         };
         let key = self.next_key(wl, kind);
         p.key = key;
@@ -615,7 +626,6 @@ impl Conn {
                     put_template_cmd(&mut self.wbuf, cmd, &wl.prefix, [key, key2], &data[..len]);
                 }
                 p.left = (c.cmds.len() - 1) as u16;
-                p.exec = c.ends_with_exec;
             }
         }
         p.out = (self.wbuf.len() - start) as u32;
@@ -740,9 +750,9 @@ impl Conn {
     /// The end of a multi-command request that failed earlier or ends with
     /// EXEC: counts an aborted EXEC (nil) and errors inside EXEC's array, and
     /// the request as failed once (unless its last reply, an error, already was).
-    fn finish_multi(stats: &mut ThreadStats, kind: usize, p: &Pending, r: Reply) {
-        let aborted = p.exec && r.kind == Kind::Nil;
-        let nested = if p.exec { r.nested_errors } else { 0 };
+    fn finish_multi(stats: &mut ThreadStats, kind: usize, p: &Pending, exec: bool, r: Reply) {
+        let aborted = exec && r.kind == Kind::Nil;
+        let nested = if exec { r.nested_errors } else { 0 };
         if aborted {
             stats.errors.aborted += 1;
             stats
@@ -779,6 +789,8 @@ impl Conn {
         k.hist.saturating_record(lat);
         stats.win[kind].saturating_record(lat);
         stats.win_count += 1;
+        let service = lat.saturating_sub(u64::from(p.late_us));
+        stats.win_service_max_us = stats.win_service_max_us.max(service);
         stats.ops += 1;
         let base = self.rpos;
         match r.kind {
@@ -790,8 +802,10 @@ impl Conn {
             Kind::Nil if stats.get_kinds[kind] => k.misses += 1,
             _ => {}
         }
-        if p.exec || p.failed {
-            Self::finish_multi(stats, kind, p, r);
+        // A template ending with EXEC (nil: aborted).
+        let exec = matches!(&wl.ops, Ops::Commands(c) if c[kind].ends_with_exec);
+        if exec || p.failed {
+            Self::finish_multi(stats, kind, p, exec, r);
         }
         let Some(v) = &mut self.ver else { return };
         let is_set = matches!(wl.ops, Ops::SetGet { .. }) && kind == 0;
@@ -870,6 +884,7 @@ fn worker(
         win_idx: 0,
         win: (0..kinds_n).map(|_| new_win_hist()).collect(),
         win_count: 0,
+        win_service_max_us: 0,
         tx,
         errors: ErrorCounts::default(),
         verify: VerifyReport {

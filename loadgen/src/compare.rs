@@ -48,7 +48,7 @@ fn addr_of(spec: &str) -> Result<SocketAddr, String> {
 
 fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams) -> Outcome {
     let f = |v: f64| Some(v);
-    let metrics = vec![
+    let mut metrics = vec![
         (
             "background ops/sec".to_string(),
             r.background["ops_per_sec"].as_f64(),
@@ -61,6 +61,42 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
         ("during p99.9 (ms)".into(), f(r.during.p999_ms)),
         ("during max (ms)".into(), f(r.during.max_ms)),
         ("after p99 (ms)".into(), f(r.after.p99_ms)),
+    ];
+    // Where the server runs here: which windows someone else held its
+    // CPU (or loadgen's), and latency without those windows.
+    let w = &r.cpu_wait;
+    let measured = |v: f64| w.server_process.is_some().then_some(v);
+    metrics.extend([
+        (
+            "server CPU wait during (ms)".to_string(),
+            w.server_during_ms,
+        ),
+        ("loadgen CPU wait during (ms)".into(), w.client_during_ms),
+        (
+            "kernel threads + steal during (ms)".into(),
+            w.machine_during_ms,
+        ),
+        (
+            format!(
+                "windows during with a CPU wait ≥ {} ms",
+                storm::CONTENDED_MS
+            ),
+            measured(w.contended_windows_during as f64),
+        ),
+        (
+            "before p99.9, uncontended windows (ms)".into(),
+            measured(w.before_uncontended.p999_ms),
+        ),
+        (
+            "during p99.9, uncontended windows (ms)".into(),
+            measured(w.during_uncontended.p999_ms),
+        ),
+        (
+            "during max, uncontended windows (ms)".into(),
+            measured(w.during_uncontended.max_ms),
+        ),
+    ]);
+    metrics.extend(vec![
         (
             "worst second / before (replies)".into(),
             r.worst_second_ratio,
@@ -86,7 +122,7 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
                 r.memory_after as f64 / (r.memory_preload as f64).max(1.0)
             )),
         ),
-    ];
+    ]);
     Outcome {
         name: name.to_string(),
         addr: addr.to_string(),

@@ -21,6 +21,7 @@
 //! * [`progress`]: the progress line;
 //! * [`server`]: the embedded ember, control connections, INFO parsing;
 //! * [`storm`]: the expiry-storm scenario;
+//! * [`cpuwait`]: how long the server's and loadgen's threads waited for a CPU;
 //! * [`compare`]: several targets, ratios table and chart;
 //! * [`chart`]: SVG and PNG charts (plotters, embedded DejaVu font);
 //! * [`verify`]: `--verify` rules.
@@ -29,6 +30,7 @@ mod chart;
 mod client;
 mod compare;
 mod config;
+mod cpuwait;
 mod keys;
 mod progress;
 mod report;

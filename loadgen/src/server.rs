@@ -241,6 +241,9 @@ pub struct InfoSample {
     pub used_memory: u64,
     pub expired_keys: u64,
     pub expired_stale_perc: f64,
+    /// The server's process id (`process_id`, INFO server).
+    #[serde(skip)]
+    pub process_id: Option<u32>,
 }
 
 /// Parses the fields of interest out of an INFO reply.
@@ -261,6 +264,7 @@ pub fn parse_info(text: &str) -> InfoSample {
                 "used_memory" => s.used_memory = v.parse().unwrap_or(0),
                 "expired_keys" => s.expired_keys = v.parse().unwrap_or(0),
                 "expired_stale_perc" => s.expired_stale_perc = v.parse().unwrap_or(0.0),
+                "process_id" => s.process_id = v.parse().ok(),
                 _ => {}
             }
         }
@@ -274,13 +278,14 @@ mod tests {
 
     #[test]
     fn info_parsing() {
-        let t = "# Memory\r\nused_memory:123456\r\nused_memory_human:1M\r\n# Stats\r\nexpired_keys:42\r\nexpired_stale_perc:12.5\r\n# Keyspace\r\ndb0:keys=10,expires=7,avg_ttl=100\r\n";
+        let t = "# Server\r\nprocess_id:77\r\n# Memory\r\nused_memory:123456\r\nused_memory_human:1M\r\n# Stats\r\nexpired_keys:42\r\nexpired_stale_perc:12.5\r\n# Keyspace\r\ndb0:keys=10,expires=7,avg_ttl=100\r\n";
         let s = parse_info(t);
         assert_eq!(
             (s.keys, s.expires, s.used_memory, s.expired_keys),
             (10, 7, 123456, 42)
         );
         assert_eq!(s.expired_stale_perc, 12.5);
+        assert_eq!(s.process_id, Some(77));
         assert_eq!(parse_info("").expires, 0);
     }
 }

@@ -122,6 +122,9 @@ impl ErrorCounts {
 pub struct WindowMsg {
     pub idx: u32,
     pub kinds: Vec<Histogram<u64>>,
+    /// The longest delay of a reply after its request was actually sent, µs
+    /// (the latencies count from when it was due).
+    pub service_max_us: u64,
 }
 
 /// Summary of one 100 ms window, all kinds together. Latencies in µs.
@@ -136,6 +139,9 @@ pub struct WindowSummary {
     pub max_us: u64,
     /// Replies per kind in this window.
     pub per_kind: Vec<u64>,
+    /// The longest delay of a reply after its request was sent (without
+    /// loadgen's own lateness in sending it).
+    pub service_max_us: u64,
 }
 
 /// One kind's numbers for one second (memtier's "Time-Serie"). µs.
@@ -179,7 +185,8 @@ pub struct Collector {
     nkinds: usize,
     keep_hists: bool,
     percentiles: Vec<f64>,
-    open: BTreeMap<u32, Vec<Histogram<u64>>>,
+    /// Windows still collecting: histograms per kind, longest service time.
+    open: BTreeMap<u32, (Vec<Histogram<u64>>, u64)>,
     finalized_upto: u32,
     sec_open: Option<(u32, Vec<Histogram<u64>>)>,
     pub windows: Vec<WindowSummary>,
@@ -208,6 +215,7 @@ impl Collector {
         if msg.idx < self.finalized_upto {
             // Late window (a thread stalled): fold its counts into the summary.
             let w = &mut self.windows[msg.idx as usize];
+            w.service_max_us = w.service_max_us.max(msg.service_max_us);
             for (k, h) in msg.kinds.iter().enumerate() {
                 if h.is_empty() {
                     continue;
@@ -224,13 +232,14 @@ impl Collector {
             return;
         }
         match self.open.get_mut(&msg.idx) {
-            Some(v) => {
+            Some((v, service)) => {
                 for (a, b) in v.iter_mut().zip(msg.kinds.iter()) {
                     a.add(b).expect("same bounds");
                 }
+                *service = (*service).max(msg.service_max_us);
             }
             None => {
-                self.open.insert(msg.idx, msg.kinds);
+                self.open.insert(msg.idx, (msg.kinds, msg.service_max_us));
             }
         }
     }
@@ -239,10 +248,10 @@ impl Collector {
     pub fn finalize_before(&mut self, idx_excl: u32) {
         while self.finalized_upto < idx_excl {
             let w = self.finalized_upto;
-            let kinds = self
+            let (kinds, service_max_us) = self
                 .open
                 .remove(&w)
-                .unwrap_or_else(|| (0..self.nkinds).map(|_| new_win_hist()).collect());
+                .unwrap_or_else(|| ((0..self.nkinds).map(|_| new_win_hist()).collect(), 0));
             let mut total = new_win_hist();
             let mut per_kind = Vec::with_capacity(self.nkinds);
             for h in &kinds {
@@ -258,6 +267,7 @@ impl Collector {
                 p999_us: s.p999_us,
                 max_us: s.max_us,
                 per_kind,
+                service_max_us,
             });
             if self.keep_hists {
                 self.window_hists.push(total);
@@ -345,9 +355,14 @@ impl Collector {
 
     /// Merged histogram of the kept windows whose start lies in `[from_ms, to_ms)`.
     pub fn merged(&self, from_ms: u64, to_ms: u64) -> Histogram<u64> {
+        self.merged_if(|t_ms| t_ms >= from_ms && t_ms < to_ms)
+    }
+
+    /// The windows whose start (ms from the epoch) `keep` accepts, merged.
+    pub fn merged_if(&self, keep: impl Fn(u64) -> bool) -> Histogram<u64> {
         let mut h = new_win_hist();
         for (w, wh) in self.windows.iter().zip(self.window_hists.iter()) {
-            if w.t_ms >= from_ms && w.t_ms < to_ms {
+            if keep(w.t_ms) {
                 h.add(wh).expect("same bounds");
             }
         }
@@ -367,6 +382,7 @@ mod tests {
         WindowMsg {
             idx,
             kinds: vec![h, new_win_hist()],
+            service_max_us: vals.iter().max().copied().unwrap_or(0) / 2,
         }
     }
 
@@ -390,6 +406,11 @@ mod tests {
         assert_eq!(c.seconds[1][0].count, 1);
         assert_eq!(c.seconds[1][2].count, 1);
         assert_eq!(c.merged(0, 400).len(), 5);
+        assert_eq!(
+            c.windows[0].service_max_us, 150,
+            "the longer of two threads'"
+        );
+        assert_eq!(c.windows[1].service_max_us, 3, "a late message counts");
         for w in &c.windows {
             assert!(w.p50_us <= w.p99_us && w.p99_us <= w.p999_us && w.p999_us <= w.max_us);
         }

@@ -13,6 +13,7 @@
 use crate::chart::{self, ChartSpec, Line};
 use crate::client::{self, Control, Ops, RunResult, Workload};
 use crate::config::{parse_ratio, StormArgs, StormParams};
+use crate::cpuwait::{self, WaitSample};
 use crate::keys::{below, rng, KeySpace, Pattern};
 use crate::progress::Progress;
 use crate::report::{self, r3};
@@ -63,8 +64,44 @@ pub struct StormWindow {
     #[serde(rename = "p99.9_ms")]
     pub p999_ms: f64,
     pub max_ms: f64,
+    /// The longest a reply took after its request was actually sent, ms:
+    /// where `max_ms` is much larger, the request left loadgen late.
+    pub service_max_ms: f64,
     /// Volatile keys remaining per the last INFO sample at or before the window's end.
     pub volatile_keys: Option<u64>,
+    /// How long the server's serving threads were runnable but kept off a
+    /// CPU in this window, ms (absent where not measurable; see `cpuwait`).
+    pub server_cpu_wait_ms: Option<f64>,
+    /// The same for loadgen's own load threads.
+    pub client_cpu_wait_ms: Option<f64>,
+    /// CPU time of the kernel threads that take cores for milliseconds
+    /// (kdamond, kswapd, ...) plus hypervisor steal time, ms.
+    pub machine_ms: Option<f64>,
+}
+
+/// A window counts as contended when either side waited this long for a CPU.
+pub const CONTENDED_MS: f64 = 1.0;
+
+/// CPU waits over the run, and latency over the windows free of them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CpuWait {
+    /// The server process whose threads were measured (`name[pid]`).
+    pub server_process: Option<String>,
+    pub server_before_ms: Option<f64>,
+    pub server_during_ms: Option<f64>,
+    pub client_before_ms: Option<f64>,
+    pub client_during_ms: Option<f64>,
+    /// Kernel threads' CPU time plus steal (see `StormWindow::machine_ms`).
+    pub machine_before_ms: Option<f64>,
+    pub machine_during_ms: Option<f64>,
+    /// Windows (before / during) in which the server or loadgen waited at
+    /// least `CONTENDED_MS` for a CPU.
+    pub contended_windows_before: u64,
+    pub contended_windows_during: u64,
+    pub windows_during: u64,
+    /// Latency over the windows that were not contended.
+    pub before_uncontended: Phase,
+    pub during_uncontended: Phase,
 }
 
 /// Everything a storm measured.
@@ -97,6 +134,7 @@ pub struct StormReport {
     pub background: Value,
     pub windows: Vec<StormWindow>,
     pub info: Vec<InfoSample>,
+    pub cpu_wait: CpuWait,
     pub errors: crate::stats::ErrorCounts,
     pub verify: VerifyReport,
     pub interrupted: bool,
@@ -208,13 +246,17 @@ fn info_sample(c: &mut CtlConn) -> Result<InfoSample, String> {
     Ok(parse_info(&String::from_utf8_lossy(&r.data)))
 }
 
-/// Polls INFO every 100 ms (from `start`) into `out` until `stop`.
+/// Polls INFO every 100 ms (from `start`) into `out` until `stop`, and
+/// the CPU waits just before each INFO into `waits`.
+#[allow(clippy::too_many_arguments)]
 fn poller(
     addr: SocketAddr,
     at_ms: u64,
     start: Instant,
     stop: Arc<AtomicBool>,
     out: Arc<Mutex<Vec<InfoSample>>>,
+    probe: cpuwait::Probe,
+    waits: Arc<Mutex<Vec<WaitSample>>>,
     errors: Arc<Mutex<Vec<String>>>,
 ) {
     client::sleep_until(start, &stop);
@@ -229,10 +271,12 @@ fn poller(
                 }
             }
         }
+        let rel_ms = || now_ms() as i64 - at_ms as i64;
+        waits.lock().unwrap().push(probe.sample(rel_ms()));
         if let Some(c) = conn.as_mut() {
             match info_sample(c) {
                 Ok(mut s) => {
-                    s.t_ms = now_ms() as i64 - at_ms as i64;
+                    s.t_ms = rel_ms();
                     out.lock().unwrap().push(s);
                 }
                 Err(e) => {
@@ -500,14 +544,22 @@ pub fn run_storm(
     let epoch = Instant::now() + Duration::from_millis(start_ms.saturating_sub(now));
     let epoch_ms = start_ms.max(now);
     let samples = Arc::new(Mutex::new(Vec::new()));
+    let wait_samples = Arc::new(Mutex::new(Vec::new()));
     let poll_errors = Arc::new(Mutex::new(Vec::new()));
     let poll_stop = Arc::new(AtomicBool::new(false));
+    let wait_probe = cpuwait::Probe::new(cpuwait::local_server_pid(addr, base.process_id));
+    let server_pid = wait_probe.server_pid;
     let poll_h = {
-        let (s, o, e) = (poll_stop.clone(), samples.clone(), poll_errors.clone());
+        let (s, o, w, e) = (
+            poll_stop.clone(),
+            samples.clone(),
+            wait_samples.clone(),
+            poll_errors.clone(),
+        );
         let start = epoch
             .checked_sub(Duration::from_millis(200))
             .unwrap_or(epoch);
-        std::thread::spawn(move || poller(addr, at_ms, start, s, o, e))
+        std::thread::spawn(move || poller(addr, at_ms, start, s, o, wait_probe, w, e))
     };
     let bg_stop = Arc::new(AtomicBool::new(false));
     let wl = background_workload(addr, p, set, get, Some(epoch), None);
@@ -589,6 +641,11 @@ pub fn run_storm(
     poll_stop.store(true, Ordering::SeqCst);
     let _ = poll_h.join();
     let info = std::mem::take(&mut *samples.lock().unwrap());
+    let waits: std::collections::HashMap<i64, WaitSample> =
+        cpuwait::per_window(&wait_samples.lock().unwrap(), WINDOW_MS as i64)
+            .into_iter()
+            .map(|w| (w.t_ms, w))
+            .collect();
     let mut errors = run.errors.clone();
     for e in poll_errors.lock().unwrap().iter() {
         errors.sample(e.clone());
@@ -607,6 +664,8 @@ pub fn run_storm(
                 .rev()
                 .find(|s| s.t_ms <= end)
                 .map(|s| s.expires.saturating_sub(base_expires));
+            let wait = waits.get(&t).copied().unwrap_or_default();
+            let to_ms = |us: Option<u64>| us.map(|us| r3(us as f64 / 1000.0));
             StormWindow {
                 t_ms: t,
                 count: w.count,
@@ -614,7 +673,11 @@ pub fn run_storm(
                 p99_ms: r3(ms(w.p99_us)),
                 p999_ms: r3(ms(w.p999_us)),
                 max_ms: r3(ms(w.max_us)),
+                service_max_ms: r3(ms(w.service_max_us)),
                 volatile_keys: vk,
+                server_cpu_wait_ms: to_ms(wait.server_us),
+                client_cpu_wait_ms: to_ms(wait.client_us),
+                machine_ms: to_ms(wait.machine_us),
             }
         })
         .collect();
@@ -626,6 +689,13 @@ pub fn run_storm(
     let before = Phase::of(&LatSummary::of(&coll.merged(0, inst)));
     let during = Phase::of(&LatSummary::of(&coll.merged(inst, during_end)));
     let after = Phase::of(&LatSummary::of(&coll.merged(during_end, u64::MAX)));
+    let cpu_wait = cpu_wait_summary(
+        &windows,
+        coll,
+        shift,
+        (during_end.min(i64::MAX as u64) as i64).saturating_sub(shift),
+        server_pid,
+    );
     let mem_before = info
         .iter()
         .rev()
@@ -678,11 +748,68 @@ pub fn run_storm(
         background,
         windows,
         info,
+        cpu_wait,
         errors,
         verify,
         interrupted,
         warnings,
     })
+}
+
+/// Sums the CPU waits of the windows before and during the storm (`during_end`:
+/// ms after the instant) and summarises latency over the uncontended ones.
+/// `shift`: ms from the collector's epoch to the instant.
+fn cpu_wait_summary(
+    windows: &[StormWindow],
+    coll: &crate::stats::Collector,
+    shift: i64,
+    during_end: i64,
+    server_pid: Option<u32>,
+) -> CpuWait {
+    let during = |t: i64| (0..during_end).contains(&t);
+    let before = |t: i64| t < 0;
+    let total = |phase: &dyn Fn(i64) -> bool, side: fn(&StormWindow) -> Option<f64>| {
+        let picked: Vec<Option<f64>> = windows.iter().filter(|w| phase(w.t_ms)).map(side).collect();
+        // Unknown as soon as one window is.
+        let sum: Option<f64> = picked.iter().copied().sum();
+        sum.filter(|_| !picked.is_empty()).map(r3)
+    };
+    let contended = |w: &StormWindow| {
+        let waited = |v: Option<f64>| v.is_some_and(|ms| ms >= CONTENDED_MS);
+        waited(w.server_cpu_wait_ms) || waited(w.client_cpu_wait_ms)
+    };
+    let contended_at: std::collections::HashSet<i64> = windows
+        .iter()
+        .filter(|w| contended(w))
+        .map(|w| w.t_ms)
+        .collect();
+    let uncontended = |phase: &dyn Fn(i64) -> bool| {
+        Phase::of(&LatSummary::of(&coll.merged_if(|t_epoch| {
+            let t = t_epoch as i64 - shift;
+            phase(t) && !contended_at.contains(&t)
+        })))
+    };
+    let count = |phase: &dyn Fn(i64) -> bool| {
+        windows
+            .iter()
+            .filter(|w| phase(w.t_ms) && contended(w))
+            .count() as u64
+    };
+    CpuWait {
+        server_process: server_pid
+            .map(|pid| format!("{}[{pid}]", cpuwait::process_name(pid).unwrap_or_default())),
+        server_before_ms: total(&before, |w| w.server_cpu_wait_ms),
+        server_during_ms: total(&during, |w| w.server_cpu_wait_ms),
+        client_before_ms: total(&before, |w| w.client_cpu_wait_ms),
+        client_during_ms: total(&during, |w| w.client_cpu_wait_ms),
+        machine_before_ms: total(&before, |w| w.machine_ms),
+        machine_during_ms: total(&during, |w| w.machine_ms),
+        contended_windows_before: count(&before),
+        contended_windows_during: count(&during),
+        windows_during: windows.iter().filter(|w| during(w.t_ms)).count() as u64,
+        before_uncontended: uncontended(&before),
+        during_uncontended: uncontended(&during),
+    }
 }
 
 /// The chart of one storm.
@@ -757,6 +884,21 @@ pub fn print_summary(r: &StormReport) {
         );
     }
     println!("{}", "-".repeat(72));
+    let w = &r.cpu_wait;
+    let opt = |v: Option<f64>| v.map_or("n/a".to_string(), |ms| format!("{ms:.1} ms"));
+    println!(
+        "CPU wait (runnable, off a CPU) during the storm: server {} ({}), loadgen {}; kernel threads \
+         and steal {}; {} of {} storm windows with a wait of {} ms or more; without them: p99.9 {:.3} ms, max {:.3} ms",
+        opt(w.server_during_ms),
+        w.server_process.as_deref().unwrap_or("not on this machine"),
+        opt(w.client_during_ms),
+        opt(w.machine_during_ms),
+        w.contended_windows_during,
+        w.windows_during,
+        CONTENDED_MS,
+        w.during_uncontended.p999_ms,
+        w.during_uncontended.max_ms
+    );
     println!(
         "reclaim: all volatile keys gone {}; 99% gone {}; remaining at end {}",
         fmt_opt_ms(r.reclaim_ms),
@@ -842,8 +984,59 @@ mod tests {
             p99_ms: 0.0,
             p999_ms: 0.0,
             max_ms: 0.0,
+            service_max_ms: 0.0,
             volatile_keys: None,
+            server_cpu_wait_ms: None,
+            client_cpu_wait_ms: None,
+            machine_ms: None,
         }
+    }
+
+    #[test]
+    fn contended_windows_are_counted_and_left_out_of_the_clean_figures() {
+        use crate::stats::{new_win_hist, Collector, WindowMsg};
+        // The instant is 300 ms after the epoch; windows -300..=200 ms.
+        let mut coll = Collector::new(1, true, vec![99.0]);
+        let latencies = [100, 100, 100, 100, 7_000, 100];
+        for (idx, us) in latencies.iter().enumerate() {
+            let mut h = new_win_hist();
+            h.record(*us).unwrap();
+            coll.add(WindowMsg {
+                idx: idx as u32,
+                kinds: vec![h],
+                service_max_us: *us,
+            });
+        }
+        coll.finish(latencies.len() as u32 - 1);
+        let waits = [
+            (Some(0.2), Some(0.0)),
+            (Some(1.5), Some(0.0)), // the server waited: contended
+            (Some(0.1), Some(0.1)),
+            (Some(0.1), Some(0.3)),
+            (Some(6.9), Some(0.2)), // the 7 ms spike, with a 6.9 ms wait
+            (None, Some(2.0)),      // loadgen waited; the server unknown
+        ];
+        let windows: Vec<StormWindow> = waits
+            .iter()
+            .enumerate()
+            .map(|(i, &(server, client))| StormWindow {
+                server_cpu_wait_ms: server,
+                client_cpu_wait_ms: client,
+                ..window(i as i64 * 100 - 300, 1)
+            })
+            .collect();
+        let c = cpu_wait_summary(&windows, &coll, 300, 300, None);
+        assert_eq!(
+            (c.contended_windows_before, c.contended_windows_during),
+            (1, 2)
+        );
+        assert_eq!(c.windows_during, 3);
+        assert_eq!(c.server_before_ms, Some(1.8));
+        assert_eq!(c.server_during_ms, None, "one window unknown");
+        assert_eq!(c.client_during_ms, Some(2.5));
+        assert_eq!(c.before_uncontended.count, 2);
+        assert_eq!(c.during_uncontended.count, 1);
+        assert!(c.during_uncontended.max_ms < 1.0, "the spike is left out");
     }
 
     #[test]
