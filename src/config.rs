@@ -64,6 +64,8 @@ pub struct Config {
     pub hash_max_listpack_value: usize,
     /// Whether jemalloc returns freed memory to the OS from its own thread.
     pub jemalloc_bg_thread: bool,
+    /// Events that block a shard this many ms or more are logged (LATENCY); 0: off.
+    pub latency_monitor_threshold: u64,
     pub config_file: Option<PathBuf>,
 }
 
@@ -90,6 +92,7 @@ impl Default for Config {
             hash_max_listpack_entries: ListpackLimits::DEFAULT.entries,
             hash_max_listpack_value: ListpackLimits::DEFAULT.value,
             jemalloc_bg_thread: true,
+            latency_monitor_threshold: 0,
             config_file: None,
         }
     }
@@ -359,6 +362,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "timeout", alias: None, mutable: true, get: |c| c.timeout.to_string(), set: |c, v| { c.timeout = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "tcp-keepalive", alias: None, mutable: true, get: |c| c.tcp_keepalive.to_string(), set: |c, v| { c.tcp_keepalive = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "jemalloc-bg-thread", alias: None, mutable: true, get: |c| yes_no(c.jemalloc_bg_thread), set: |c, v| { c.jemalloc_bg_thread = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "latency-monitor-threshold", alias: None, mutable: true, get: |c| c.latency_monitor_threshold.to_string(), set: |c, v| { c.latency_monitor_threshold = int_in(v, 0, i64::MAX)? as u64; Ok(()) } },
     Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
     // Accepted for compatibility with tools that read them (redis-benchmark
     // asks for both); ember keeps no persistence yet.

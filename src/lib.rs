@@ -38,6 +38,7 @@
 //! - [`net`]: listeners and connections with their ordered reply queue.
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`info`]: per-shard counters and the INFO text.
+//! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, and keeping
 //!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores.
 //! - [`logging`]: the stderr logger with Redis's level names.
@@ -45,6 +46,7 @@
 pub mod cmd;
 pub mod config;
 pub mod info;
+pub mod latency;
 pub mod logging;
 pub mod net;
 pub mod pubsub;

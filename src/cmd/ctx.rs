@@ -16,6 +16,8 @@ pub struct ShardData {
     pub shared: Arc<Shared>,
     /// Command and network counters for INFO.
     pub counters: crate::info::ShardCounters,
+    /// Spikes of work that blocked this shard (LATENCY).
+    pub latency: crate::latency::Monitor,
     /// Pub/Sub messages produced by the current command, for the loop to route.
     pub deliveries: Vec<crate::pubsub::Delivery>,
     /// Key locks of transactions spanning shards, and the work waiting on them.

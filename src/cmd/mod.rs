@@ -14,6 +14,7 @@ pub mod expire;
 pub mod hash;
 pub mod hash_ttl;
 pub mod keys;
+pub mod latency;
 pub mod list;
 pub mod list_edit;
 pub mod list_move;

@@ -10,8 +10,8 @@ use super::args::Reply;
 use super::list_edit;
 use super::list_move;
 use super::{
-    blocking, connection, container, expire, hash, hash_ttl, keys, list, multi, pubsub, server,
-    set, strings, transaction, zset, Ctx, Session,
+    blocking, connection, container, expire, hash, hash_ttl, keys, latency, list, multi, pubsub,
+    server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::shard::Action;
@@ -366,6 +366,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("config", -2, ADMIN, "server", "2.0.0", "A container for server configuration commands.", server::config),
     conn("time", 1, &["loading", "stale", "fast"], "server", "2.6.0", "Returns the server time.", server::time),
     conn("debug", -2, ADMIN, "server", "1.0.0", "A container for debugging commands.", server::debug),
+    conn("latency", -2, ADMIN, "server", "2.8.13", "A container for latency diagnostics commands.", latency::latency),
     conn("shutdown", -1, &["admin", "noscript", "loading", "stale"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     conn("lastsave", 1, &["loading", "stale", "fast"], "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];

@@ -71,6 +71,8 @@ pub enum Out {
     Count(i64),
     /// INFO's per-shard figures.
     Report(Box<crate::info::ShardReport>),
+    /// A shard's latency monitor (LATENCY).
+    Latency(Box<crate::latency::Monitor>),
 }
 
 impl Out {

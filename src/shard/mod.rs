@@ -40,6 +40,8 @@ pub struct Limits {
     /// `hash-max-listpack-entries` and `hash-max-listpack-value`.
     pub hash_listpack_entries: AtomicUsize,
     pub hash_listpack_value: AtomicUsize,
+    /// `latency-monitor-threshold`, ms (0: the latency monitor is off).
+    pub latency_threshold_ms: AtomicU64,
 }
 
 impl Limits {
@@ -137,6 +139,9 @@ impl Shared {
         self.limits
             .hash_listpack_value
             .store(c.hash_max_listpack_value, Relaxed);
+        self.limits
+            .latency_threshold_ms
+            .store(c.latency_monitor_threshold, Relaxed);
         self.expire.hz.store(c.hz, Relaxed);
         self.expire.effort.store(c.active_expire_effort, Relaxed);
         self.expire

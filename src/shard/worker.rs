@@ -24,6 +24,7 @@ use super::job::{Action, ClientsOp, Job, KillFilter, Op, Out, Then};
 use super::locks::{Need, TxId};
 use super::{Shared, WAKER_TOKEN};
 use crate::cmd::{self, Ctx, Session, ShardData};
+use crate::latency::{Event, PassClock};
 use crate::net::Conn;
 use crate::resp::{Frame, ParseLimits, Parser};
 use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
@@ -171,6 +172,7 @@ impl Worker {
                 now_ms: unix_ms(),
                 shared,
                 counters: Default::default(),
+                latency: Default::default(),
                 deliveries: Vec::new(),
                 locks: Default::default(),
                 current_tx: None,
@@ -211,6 +213,11 @@ impl Worker {
                 self.next_tick.saturating_duration_since(Instant::now())
             };
             let timeout = self.poll_timeout_for_blocked(timeout);
+            let latency_ms = self.data.shared.limits.latency_threshold_ms.load(Relaxed);
+            // With the latency monitor on, each pass is timed; one that
+            // does not mean to sleep from before its poll, so time off the
+            // CPU in the poll counts too.
+            let mut pass = (latency_ms > 0 && timeout.is_zero()).then(PassClock::start);
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     log::error!("shard {}: poll failed: {e}", self.data.id);
@@ -218,6 +225,9 @@ impl Worker {
                 }
             }
             self.data.now_ms = unix_ms();
+            if latency_ms > 0 && pass.is_none() {
+                pass = Some(PassClock::start());
+            }
             let served_from = Instant::now();
             let mut sweep_time = None;
             self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
@@ -257,11 +267,17 @@ impl Worker {
                 self.route_deliveries();
             }
             let sweep_us = sweep_time.map_or(0, |t| t.elapsed().as_micros() as u64);
+            let now_ms = self.data.now_ms;
+            let monitor = &mut self.data.latency;
+            monitor.record(Event::ExpireCycle, sweep_us, latency_ms, now_ms);
             self.send_outbox();
             self.flush_dirty();
             // Only iterations that served something count as client work.
             if !events.is_empty() {
                 self.busy_us += (served_from.elapsed().as_micros() as u64).saturating_sub(sweep_us);
+            }
+            if let Some(pass) = pass {
+                pass.finish(&mut self.data.latency, latency_ms, self.data.now_ms);
             }
         }
     }
@@ -549,9 +565,20 @@ impl Worker {
         let started = Instant::now();
         match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
             Action::Reply(frame) => {
-                self.data
-                    .counters
-                    .record(spec.name, micros_since(started), frame.is_error());
+                let elapsed_us = micros_since(started);
+                let data = &mut self.data;
+                data.counters
+                    .record(spec.name, elapsed_us, frame.is_error());
+                let latency_ms = data.shared.limits.latency_threshold_ms.load(Relaxed);
+                if latency_ms > 0 && elapsed_us >= latency_ms * 1000 {
+                    let event = if spec.has_flag("fast") {
+                        Event::FastCommand
+                    } else {
+                        Event::Command
+                    };
+                    data.latency
+                        .record(event, elapsed_us, latency_ms, data.now_ms);
+                }
                 conn.push_reply(frame);
             }
             Action::Close(frame) => {

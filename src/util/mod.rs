@@ -1,8 +1,10 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
 //! parsing and formatting as Redis does them, longest common subsequence,
-//! allocation sizes, freeing large structures off the shard threads, and
-//! keeping housekeeping threads off the shards' cores (`priority`).
+//! allocation sizes, freeing large structures off the shard threads,
+//! keeping housekeeping threads off the shards' cores (`priority`), and the
+//! thread CPU clock (`clock`).
 
+pub mod clock;
 pub mod glob;
 pub mod lcs;
 pub mod num;

@@ -1,0 +1,143 @@
+//! LATENCY LATEST / HISTORY / RESET / DOCTOR / HELP over every shard's
+//! latency monitor (`crate::latency`), as Redis answers them.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use bytes::Bytes;
+
+use super::args::err;
+use super::keys::help_reply;
+use super::{Session, ShardData};
+use crate::latency::{doctor, Event, Monitor};
+use crate::resp::Frame;
+use crate::shard::{Action, Job, Op, Out};
+
+const LATENCY_HELP: &[&str] = &[
+    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return a human readable latency analysis report.",
+    "HISTORY <event>",
+    "    Return time-latency samples for the <event> class.",
+    "LATEST",
+    "    Return the latest latency samples for all events.",
+    "RESET [<event> ...]",
+    "    Reset latency data of one or more <event> classes.",
+    "    (default: reset all data for all event classes)",
+    "HELP",
+    "    Prints this help.",
+    "Events: command, fast-command, expire-cycle, event-loop, off-cpu.",
+];
+
+/// Gathers every shard's monitor and answers with `reply` over their merge
+/// (and the threshold).
+fn over_merged(shard: &ShardData, reply: impl FnOnce(&Monitor, u64) -> Frame + 'static) -> Action {
+    let shared = std::sync::Arc::clone(&shard.shared);
+    let ops = (0..shared.nshards)
+        .map(|s| {
+            let op = |ctx: &mut super::Ctx| Out::Latency(Box::new(ctx.shard.latency.clone()));
+            (s, Op::keyless(op))
+        })
+        .collect();
+    Action::Job(Job::new(ops, move |outs| {
+        let mut merged = Monitor::default();
+        for out in &outs {
+            if let Out::Latency(m) = out {
+                merged.merge(m);
+            }
+        }
+        let threshold = shared.limits.latency_threshold_ms.load(Relaxed);
+        Action::Reply(reply(&merged, threshold))
+    }))
+}
+
+fn latest(m: &Monitor, _: u64) -> Frame {
+    Frame::Array(
+        m.events()
+            .filter_map(|(event, series)| {
+                let last = series.latest()?;
+                Some(Frame::Array(vec![
+                    Frame::bulk(event.name()),
+                    Frame::Integer(last.time_s as i64),
+                    Frame::Integer(last.ms as i64),
+                    Frame::Integer(series.max_ms as i64),
+                ]))
+            })
+            .collect(),
+    )
+}
+
+fn history(m: &Monitor, event: Event) -> Frame {
+    let samples = m.series(event).map(|s| &s.samples);
+    Frame::Array(
+        samples
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                Frame::Array(vec![
+                    Frame::Integer(s.time_s as i64),
+                    Frame::Integer(s.ms as i64),
+                ])
+            })
+            .collect(),
+    )
+}
+
+pub fn latency(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    let sub = String::from_utf8_lossy(&argv[1]).to_ascii_lowercase();
+    match sub.as_str() {
+        "latest" if argv.len() == 2 => over_merged(shard, latest),
+        "doctor" if argv.len() == 2 => over_merged(shard, |m, threshold| {
+            Frame::Verbatim(Bytes::from(doctor(m, threshold)))
+        }),
+        "history" if argv.len() == 3 => match Event::named(&argv[2]) {
+            Some(event) => over_merged(shard, move |m, _| history(m, event)),
+            // An unknown event has no samples, as in Redis.
+            None => Frame::Array(Vec::new()).into(),
+        },
+        "reset" => {
+            let events: Vec<Event> = argv[2..].iter().filter_map(|a| Event::named(a)).collect();
+            if events.is_empty() && argv.len() > 2 {
+                // Only unknown names: nothing to reset.
+                return Frame::Integer(0).into();
+            }
+            reset(shard, events)
+        }
+        "help" if argv.len() == 2 => help_reply(LATENCY_HELP).into(),
+        "graph" | "histogram" if argv.len() >= 3 || sub == "histogram" => err::frame(&format!(
+            "ERR LATENCY {} is not supported by ember; LATENCY HISTORY has the samples and INFO latencystats the percentiles",
+            sub.to_ascii_uppercase()
+        ))
+        .into(),
+        "latest" | "doctor" | "history" | "help" | "graph" => {
+            err::wrong_arity(&format!("latency|{sub}")).into()
+        }
+        _ => err::unknown_subcommand(&argv[1], "latency").into(),
+    }
+}
+
+/// LATENCY RESET: every shard forgets the events; the reply counts the
+/// events that had a series on any shard.
+fn reset(shard: &ShardData, events: Vec<Event>) -> Action {
+    let ops = (0..shard.shared.nshards)
+        .map(|s| {
+            let events = events.clone();
+            let op = move |ctx: &mut super::Ctx| {
+                let cleared = ctx.shard.latency.reset(&events);
+                Out::Lines(cleared.iter().map(|e| e.name().to_string()).collect())
+            };
+            (s, Op::keyless(op))
+        })
+        .collect();
+    Action::Job(Job::new(ops, |outs| {
+        let mut names: Vec<String> = outs
+            .into_iter()
+            .flat_map(|o| match o {
+                Out::Lines(l) => l,
+                _ => Vec::new(),
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Action::Reply(Frame::Integer(names.len() as i64))
+    }))
+}
