@@ -1,14 +1,13 @@
 //! INFO: per-shard counters kept beside the code that moves them, gathered
 //! from every shard into Redis's sections and field names.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use hdrhistogram::Histogram;
 
-use crate::cmd::ShardData;
+use crate::cmd::{ShardData, COMMANDS};
 use crate::shard::Shared;
 use crate::store::ExpiryStats;
 
@@ -33,10 +32,48 @@ impl Default for CmdStat {
     }
 }
 
+/// One shard's per-command statistics, by command id (`CommandSpec::id`):
+/// every request records into them, so no hashing.
+#[derive(Default, Clone)]
+pub struct CommandStats(Vec<Option<CmdStat>>);
+
+impl CommandStats {
+    fn entry(&mut self, id: usize) -> &mut CmdStat {
+        if self.0.len() <= id {
+            self.0.resize_with(id + 1, || None);
+        }
+        self.0[id].get_or_insert_with(CmdStat::default)
+    }
+
+    /// The commands called so far with their statistics, by name.
+    pub fn by_name(&self) -> Vec<(&'static str, &CmdStat)> {
+        let mut called: Vec<(&'static str, &CmdStat)> = self
+            .0
+            .iter()
+            .enumerate()
+            .filter_map(|(id, stat)| Some((COMMANDS[id].name, stat.as_ref()?)))
+            .collect();
+        called.sort_by_key(|(name, _)| *name);
+        called
+    }
+
+    fn merge(&mut self, other: &CommandStats) {
+        for (id, stat) in other.0.iter().enumerate() {
+            if let Some(stat) = stat {
+                let mine = self.entry(id);
+                mine.calls += stat.calls;
+                mine.usec += stat.usec;
+                mine.failed += stat.failed;
+                let _ = mine.latency.add(&stat.latency);
+            }
+        }
+    }
+}
+
 /// Counters one shard's loop moves.
 #[derive(Default, Clone)]
 pub struct ShardCounters {
-    pub commands: HashMap<&'static str, CmdStat>,
+    pub commands: CommandStats,
     pub commands_processed: u64,
     pub net_input_bytes: u64,
     pub net_output_bytes: u64,
@@ -49,14 +86,15 @@ impl ShardCounters {
     /// The totals without the per-command table.
     pub fn clone_totals(&self) -> ShardCounters {
         ShardCounters {
-            commands: HashMap::new(),
+            commands: CommandStats::default(),
             ..*self
         }
     }
 
-    pub fn record(&mut self, name: &'static str, usec: u64, failed: bool) {
+    /// Counts a call of the command `id` (`CommandSpec::id`).
+    pub fn record(&mut self, id: usize, usec: u64, failed: bool) {
         self.commands_processed += 1;
-        let stat = self.commands.entry(name).or_default();
+        let stat = self.commands.entry(id);
         stat.calls += 1;
         stat.usec += usec;
         stat.failed += failed as u64;
@@ -64,13 +102,7 @@ impl ShardCounters {
     }
 
     fn merge(&mut self, other: &ShardCounters) {
-        for (name, stat) in &other.commands {
-            let mine = self.commands.entry(name).or_default();
-            mine.calls += stat.calls;
-            mine.usec += stat.usec;
-            mine.failed += stat.failed;
-            let _ = mine.latency.add(&stat.latency);
-        }
+        self.commands.merge(&other.commands);
         self.commands_processed += other.commands_processed;
         self.net_input_bytes += other.net_input_bytes;
         self.net_output_bytes += other.net_output_bytes;
@@ -422,9 +454,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("used_cpu_user", format!("{user:.6}"));
             }
             "commandstats" => {
-                let mut names: Vec<_> = counters.commands.iter().collect();
-                names.sort_by_key(|(n, _)| *n);
-                for (name, s) in names {
+                for (name, s) in counters.commands.by_name() {
                     let per_call = if s.calls > 0 {
                         s.usec as f64 / s.calls as f64
                     } else {
@@ -437,9 +467,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 }
             }
             "latencystats" => {
-                let mut names: Vec<_> = counters.commands.iter().collect();
-                names.sort_by_key(|(n, _)| *n);
-                for (name, s) in names {
+                for (name, s) in counters.commands.by_name() {
                     let q = |p: f64| s.latency.value_at_quantile(p) as f64;
                     line(
                         &format!("latency_percentiles_usec_{name}"),

@@ -132,15 +132,22 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         None => TtlChange::Clear,
     };
     let mut ks = ctx.ks();
-    let old = match ks.peek(key) {
-        Some(entry) if get => Some(as_str(entry)?.clone()),
-        Some(_) => Some(Bytes::new()),
-        None => None,
+    // Only GET, NX and XX look at what is there; a plain SET goes straight
+    // to the store (one lookup, not two).
+    let old = if get || opts.nx || opts.xx {
+        let old = match ks.peek(key) {
+            Some(entry) if get => Some(as_str(entry)?.clone()),
+            Some(_) => Some(Bytes::new()),
+            None => None,
+        };
+        let exists = old.is_some();
+        if (opts.nx && exists) || (opts.xx && !exists) {
+            return Ok(if get { bulk_or_null(old) } else { Frame::Null });
+        }
+        old
+    } else {
+        None
     };
-    let exists = old.is_some();
-    if (opts.nx && exists) || (opts.xx && !exists) {
-        return Ok(if get { bulk_or_null(old) } else { Frame::Null });
-    }
     let stored = Value::Str(Bytes::copy_from_slice(value));
     match ttl {
         TtlChange::Clear => ks.set(key, stored, None),

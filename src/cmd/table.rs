@@ -66,6 +66,9 @@ pub struct CommandSpec {
     /// Key positions read from the arguments (`numkeys` commands such as
     /// ZUNION or LMPOP), replacing first/last/step.
     pub movable: Option<KeysFn>,
+    /// A container of subcommands (CONFIG GET ...): Redis names it
+    /// `config|get` in errors, CLIENT LIST and its statistics.
+    pub container: bool,
 }
 
 /// Computes a command's key positions from its arguments.
@@ -142,6 +145,22 @@ impl CommandSpec {
         self
     }
 
+    /// The row of a container of subcommands (see `container`).
+    pub const fn with_subcommands(mut self) -> CommandSpec {
+        self.container = true;
+        self
+    }
+
+    /// The command's place in [`COMMANDS`], for tables indexed by command
+    /// (statistics). Requires: `self` is a row of [`COMMANDS`], as every
+    /// spec [`lookup`] returns is.
+    pub fn id(&'static self) -> usize {
+        let offset = self as *const CommandSpec as usize - COMMANDS.as_ptr() as usize;
+        let id = offset / std::mem::size_of::<CommandSpec>();
+        debug_assert!(std::ptr::eq(&COMMANDS[id], self));
+        id
+    }
+
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.contains(&flag)
     }
@@ -162,18 +181,18 @@ const BLOCK: &[&str] = &["write", "noscript", "blocking"];
 #[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn keyed(name: &'static str, arity: i32, flags: &'static [&'static str], keys: (i32, i32, i32), group: &'static str, since: &'static str, summary: &'static str, h: Handler, split: Split) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split), movable: None }
+    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split), movable: None, container: false }
 }
 
 #[allow(clippy::too_many_arguments)]
 #[rustfmt::skip]
 const fn every(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: Handler, merge: Merge) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge), movable: None }
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge), movable: None, container: false }
 }
 
 #[rustfmt::skip]
 const fn conn(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: ConnHandler) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h), movable: None }
+    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h), movable: None, container: false }
 }
 
 const ONE: (i32, i32, i32) = (1, 1, 1);
@@ -320,7 +339,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("renamenx", 3, WDF, TWO, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::rename, Split::Custom(multi::rename)),
     keyed("copy", -3, W, TWO, "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy, Split::Custom(multi::copy)),
     keyed("move", 3, WDF, ONE, "generic", "1.0.0", "Moves a key to another database.", keys::move_, Split::One),
-    keyed("object", -2, R, (2, 2, 1), "generic", "2.2.3", "A container for object introspection commands.", keys::object, Split::One),
+    keyed("object", -2, R, (2, 2, 1), "generic", "2.2.3", "A container for object introspection commands.", keys::object, Split::One).with_subcommands(),
     every("keys", 2, R, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys, Merge::Concat),
     every("dbsize", 1, RF, "server", "1.0.0", "Returns the number of keys in the database.", keys::dbsize, Merge::Sum),
     every("flushdb", -1, WD, "server", "1.0.0", "Removes all keys from the current database.", keys::flushdb, Merge::Ok),
@@ -346,14 +365,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("auth", -2, CONN, "connection", "1.0.0", "Authenticates the connection.", connection::auth),
     conn("select", 2, CONN, "connection", "1.0.0", "Changes the selected database.", connection::select),
     conn("reset", 1, CONN, "connection", "6.2.0", "Resets the connection.", connection::reset),
-    conn("client", -2, &["admin", "noscript", "loading", "stale"], "connection", "2.4.0", "A container for client connection commands.", connection::client),
+    conn("client", -2, &["admin", "noscript", "loading", "stale"], "connection", "2.4.0", "A container for client connection commands.", connection::client).with_subcommands(),
     // Pub/Sub
     conn("subscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
     conn("unsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
     conn("psubscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
     conn("punsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
     conn("publish", 3, &["pubsub", "loading", "stale", "fast"], "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
-    conn("pubsub", -2, &["pubsub", "loading", "stale"], "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
+    conn("pubsub", -2, &["pubsub", "loading", "stale"], "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub).with_subcommands(),
     // Transactions
     conn("multi", 1, &["noscript", "loading", "stale", "fast"], "transactions", "1.2.0", "Starts a transaction.", transaction::multi),
     conn("exec", 1, &["noscript", "loading", "stale"], "transactions", "1.2.0", "Executes all commands in a transaction.", transaction::exec),
@@ -361,20 +380,23 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("watch", -2, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", transaction::watch),
     conn("unwatch", 1, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Forgets about watched keys of a transaction.", transaction::unwatch),
     // Server
-    conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command),
+    conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command).with_subcommands(),
     conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),
-    conn("config", -2, ADMIN, "server", "2.0.0", "A container for server configuration commands.", server::config),
+    conn("config", -2, ADMIN, "server", "2.0.0", "A container for server configuration commands.", server::config).with_subcommands(),
     conn("time", 1, &["loading", "stale", "fast"], "server", "2.6.0", "Returns the server time.", server::time),
     conn("debug", -2, ADMIN, "server", "1.0.0", "A container for debugging commands.", server::debug),
-    conn("latency", -2, ADMIN, "server", "2.8.13", "A container for latency diagnostics commands.", latency::latency),
+    conn("latency", -2, ADMIN, "server", "2.8.13", "A container for latency diagnostics commands.", latency::latency).with_subcommands(),
     conn("shutdown", -1, &["admin", "noscript", "loading", "stale"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     conn("lastsave", 1, &["loading", "stale", "fast"], "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
 
 /// Finds a command by name, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    static INDEX: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
-    let index = INDEX.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect());
+    // By bytes with ahash: every request looks its command up, and std's
+    // SipHash over a validated `str` cost it a few percent of the CPU.
+    type Index = HashMap<&'static [u8], &'static CommandSpec, ahash::RandomState>;
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    let index = INDEX.get_or_init(|| COMMANDS.iter().map(|c| (c.name.as_bytes(), c)).collect());
     if name.len() > 32 {
         return None;
     }
@@ -382,12 +404,29 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     let lower = &mut lower[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    index.get(std::str::from_utf8(lower).ok()?).copied()
+    index.get(&*lower).copied()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_places_in_the_table() {
+        for (i, c) in COMMANDS.iter().enumerate() {
+            assert_eq!(c.id(), i);
+        }
+        assert_eq!(lookup(b"GET").unwrap().id(), lookup(b"get").unwrap().id());
+        let containers: Vec<&str> = COMMANDS
+            .iter()
+            .filter(|c| c.container)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(
+            containers,
+            ["object", "client", "pubsub", "command", "config", "latency"]
+        );
+    }
 
     #[test]
     fn names_are_unique_and_lowercase() {
