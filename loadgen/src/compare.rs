@@ -66,6 +66,8 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
     // CPU (or loadgen's), and latency without those windows.
     let w = &r.cpu_wait;
     let measured = |v: f64| w.server_process.is_some().then_some(v);
+    // Latency over the uncontended windows, if any was left.
+    let clean = |p: &storm::Phase, v: f64| (w.server_process.is_some() && p.count > 0).then_some(v);
     metrics.extend([
         (
             "server CPU wait during (ms)".to_string(),
@@ -85,15 +87,15 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
         ),
         (
             "before p99.9, uncontended windows (ms)".into(),
-            measured(w.before_uncontended.p999_ms),
+            clean(&w.before_uncontended, w.before_uncontended.p999_ms),
         ),
         (
             "during p99.9, uncontended windows (ms)".into(),
-            measured(w.during_uncontended.p999_ms),
+            clean(&w.during_uncontended, w.during_uncontended.p999_ms),
         ),
         (
             "during max, uncontended windows (ms)".into(),
-            measured(w.during_uncontended.max_ms),
+            clean(&w.during_uncontended, w.during_uncontended.max_ms),
         ),
     ]);
     metrics.extend(vec![

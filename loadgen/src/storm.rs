@@ -886,9 +886,15 @@ pub fn print_summary(r: &StormReport) {
     println!("{}", "-".repeat(72));
     let w = &r.cpu_wait;
     let opt = |v: Option<f64>| v.map_or("n/a".to_string(), |ms| format!("{ms:.1} ms"));
+    let clean = &w.during_uncontended;
+    let without = if clean.count > 0 {
+        format!("p99.9 {:.3} ms, max {:.3} ms", clean.p999_ms, clean.max_ms)
+    } else {
+        "no window left".to_string()
+    };
     println!(
         "CPU wait (runnable, off a CPU) during the storm: server {} ({}), loadgen {}; kernel threads \
-         and steal {}; {} of {} storm windows with a wait of {} ms or more; without them: p99.9 {:.3} ms, max {:.3} ms",
+         and steal {}; {} of {} storm windows with a wait of {} ms or more; without them: {without}",
         opt(w.server_during_ms),
         w.server_process.as_deref().unwrap_or("not on this machine"),
         opt(w.client_during_ms),
@@ -896,8 +902,6 @@ pub fn print_summary(r: &StormReport) {
         w.contended_windows_during,
         w.windows_during,
         CONTENDED_MS,
-        w.during_uncontended.p999_ms,
-        w.during_uncontended.max_ms
     );
     println!(
         "reclaim: all volatile keys gone {}; 99% gone {}; remaining at end {}",

@@ -134,6 +134,10 @@ pub struct Worker {
     /// Time spent serving sockets and inboxes since the last tick, µs: what
     /// the clients used, so a storm sweep takes only what they left.
     busy_us: u64,
+    /// This thread's run-queue wait at the last tick (`thread_run_delay_us`):
+    /// the CPU other threads and processes wanted from this core, which a
+    /// storm sweep leaves them too.
+    run_delay_us: Option<u64>,
     /// Waiters on this shard's keys and this shard's blocked clients.
     blocking: Blocking,
     /// Transactions started by this shard's clients: the shards they lock.
@@ -186,6 +190,7 @@ impl Worker {
             next_cron: Instant::now(),
             params,
             busy_us: 0,
+            run_delay_us: None,
             blocking: Blocking::default(),
             txs: HashMap::new(),
             next_tx: 0,
@@ -290,14 +295,23 @@ impl Worker {
         if self.next_tick < now {
             self.next_tick = now + period;
         }
+        // How long others kept this thread waiting for its core since the
+        // last tick: they want that CPU, so a storm sweep does not take it.
+        let run_delay = crate::util::clock::thread_run_delay_us();
+        let waited_us = match (run_delay, self.run_delay_us) {
+            (Some(now), Some(before)) => now.saturating_sub(before),
+            _ => 0,
+        };
+        self.run_delay_us = run_delay;
         if self.data.shared.expire.enabled.load(Relaxed) {
             // Keep the shard at most `active-expire-storm-busy-perc` busy:
-            // the storm budget gets what the clients and the normal sweep
-            // leave.
+            // the storm budget gets what the clients, the normal sweep and
+            // the core's other tenants leave.
             let period_us = period.as_micros() as u64;
             let busy_perc = self.data.shared.expire.storm_busy_perc.load(Relaxed);
             let cap = period_us * busy_perc / 100;
-            let spare = cap.saturating_sub(self.busy_us + self.params.cycle_budget_us);
+            let taken = self.busy_us + waited_us + self.params.cycle_budget_us;
+            let spare = cap.saturating_sub(taken);
             self.data
                 .sweep
                 .start_cycle(&self.params, &self.data.store, Some(spare));

@@ -23,7 +23,9 @@
 //! what Redis's extra "fast" cycles do, without their long stall. The share
 //! above 25% is never more than the CPU the clients left spare in the last
 //! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
-//! spare CPU, not the clients'. Since no slice is long, the slices may run
+//! spare CPU, not the clients'. Time the shard's thread spent waiting for
+//! its core counts as taken too: another process that shares the core
+//! (a web server on the same machine, a load generator) keeps its CPU. Since no slice is long, the slices may run
 //! between any two batches of socket work; a request waits behind one slice
 //! at most.
 //!
