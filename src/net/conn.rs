@@ -27,6 +27,53 @@ pub enum Slot {
     },
 }
 
+/// Reads once from `source` into `rbuf`, at most `scratch.len()` bytes: a
+/// client that sends a lot gets one buffer's worth of commands per pass of
+/// the loop, so it cannot hold the others up for long (Redis reads 16 KiB
+/// per event the same way).
+pub fn read_once(
+    source: &mut impl Read,
+    rbuf: &mut BytesMut,
+    scratch: &mut [u8],
+) -> io::Result<Received> {
+    loop {
+        return match source.read(scratch) {
+            Ok(0) => Ok(Received {
+                bytes: 0,
+                open: false,
+                drained: true,
+            }),
+            Ok(n) => {
+                rbuf.extend_from_slice(&scratch[..n]);
+                Ok(Received {
+                    bytes: n,
+                    open: true,
+                    // A short read emptied the socket; a full one may not have.
+                    drained: n < scratch.len(),
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Received {
+                bytes: 0,
+                open: true,
+                drained: true,
+            }),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+    }
+}
+
+/// What one read from a client's socket brought.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub bytes: usize,
+    /// False once the peer closed its side.
+    pub open: bool,
+    /// The socket has nothing more for now. When false it may hold more,
+    /// and no new readiness event will say so (edge-triggered polling).
+    pub drained: bool,
+}
+
 pub struct Conn {
     pub stream: TcpStream,
     pub session: Session,
@@ -40,6 +87,9 @@ pub struct Conn {
     base_seq: u64,
     /// Close once everything queued is written (QUIT, protocol error, kill).
     pub closing: bool,
+    /// Its last turn ended with commands left in `rbuf` (the shard loop
+    /// runs one connection's commands for a bounded time per pass).
+    pub commands_left: bool,
     /// A multi-step job is in flight: later commands wait so this client
     /// still sees its own writes in order.
     pub barrier: Option<u64>,
@@ -64,6 +114,7 @@ impl Conn {
             slots: VecDeque::new(),
             base_seq: 0,
             closing: false,
+            commands_left: false,
             barrier: None,
             wants_write: false,
             tx: None,
@@ -192,24 +243,9 @@ impl Conn {
         !self.slots.is_empty()
     }
 
-    /// Reads everything available into `rbuf`. Returns false at end of stream.
-    pub fn fill_read_buffer(&mut self, scratch: &mut [u8]) -> io::Result<(bool, usize)> {
-        let mut total = 0;
-        loop {
-            match self.stream.read(scratch) {
-                Ok(0) => return Ok((false, total)),
-                Ok(n) => {
-                    self.rbuf.extend_from_slice(&scratch[..n]);
-                    total += n;
-                    if n < scratch.len() {
-                        return Ok((true, total));
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((true, total)),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
+    /// Reads once into `rbuf` (see [`read_once`]).
+    pub fn fill_read_buffer(&mut self, scratch: &mut [u8]) -> io::Result<Received> {
+        read_once(&mut self.stream, &mut self.rbuf, scratch)
     }
 
     /// Writes as much of `wbuf` as the socket takes. Returns bytes written and
@@ -239,5 +275,65 @@ impl Conn {
 
     pub fn output_len(&self) -> usize {
         self.wbuf.len() - self.wpos
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket with `pending` bytes waiting, then WouldBlock or EOF.
+    struct Socket {
+        pending: usize,
+        closed: bool,
+    }
+
+    impl Read for Socket {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.pending == 0 {
+                return if self.closed {
+                    Ok(0)
+                } else {
+                    Err(io::ErrorKind::WouldBlock.into())
+                };
+            }
+            let n = buf.len().min(self.pending);
+            buf[..n].fill(b'x');
+            self.pending -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn one_read_per_call_and_whether_more_may_wait() {
+        let mut socket = Socket {
+            pending: 100_000,
+            closed: false,
+        };
+        let mut rbuf = BytesMut::new();
+        let mut scratch = vec![0; 64 * 1024];
+        let got = |bytes, open, drained| Received {
+            bytes,
+            open,
+            drained,
+        };
+        let first = read_once(&mut socket, &mut rbuf, &mut scratch).unwrap();
+        assert_eq!(
+            first,
+            got(65_536, true, false),
+            "a full read: more may wait"
+        );
+        let second = read_once(&mut socket, &mut rbuf, &mut scratch).unwrap();
+        assert_eq!(
+            second,
+            got(100_000 - 65_536, true, true),
+            "a short read drained it"
+        );
+        assert_eq!(rbuf.len(), 100_000);
+        let idle = read_once(&mut socket, &mut rbuf, &mut scratch).unwrap();
+        assert_eq!(idle, got(0, true, true));
+        socket.closed = true;
+        let end = read_once(&mut socket, &mut rbuf, &mut scratch).unwrap();
+        assert_eq!(end, got(0, false, true));
     }
 }

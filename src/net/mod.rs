@@ -4,5 +4,5 @@
 mod conn;
 mod listener;
 
-pub use conn::{Conn, Slot};
+pub use conn::{Conn, Received, Slot};
 pub use listener::listen;
