@@ -47,6 +47,11 @@ start() { # name port cmd...
 start ember1 7101 taskset -c 1 $ember --port 7101 --shards 1
 start emberN 7102 taskset -c "$server_cores" $ember --port 7102 --shards "$all_shards"
 start redis 7103 taskset -c 1 redis-server --port 7103 --save '' --appendonly no
+# Each server logs its own stalls of 1 ms or more (LATENCY; loadgen resets
+# it after the load and reads it at the end).
+for port in 7101 7102 7103; do
+  redis-cli -p "$port" config set latency-monitor-threshold 1 >/dev/null
+done
 
 if [ "$scenario" = mixed ]; then
   # As many keys again with TTLs of an hour: random samples mostly miss.

@@ -98,6 +98,14 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
             clean(&w.during_uncontended, w.during_uncontended.max_ms),
         ),
     ]);
+    // The server's own account (LATENCY), where it keeps one.
+    for event in ["expire-cycle", "event-loop", "off-cpu"] {
+        let longest = r.server_stalls.iter().find(|s| s.event == event);
+        metrics.push((
+            format!("server LATENCY: longest {event} (ms)"),
+            longest.map(|s| s.max_ms as f64),
+        ));
+    }
     metrics.extend(vec![
         (
             "worst second / before (replies)".into(),

@@ -82,6 +82,27 @@ fn parse_int(line: &[u8]) -> Result<i64, ProtoError> {
 
 /// Parses one complete reply at the front of `buf`.
 pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
+    parse_reply_with(buf, |_, _| {})
+}
+
+/// One reply's scalar values (see [`flatten_reply`]).
+pub type Flat = Vec<(Kind, Vec<u8>)>;
+
+/// The scalar values of one complete reply at the front of `buf`, in order,
+/// with aggregates flattened (`LATENCY LATEST`'s arrays of four fields
+/// become four values each), and the reply's length; None while incomplete.
+pub fn flatten_reply(buf: &[u8]) -> Result<Option<(Flat, usize)>, ProtoError> {
+    let mut values = Vec::new();
+    let done = parse_reply_with(buf, |kind, payload| values.push((kind, payload.to_vec())))?;
+    Ok(done.map(|r| (values, r.len)))
+}
+
+/// [`parse_reply`], calling `on_scalar` with each scalar value met (kind
+/// and payload), nested ones too.
+fn parse_reply_with(
+    buf: &[u8],
+    mut on_scalar: impl FnMut(Kind, &[u8]),
+) -> Result<Option<Reply>, ProtoError> {
     if buf.is_empty() {
         return Ok(None);
     }
@@ -210,6 +231,9 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, ProtoError> {
                 )))
             }
         };
+        if this.kind != Kind::Array {
+            on_scalar(this.kind, &buf[this.start..this.end]);
+        }
         if top.is_none() {
             top = Some(this);
         } else if this.kind == Kind::Error {
@@ -303,6 +327,25 @@ pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn nested_values_flatten_in_order() {
+        let raw = b"*2\r\n*4\r\n$7\r\ncommand\r\n:1700\r\n:20\r\n:50\r\n*4\r\n$7\r\noff-cpu\r\n:1701\r\n:3\r\n:9\r\n";
+        let (values, len) = flatten_reply(raw).unwrap().unwrap();
+        assert_eq!(len, raw.len());
+        let texts: Vec<String> = values
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        assert_eq!(
+            texts,
+            ["command", "1700", "20", "50", "off-cpu", "1701", "3", "9"]
+        );
+        assert_eq!(values[0].0, Kind::Bulk);
+        assert_eq!(values[1].0, Kind::Int);
+        assert_eq!(flatten_reply(&raw[..raw.len() - 3]).unwrap(), None);
+        assert_eq!(flatten_reply(b"*0\r\n").unwrap(), Some((vec![], 4)));
+    }
     use super::*;
 
     fn one(s: &[u8]) -> Reply {

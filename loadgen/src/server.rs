@@ -2,7 +2,7 @@
 //! child on a free port (stopped when the guard drops). Also a small blocking
 //! RESP client for control traffic (PING, INFO, loading).
 
-use crate::resp::{encode_command, parse_reply, Kind};
+use crate::resp::{encode_command, flatten_reply, parse_reply, Flat, Kind, ProtoError};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -45,15 +45,33 @@ impl CtlConn {
 
     /// Reads one reply, copying its payload.
     pub fn read_reply(&mut self) -> std::io::Result<Owned> {
+        self.read_parsed(|buf| {
+            Ok(parse_reply(buf)?.map(|r| {
+                let out = Owned {
+                    kind: r.kind,
+                    data: buf[r.start..r.end].to_vec(),
+                };
+                (out, r.len)
+            }))
+        })
+    }
+
+    /// Sends one command and reads its reply's scalar values, flattened.
+    pub fn cmd_flat(&mut self, args: &[&[u8]]) -> std::io::Result<Flat> {
+        self.send_raw(&encode_command(args))?;
+        self.read_parsed(flatten_reply)
+    }
+
+    /// Reads until `parse` finds a whole reply (and how many bytes it took).
+    fn read_parsed<T>(
+        &mut self,
+        parse: impl Fn(&[u8]) -> Result<Option<(T, usize)>, ProtoError>,
+    ) -> std::io::Result<T> {
         loop {
-            match parse_reply(&self.buf[..self.len]) {
-                Ok(Some(r)) => {
-                    let out = Owned {
-                        kind: r.kind,
-                        data: self.buf[r.start..r.end].to_vec(),
-                    };
-                    self.buf.copy_within(r.len..self.len, 0);
-                    self.len -= r.len;
+            match parse(&self.buf[..self.len]) {
+                Ok(Some((out, used))) => {
+                    self.buf.copy_within(used..self.len, 0);
+                    self.len -= used;
                     return Ok(out);
                 }
                 Ok(None) => {}

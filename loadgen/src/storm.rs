@@ -104,6 +104,34 @@ pub struct CpuWait {
     pub during_uncontended: Phase,
 }
 
+/// A stall the server logged itself (`LATENCY LATEST`, with
+/// `latency-monitor-threshold` set): its longest of an event since the load.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServerStall {
+    pub event: String,
+    pub max_ms: u64,
+}
+
+/// The server's `LATENCY LATEST`: [name, time, latest, max] per event.
+fn server_stalls(ctl: &mut CtlConn) -> Vec<ServerStall> {
+    let Ok(values) = ctl.cmd_flat(&[b"LATENCY", b"LATEST"]) else {
+        return Vec::new();
+    };
+    if values
+        .first()
+        .is_some_and(|(kind, _)| *kind == crate::resp::Kind::Error)
+    {
+        return Vec::new();
+    }
+    values
+        .chunks_exact(4)
+        .map(|f| ServerStall {
+            event: String::from_utf8_lossy(&f[0].1).into_owned(),
+            max_ms: String::from_utf8_lossy(&f[3].1).parse().unwrap_or(0),
+        })
+        .collect()
+}
+
 /// Everything a storm measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct StormReport {
@@ -135,6 +163,9 @@ pub struct StormReport {
     pub windows: Vec<StormWindow>,
     pub info: Vec<InfoSample>,
     pub cpu_wait: CpuWait,
+    /// The server's own record of its stalls from the end of the load
+    /// (LATENCY LATEST; empty where the server has none or it is off).
+    pub server_stalls: Vec<ServerStall>,
     pub errors: crate::stats::ErrorCounts,
     pub verify: VerifyReport,
     pub interrupted: bool,
@@ -539,6 +570,9 @@ pub fn run_storm(
     }
     let cur = info_sample(&mut ctl)?;
     let base_expires = cur.expires.saturating_sub(vol_ok).min(base.expires);
+    // The server's latency monitor (if on) starts afresh: the load's long
+    // pipelined passes are not part of what is measured.
+    let _ = ctl.cmd(&[b"LATENCY", b"RESET"]);
     // Background traffic starts at instant - pre (or now, if later).
     let now = now_ms();
     let epoch = Instant::now() + Duration::from_millis(start_ms.saturating_sub(now));
@@ -641,6 +675,7 @@ pub fn run_storm(
     poll_stop.store(true, Ordering::SeqCst);
     let _ = poll_h.join();
     let info = std::mem::take(&mut *samples.lock().unwrap());
+    let server_stalls = server_stalls(&mut ctl);
     let waits: std::collections::HashMap<i64, WaitSample> =
         cpuwait::per_window(&wait_samples.lock().unwrap(), WINDOW_MS as i64)
             .into_iter()
@@ -749,6 +784,7 @@ pub fn run_storm(
         windows,
         info,
         cpu_wait,
+        server_stalls,
         errors,
         verify,
         interrupted,
@@ -903,6 +939,17 @@ pub fn print_summary(r: &StormReport) {
         w.windows_during,
         CONTENDED_MS,
     );
+    if !r.server_stalls.is_empty() {
+        let stalls: Vec<String> = r
+            .server_stalls
+            .iter()
+            .map(|s| format!("{} {} ms", s.event, s.max_ms))
+            .collect();
+        println!(
+            "server's LATENCY LATEST (longest of each event): {}",
+            stalls.join(", ")
+        );
+    }
     println!(
         "reclaim: all volatile keys gone {}; 99% gone {}; remaining at end {}",
         fmt_opt_ms(r.reclaim_ms),
