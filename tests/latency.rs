@@ -173,6 +173,10 @@ fn errors_are_redis_errors() {
             vec!["LATENCY", "nosuch"],
             "ERR unknown subcommand 'nosuch'. Try LATENCY HELP.",
         ),
+        (
+            vec!["LATENCY", "GRAPH", "a", "b"],
+            "ERR wrong number of arguments for 'latency|graph' command",
+        ),
     ] {
         assert_eq!(raw.cmd(&cmd), Reply::Error(reply.into()), "{cmd:?}");
     }

@@ -29,6 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How long memory figures are given to catch up with a load before they
+/// are read (ember samples its allocator's statistics every 100 ms).
+const MEMORY_SETTLE: Duration = Duration::from_millis(300);
+
 /// Writer id of the volatile keys' value tags.
 const VOL_WRITER: u64 = 0xffff_ffff;
 
@@ -520,6 +524,9 @@ pub fn run_storm(
         p.bg_keys
     );
     let (bg_ok, bg_err, e1) = load_background(addr, p)?;
+    // Some servers' memory figures are sampled (ember's every 100 ms): one
+    // read right after the load can miss its last part.
+    std::thread::sleep(MEMORY_SETTLE);
     let memory_preload = info_sample(&mut ctl)?.used_memory;
     let (vol_ok, vol_err, e2) = load_parallel(
         addr,

@@ -103,16 +103,20 @@ pub fn latency(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action
             reset(shard, events)
         }
         "help" if argv.len() == 2 => help_reply(LATENCY_HELP).into(),
-        "graph" | "histogram" if argv.len() >= 3 || sub == "histogram" => err::frame(&format!(
-            "ERR LATENCY {} is not supported by ember; LATENCY HISTORY has the samples and INFO latencystats the percentiles",
-            sub.to_ascii_uppercase()
-        ))
-        .into(),
+        "graph" if argv.len() == 3 => not_supported("GRAPH"),
+        "histogram" => not_supported("HISTOGRAM"),
         "latest" | "doctor" | "history" | "help" | "graph" => {
             err::wrong_arity(&format!("latency|{sub}")).into()
         }
         _ => err::unknown_subcommand(&argv[1], "latency").into(),
     }
+}
+
+fn not_supported(sub: &str) -> Action {
+    err::frame(&format!(
+        "ERR LATENCY {sub} is not supported by ember; LATENCY HISTORY has the samples and INFO latencystats the percentiles"
+    ))
+    .into()
 }
 
 /// LATENCY RESET: every shard forgets the events; the reply counts the
