@@ -9,7 +9,7 @@ use std::time::Instant;
 use bytes::BytesMut;
 use mio::net::TcpStream;
 
-use crate::cmd::Session;
+use crate::cmd::{CommandSpec, Session};
 use crate::resp::{encode, Frame, Parser};
 use crate::shard::{Out, Then};
 
@@ -22,7 +22,7 @@ pub enum Slot {
         remaining: usize,
         then: Option<Then>,
         /// For command statistics: which command and when it was dispatched.
-        cmd: &'static str,
+        cmd: &'static CommandSpec,
         started: Instant,
     },
 }
@@ -136,7 +136,7 @@ impl Conn {
         &mut self,
         parts: usize,
         then: Then,
-        cmd: &'static str,
+        cmd: &'static CommandSpec,
         started: Instant,
     ) -> u64 {
         let seq = self.base_seq + self.slots.len() as u64;
@@ -177,7 +177,7 @@ impl Conn {
         seq: u64,
         part: usize,
         out: Out,
-    ) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
+    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Instant)> {
         let Some(Slot::Waiting {
             outs,
             remaining,
@@ -200,14 +200,14 @@ impl Conn {
             .into_iter()
             .map(|o| o.expect("all parts filled"))
             .collect();
-        Some((then.take()?, outs, cmd, *started))
+        Some((then.take()?, outs, *cmd, *started))
     }
 
     /// Outputs a waiting slot with no parts needs (a job with no ops).
     pub fn take_if_complete(
         &mut self,
         seq: u64,
-    ) -> Option<(Then, Vec<Out>, &'static str, Instant)> {
+    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Instant)> {
         match self.slot_mut(seq) {
             Some(Slot::Waiting {
                 remaining: 0,
@@ -215,7 +215,7 @@ impl Conn {
                 cmd,
                 started,
                 ..
-            }) => Some((then.take()?, Vec::new(), cmd, *started)),
+            }) => Some((then.take()?, Vec::new(), *cmd, *started)),
             _ => None,
         }
     }

@@ -663,15 +663,15 @@ impl Worker {
             }
             Action::Block(wait) => {
                 // Later commands of this client wait for the reply.
-                let to = self.open_slot(token, spec.name, started, true);
+                let to = self.open_slot(token, spec, started, true);
                 self.on_wait(to, *wait);
             }
             Action::Job(job) => {
-                let to = self.open_slot(token, spec.name, started, job.ordered);
+                let to = self.open_slot(token, spec, started, job.ordered);
                 self.launch(to, job);
             }
             Action::Exec { plan, check } => {
-                let to = self.open_slot(token, spec.name, started, true);
+                let to = self.open_slot(token, spec, started, true);
                 let conn = &mut self.conns[token];
                 if let Some(run) = conn.session.exec.as_mut() {
                     run.seq = to.seq;
@@ -695,7 +695,7 @@ impl Worker {
     fn open_slot(
         &mut self,
         token: usize,
-        cmd: &'static str,
+        cmd: &'static cmd::CommandSpec,
         started: Instant,
         ordered: bool,
     ) -> ReplyTo {
@@ -732,7 +732,8 @@ impl Worker {
             }
             let Some(argv) = run.steps.pop_front() else {
                 let run = conn.session.exec.take().expect("checked");
-                self.finish(to, Frame::Array(run.replies), false, "exec", run.started);
+                let exec = cmd::lookup(b"exec").expect("EXEC is in the table");
+                self.finish(to, Frame::Array(run.replies), false, exec, run.started);
                 return;
             };
             let Some(spec) = cmd::lookup(&argv[0]) else {
@@ -919,7 +920,7 @@ impl Worker {
         to: ReplyTo,
         then: Then,
         outs: Vec<Out>,
-        cmd: &'static str,
+        cmd: &'static cmd::CommandSpec,
         started: Instant,
     ) -> Option<Job> {
         let (frame, close) = match then(outs) {
@@ -959,16 +960,13 @@ impl Worker {
         to: ReplyTo,
         frame: Frame,
         close: bool,
-        cmd: &'static str,
+        cmd: &'static cmd::CommandSpec,
         started: Instant,
     ) {
-        // Jobs keep the command's name; its id is a lookup away.
-        if let Some(spec) = cmd::lookup(cmd.as_bytes()) {
-            let elapsed_us = micros_since(started);
-            self.data
-                .counters
-                .record(spec.id(), elapsed_us, frame.is_error());
-        }
+        let elapsed_us = micros_since(started);
+        self.data
+            .counters
+            .record(cmd.id(), elapsed_us, frame.is_error());
         if let Some(tx) = to.tx {
             if let Some(conn) = self.conns.get_mut(to.token) {
                 conn.tx = None;
