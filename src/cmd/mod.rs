@@ -68,18 +68,20 @@ fn lossy_trunc(b: &[u8]) -> String {
 
 /// Decides where a command runs and runs it or starts its job.
 /// Requires: `spec` is `argv[0]`'s entry and its arity was checked.
+/// A job for another shard takes the arguments out of `argv`; otherwise
+/// they are left there, so the caller can reuse the vector.
 pub fn dispatch_spec(
     shard: &mut ShardData,
     session: &mut Session,
     spec: &'static CommandSpec,
-    argv: Vec<Bytes>,
+    argv: &mut Vec<Bytes>,
 ) -> Action {
     match spec.route {
-        Route::Conn(handler) => handler(shard, session, &argv),
+        Route::Conn(handler) => handler(shard, session, argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
         Route::Keyed(..) if spec.has_flag("blocking") && shard.current_tx.is_none() => {
-            blocking::dispatch(shard, session, &argv)
+            blocking::dispatch(shard, session, argv)
         }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
         Route::EveryShard(handler, merge) => {
@@ -127,42 +129,45 @@ fn keyed(
     spec: &CommandSpec,
     handler: table::Handler,
     split: Split,
-    argv: Vec<Bytes>,
+    argv: &mut Vec<Bytes>,
 ) -> Action {
     let n = shard.shared.nshards;
-    let mut positions = spec.key_positions(&argv);
+    let mut positions = spec.key_positions(argv);
     let Some(first) = positions.next() else {
-        return run_inline(shard, session.db, handler, &argv);
+        return run_inline(shard, session.db, handler, argv);
     };
     let owner = shard_of(&argv[first], n);
     let single = n == 1
         || spec
-            .key_positions(&argv)
+            .key_positions(argv)
             .all(|p| shard_of(&argv[p], n) == owner);
     if single {
         // Locks held here by a transaction: go through the shard's lock
         // queue (unless this command is part of that transaction).
         let may_wait = !shard.locks.is_idle() && shard.current_tx.is_none();
         if owner == shard.id && !may_wait {
-            return run_inline(shard, session.db, handler, &argv);
+            return run_inline(shard, session.db, handler, argv);
         }
-        let keys = spec.key_positions(&argv);
+        let keys = spec.key_positions(argv);
         return Action::Job(Job::new(
-            vec![(owner, handler_op(session.db, handler, argv, keys))],
+            vec![(
+                owner,
+                handler_op(session.db, handler, std::mem::take(argv), keys),
+            )],
             |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame)),
         ));
     }
     let action = match split {
-        Split::One => run_inline(shard, session.db, handler, &argv),
-        Split::Sum => multi::split_sum(n, session.db, handler, &argv),
-        Split::Gather => multi::split_gather(n, session.db, handler, &argv),
-        Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, &argv),
-        Split::Custom(f) => f(shard, session, &argv),
+        Split::One => run_inline(shard, session.db, handler, argv),
+        Split::Sum => multi::split_sum(n, session.db, handler, argv),
+        Split::Gather => multi::split_gather(n, session.db, handler, argv),
+        Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, argv),
+        Split::Custom(f) => f(shard, session, argv),
     };
     // Keys on several shards: the command is atomic under key locks.
     match action {
         Action::Job(job) => {
-            let keys = spec.key_positions(&argv).map(|p| argv[p].clone());
+            let keys = spec.key_positions(argv).map(|p| argv[p].clone());
             Action::Job(job.locked(lock_plan(session.db, n, keys)))
         }
         other => other,
@@ -174,11 +179,11 @@ fn every_shard(
     db: usize,
     handler: table::Handler,
     merge: Merge,
-    argv: Vec<Bytes>,
+    argv: &[Bytes],
 ) -> Action {
     let ops = (0..nshards)
         .map(|s| {
-            let argv = argv.clone();
+            let argv = argv.to_vec();
             let op = move |ctx: &mut Ctx| {
                 ctx.db = db;
                 Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))

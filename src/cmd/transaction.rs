@@ -15,7 +15,6 @@
 //! marks the client there, and EXEC checks the marks under its locks.
 
 use std::collections::VecDeque;
-use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -45,7 +44,7 @@ pub struct ExecRun {
     /// The step in flight is a batch (`remote_batch`): its reply is an
     /// array of the batched commands' replies.
     pub batched: bool,
-    pub started: Instant,
+    pub started: crate::util::stamp::Stamp,
 }
 
 /// The owning shard of a queued keyed command whose keys all live on one
@@ -248,7 +247,7 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action
         replies: Vec::new(),
         running: false,
         batched: false,
-        started: Instant::now(),
+        started: crate::util::stamp::Stamp::now(),
     });
     Action::Exec { plan, check }
 }

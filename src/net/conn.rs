@@ -4,7 +4,6 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::time::Instant;
 
 use bytes::BytesMut;
 use mio::net::TcpStream;
@@ -12,6 +11,7 @@ use mio::net::TcpStream;
 use crate::cmd::{CommandSpec, Session};
 use crate::resp::{encode, Frame, Parser};
 use crate::shard::{Out, Then};
+use crate::util::stamp::Stamp;
 
 /// A reply position in request order.
 pub enum Slot {
@@ -23,7 +23,7 @@ pub enum Slot {
         then: Option<Then>,
         /// For command statistics: which command and when it was dispatched.
         cmd: &'static CommandSpec,
-        started: Instant,
+        started: Stamp,
     },
 }
 
@@ -137,7 +137,7 @@ impl Conn {
         parts: usize,
         then: Then,
         cmd: &'static CommandSpec,
-        started: Instant,
+        started: Stamp,
     ) -> u64 {
         let seq = self.base_seq + self.slots.len() as u64;
         self.slots.push_back(Slot::Waiting {
@@ -177,7 +177,7 @@ impl Conn {
         seq: u64,
         part: usize,
         out: Out,
-    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Instant)> {
+    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Stamp)> {
         let Some(Slot::Waiting {
             outs,
             remaining,
@@ -207,7 +207,7 @@ impl Conn {
     pub fn take_if_complete(
         &mut self,
         seq: u64,
-    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Instant)> {
+    ) -> Option<(Then, Vec<Out>, &'static CommandSpec, Stamp)> {
         match self.slot_mut(seq) {
             Some(Slot::Waiting {
                 remaining: 0,

@@ -68,6 +68,9 @@ pub struct Parser {
     /// Where the arguments of a whole multibulk lie (`whole_multibulk`),
     /// kept to reuse its allocation.
     spans: Vec<(usize, usize)>,
+    /// An emptied argument vector handed back by the caller (`recycle`),
+    /// filled by the next whole multibulk instead of a new allocation.
+    spare: Vec<Bytes>,
     /// Tests compare the fast path with the general one by turning it off.
     #[cfg(test)]
     general_only: bool,
@@ -139,6 +142,17 @@ impl Parser {
         result
     }
 
+    /// Takes back a command's argument vector once it is done with, to hold
+    /// the next command's arguments (one allocation fewer per command).
+    /// Vectors of long commands are not kept.
+    pub fn recycle(&mut self, mut argv: Vec<Bytes>) {
+        const KEEP_ARGS: usize = 16;
+        if argv.capacity() <= KEEP_ARGS && argv.capacity() > self.spare.capacity() {
+            argv.clear();
+            self.spare = argv;
+        }
+    }
+
     fn reset(&mut self) {
         self.remaining = 0;
         self.args = Vec::new();
@@ -156,6 +170,9 @@ impl Parser {
         let limits = self.limits;
         // A count line: `<first>digits\r` plus one unchecked byte.
         let line = |at: usize| -> Option<(i64, usize)> {
+            if let Some(found) = plain_count_line(buf, at) {
+                return Some(found);
+            }
             let off = memchr(b'\r', buf.get(at + 1..)?)?;
             let end = at + 1 + off;
             if end + 2 > buf.len() {
@@ -204,11 +221,12 @@ impl Parser {
                 if fast && first == b'*' && self.scanned == 0 {
                     if let Whole::Complete(len) = self.whole_multibulk(buf) {
                         let request = buf.split_to(len).freeze();
-                        let args = self
-                            .spans
-                            .iter()
-                            .map(|&(start, len)| request.slice(start..start + len))
-                            .collect();
+                        let mut args = std::mem::take(&mut self.spare);
+                        args.extend(
+                            self.spans
+                                .iter()
+                                .map(|&(start, len)| request.slice(start..start + len)),
+                        );
                         return Ok(Some(args));
                     }
                 }
@@ -345,6 +363,32 @@ impl Parser {
     }
 }
 
+/// The usual count line at `at` (`*3\r\n`, `$16\r\n`): a digit from 1 to 9,
+/// at most 17 more digits and `\r` plus one byte, read in one pass. Returns
+/// its value and where the next line starts; None for anything else (zero,
+/// a sign, an incomplete line, a malformed one), which the caller reads the
+/// general way. 18 digits cannot overflow an i64, so the value is the one
+/// `parse_i64` gives for the same digits.
+#[inline]
+fn plain_count_line(buf: &[u8], at: usize) -> Option<(i64, usize)> {
+    const MAX_DIGITS: usize = 18;
+    let digits = buf.get(at + 1..)?;
+    let first = *digits.first()?;
+    if !(b'1'..=b'9').contains(&first) {
+        return None;
+    }
+    let mut value = i64::from(first - b'0');
+    for (i, &c) in digits.iter().enumerate().skip(1).take(MAX_DIGITS) {
+        match c {
+            b'0'..=b'9' if i < MAX_DIGITS => value = value * 10 + i64::from(c - b'0'),
+            // The terminator and the unchecked byte after it.
+            b'\r' if at + 1 + i + 2 <= buf.len() => return Some((value, at + 1 + i + 2)),
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Position of the first `needle` in `haystack`.
 #[inline]
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
@@ -433,6 +477,53 @@ mod tests {
         ] {
             assert!(matches!(p.whole_multibulk(odd), Whole::Other), "{odd:?}");
         }
+    }
+
+    #[test]
+    fn plain_count_lines_are_read_in_one_pass() {
+        assert_eq!(plain_count_line(b"*3\r\n", 0), Some((3, 4)));
+        assert_eq!(plain_count_line(b"x$16\r\n", 1), Some((16, 6)));
+        let longest = b"$999999999999999999\r\n";
+        assert_eq!(
+            plain_count_line(longest, 0),
+            Some((999_999_999_999_999_999, 21))
+        );
+        // Left to the general path: zero, leading zeros, signs, more than
+        // 18 digits, other bytes, a line not all there.
+        for line in [
+            &b"$0\r\n"[..],
+            b"$01\r\n",
+            b"$-1\r\n",
+            b"$+1\r\n",
+            b"$1000000000000000000\r\n",
+            b"$1 \r\n",
+            b"$12",
+            b"$12\r",
+        ] {
+            assert_eq!(
+                plain_count_line(line, 0),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn a_recycled_vector_holds_the_next_command_alone() {
+        let mut p = Parser::default();
+        let mut buf =
+            BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*1\r\n$4\r\nPING\r\n"[..]);
+        let first = p.next_command(&mut buf).unwrap().unwrap();
+        let capacity = first.capacity();
+        p.recycle(first);
+        let second = p.next_command(&mut buf).unwrap().unwrap();
+        assert_eq!(second, vec![Bytes::from_static(b"PING")]);
+        assert_eq!(second.capacity(), capacity, "the vector was reused");
+        // A long command's vector is not kept.
+        p.recycle(Vec::with_capacity(1000));
+        let mut buf = BytesMut::from(&b"*1\r\n$4\r\nPING\r\n"[..]);
+        assert!(p.next_command(&mut buf).unwrap().unwrap().capacity() < 1000);
     }
 
     #[test]
@@ -666,6 +757,12 @@ mod tests {
                 Just(b"$4\r\nPING\r\n".to_vec()),
                 Just(b"*1\rX$1\rYa\r\n".to_vec()),
                 Just(b"PING\r\n".to_vec()),
+                Just(b"*1\r\n$03\r\nabc\r\n".to_vec()),
+                Just(b"*01\r\n$0\r\n\r\n".to_vec()),
+                Just(b"*1\r\n$+3\r\nabc\r\n".to_vec()),
+                Just(b"*1\r\n$999999999999999999\r\n".to_vec()),
+                Just(b"*1\r\n$9999999999999999999\r\n".to_vec()),
+                Just(b"*2\r\n$1 \r\na\r\n".to_vec()),
             ], 1..8),
             chunk in 1usize..64,
         ) {

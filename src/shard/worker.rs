@@ -28,6 +28,7 @@ use crate::latency::{Event, PassClock};
 use crate::net::{Conn, Received};
 use crate::resp::{Frame, ParseLimits, Parser};
 use crate::store::{notify, ActiveExpire, ExpireParams, SliceOutcome, Store};
+use crate::util::stamp::Stamp;
 
 mod waits;
 
@@ -163,10 +164,6 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn micros_since(start: Instant) -> u64 {
-    start.elapsed().as_micros() as u64
-}
-
 impl Worker {
     pub fn new(
         id: usize,
@@ -178,6 +175,7 @@ impl Worker {
         let databases = shared.config.read().expect("config lock").databases;
         let n = shared.nshards;
         let params = current_params(&shared);
+        crate::util::stamp::calibrate();
         Worker {
             data: ShardData {
                 id,
@@ -488,7 +486,7 @@ impl Worker {
     fn process_input(&mut self, token: usize) -> bool {
         // One clock reading per command: each command's end is the next
         // one's start (two readings a command cost 5% of the CPU).
-        let turn_start = Instant::now();
+        let turn_start = Stamp::now();
         let mut clock = turn_start;
         let mut run = 0;
         loop {
@@ -496,9 +494,7 @@ impl Worker {
                 return true;
             };
             conn.commands_left = false;
-            if run == TURN_COMMANDS
-                || clock.duration_since(turn_start).as_micros() as u64 >= TURN_US
-            {
+            if run == TURN_COMMANDS || clock.micros_since(turn_start) >= TURN_US {
                 conn.commands_left = true;
                 self.defer_input(token, false);
                 return false;
@@ -601,7 +597,7 @@ impl Worker {
     /// Runs a command that started at `started` (its parsing included);
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
-    fn execute(&mut self, token: usize, argv: Vec<Bytes>, started: Instant) -> Instant {
+    fn execute(&mut self, token: usize, argv: Vec<Bytes>, started: Stamp) -> Stamp {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
         let Some(spec) = cmd::lookup(&argv[0]) else {
@@ -637,10 +633,13 @@ impl Worker {
             Some(sub) if spec.container => Some(String::from_utf8_lossy(sub).to_ascii_lowercase()),
             _ => None,
         };
-        match cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv) {
+        let mut argv = argv;
+        let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
+        conn.parser.recycle(argv);
+        match action {
             Action::Reply(frame) => {
-                let done = Instant::now();
-                let elapsed_us = done.duration_since(started).as_micros() as u64;
+                let done = Stamp::now();
+                let elapsed_us = done.micros_since(started);
                 let data = &mut self.data;
                 data.counters
                     .record(spec.id(), elapsed_us, frame.is_error());
@@ -687,7 +686,7 @@ impl Worker {
                 conn.push_reply(Frame::error("ERR internal: nothing to run"));
             }
         }
-        Instant::now()
+        Stamp::now()
     }
 
     /// Reserves the reply slot of a command answered later; `ordered`: the
@@ -696,7 +695,7 @@ impl Worker {
         &mut self,
         token: usize,
         cmd: &'static cmd::CommandSpec,
-        started: Instant,
+        started: Stamp,
         ordered: bool,
     ) -> ReplyTo {
         let conn = &mut self.conns[token];
@@ -740,7 +739,8 @@ impl Worker {
                 continue;
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
-            let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, argv);
+            let mut argv = argv;
+            let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
             self.data.current_tx = None;
             match action {
                 Action::Reply(frame) | Action::Close(frame) => {
@@ -921,7 +921,7 @@ impl Worker {
         then: Then,
         outs: Vec<Out>,
         cmd: &'static cmd::CommandSpec,
-        started: Instant,
+        started: Stamp,
     ) -> Option<Job> {
         let (frame, close) = match then(outs) {
             Action::Job(job) => return Some(job),
@@ -961,9 +961,9 @@ impl Worker {
         frame: Frame,
         close: bool,
         cmd: &'static cmd::CommandSpec,
-        started: Instant,
+        started: Stamp,
     ) {
-        let elapsed_us = micros_since(started);
+        let elapsed_us = started.elapsed_us();
         self.data
             .counters
             .record(cmd.id(), elapsed_us, frame.is_error());

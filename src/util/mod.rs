@@ -1,8 +1,9 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
 //! parsing and formatting as Redis does them, longest common subsequence,
 //! allocation sizes, freeing large structures off the shard threads,
-//! keeping housekeeping threads off the shards' cores (`priority`), and the
-//! thread CPU clock (`clock`).
+//! keeping housekeeping threads off the shards' cores (`priority`), the
+//! thread CPU clock (`clock`) and cheap timestamps for timing commands
+//! (`stamp`).
 
 pub mod clock;
 pub mod glob;
@@ -10,6 +11,7 @@ pub mod lcs;
 pub mod num;
 pub mod priority;
 pub mod slot;
+pub mod stamp;
 
 /// Frees a large structure on a helper thread so the shard keeps serving.
 pub fn drop_off_thread<T: Send + 'static>(value: T) {
