@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # redis-benchmark against ember --shards 1, ember with all shards and
-# redis-server, one after another, servers on core 1 and the benchmark on
-# core 0. Prints requests/s and the server's CPU time per request (from
-# /proc/<pid>/stat, user+system, over the whole run).
+# redis-server, servers on core 1 and the benchmark on core 0. Prints
+# requests/s and the server's CPU time per request (from /proc/<pid>/stat,
+# user and system, over the whole run).
 #
-# Usage: [TESTS=set,get] [PIPELINES="16 1"] benches/redis_benchmark.sh [requests]
+# The VM's speed drifts from minute to minute, so with ROUNDS=n the servers
+# take turns n times (a fresh server each turn) and a summary gives each
+# server's median CPU per request and its ratio to redis-server's.
+#
+# Usage: [ROUNDS=1] [SERVERS="ember1 emberN redis"] [TESTS=set,get]
+#        [PIPELINES="16 1"] benches/redis_benchmark.sh [requests]
 #   (default 1000000 requests per test; TESTS as redis-benchmark -t takes them,
 #   e.g. TESTS=lpush,lpop,sadd,hset,zadd,lrange_100 PIPELINES=16)
 set -euo pipefail
@@ -12,6 +17,8 @@ cd "$(dirname "$0")/.."
 n=${1:-1000000}
 tests=${TESTS:-set,get}
 pipelines=${PIPELINES:-16 1}
+rounds=${ROUNDS:-1}
+servers=${SERVERS:-ember1 emberN redis}
 command -v redis-benchmark >/dev/null || { echo "apt-get install -y redis-server redis-tools" >&2; exit 1; }
 cargo build --release --workspace --locked -q
 cores=$(nproc)
@@ -21,11 +28,14 @@ server_cores="1-$((cores - 1))"
 all_shards=$((cores > 2 ? cores - 1 : 2))
 [ "$cores" -le 2 ] && server_cores="0-1"
 tick=$(getconf CLK_TCK)
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# user and system clock ticks of a process so far
+cpu_ticks() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 
-run_one() { # label port pid
-  local label=$1 port=$2 pid=$3
+run_one() { # round label port pid
+  local round=$1 label=$2 port=$3 pid=$4
   for p in $pipelines; do
     local before after lines rps
     redis-cli -p "$port" flushall >/dev/null
@@ -37,9 +47,11 @@ run_one() { # label port pid
     after=$(cpu_ticks "$pid")
     rps=$(echo "$lines" | awk -F': ' '{ split($1, w, " "); split($2, v, " ");
       if ($1 ~ /needed/) w[1] = "prefill"; printf "%s=%s ", w[1], v[1] }')
-    awk -v l="$label" -v p="$p" -v r="$rps" -v c="$((after - before))" -v t="$tick" -v n="$n" \
-      -v k="$(echo "$lines" | wc -l)" \
-      'BEGIN { printf "%-16s -P %-2s %s cpu_us_per_request=%.3f\n", l, p, r, c / t * 1e6 / (k * n) }'
+    echo "$before $after" | awk -v r="$round" -v l="$label" -v p="$p" -v s="$rps" -v t="$tick" \
+      -v n="$n" -v k="$(echo "$lines" | wc -l)" -v out="$results" '{
+        per = 1e6 / t / (k * n); user = ($3 - $1) * per; sys = ($4 - $2) * per
+        printf "%-16s -P %-2s %s cpu_us_per_request=%.3f (user %.3f, system %.3f)\n", l, p, s, user + sys, user, sys
+        printf "%s %s %s %.4f %.4f\n", r, l, p, user + sys, user >> out }'
   done
 }
 
@@ -51,9 +63,37 @@ serve() { # port cmd...
   echo "$pid"
 }
 
-pid=$(serve 7201 taskset -c 1 target/release/ember --port 7201 --shards 1)
-run_one "ember-1shard" 7201 "$pid"; kill "$pid"
-pid=$(serve 7202 taskset -c "$server_cores" target/release/ember --port 7202 --shards "$all_shards")
-run_one "ember-${all_shards}shards" 7202 "$pid"; kill "$pid"
-pid=$(serve 7203 taskset -c 1 redis-server --port 7203 --save '' --appendonly no)
-run_one "redis" 7203 "$pid"; kill "$pid"
+for round in $(seq "$rounds"); do
+  [ "$rounds" -gt 1 ] && echo "round $round"
+  for server in $servers; do
+    case $server in
+      ember1) label=ember-1shard; port=7201
+        pid=$(serve $port taskset -c 1 target/release/ember --port $port --shards 1) ;;
+      emberN) label="ember-${all_shards}shards"; port=7202
+        pid=$(serve $port taskset -c "$server_cores" target/release/ember --port $port --shards "$all_shards") ;;
+      redis) label=redis; port=7203
+        pid=$(serve $port taskset -c 1 redis-server --port $port --save '' --appendonly no) ;;
+      *) echo "unknown server $server (ember1, emberN, redis)" >&2; exit 1 ;;
+    esac
+    run_one "$round" "$label" "$port" "$pid"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+  done
+done
+
+# "<server> -P <n> <median>" for column $1 of the results (4: total, 5: user)
+medians() {
+  sort -k2,2 -k3,3n -k"$1","$1"n "$results" | awk -v col="$1" '
+    { key = $2 " -P " $3; c[key]++; v[key, c[key]] = $col }
+    END { for (k in c) { m = c[k]; h = int((m + 1) / 2)
+      printf "%s %.3f\n", k, (m % 2) ? v[k, h] : (v[k, h] + v[k, h + 1]) / 2 } }' | sort
+}
+
+if [ "$rounds" -gt 1 ]; then
+  echo
+  echo "median over $rounds rounds: CPU µs per request (user), and the ratio to redis's median:"
+  join -j 1 <(medians 4 | awk '{ print $1 "@" $3, $4 }') <(medians 5 | awk '{ print $1 "@" $3, $4 }') |
+    awk '{ split($1, k, "@"); total[$1] = $2; user[$1] = $3; name[$1] = k[1]; pipe[$1] = k[2] }
+      END { for (i in total) { ref = "redis@" pipe[i]
+        ratio = (ref in total && total[ref] > 0) ? sprintf("%.2fx", total[i] / total[ref]) : "-"
+        printf "%-16s -P %-2s %.3f (%.3f)  %s\n", name[i], pipe[i], total[i], user[i], ratio } }' | sort
+fi
