@@ -39,8 +39,9 @@
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`info`]: per-shard counters and the INFO text.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
-//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, and keeping
-//!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores.
+//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
+//!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores,
+//!   the thread CPU clock and the cheap timestamps commands are timed with.
 //! - [`logging`]: the stderr logger with Redis's level names.
 
 pub mod cmd;
