@@ -327,6 +327,7 @@ pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn nested_values_flatten_in_order() {
@@ -346,7 +347,6 @@ mod tests {
         assert_eq!(flatten_reply(&raw[..raw.len() - 3]).unwrap(), None);
         assert_eq!(flatten_reply(b"*0\r\n").unwrap(), Some((vec![], 4)));
     }
-    use super::*;
 
     fn one(s: &[u8]) -> Reply {
         parse_reply(s).unwrap().unwrap()

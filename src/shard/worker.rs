@@ -597,7 +597,7 @@ impl Worker {
     /// Runs a command that started at `started` (its parsing included);
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
-    fn execute(&mut self, token: usize, argv: Vec<Bytes>, started: Stamp) -> Stamp {
+    fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
         let Some(spec) = cmd::lookup(&argv[0]) else {
@@ -633,7 +633,6 @@ impl Worker {
             Some(sub) if spec.container => Some(String::from_utf8_lossy(sub).to_ascii_lowercase()),
             _ => None,
         };
-        let mut argv = argv;
         let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
         conn.parser.recycle(argv);
         match action {
@@ -729,7 +728,7 @@ impl Worker {
                 self.launch(to, batch);
                 return;
             }
-            let Some(argv) = run.steps.pop_front() else {
+            let Some(mut argv) = run.steps.pop_front() else {
                 let run = conn.session.exec.take().expect("checked");
                 let exec = cmd::lookup(b"exec").expect("EXEC is in the table");
                 self.finish(to, Frame::Array(run.replies), false, exec, run.started);
@@ -739,7 +738,6 @@ impl Worker {
                 continue;
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
-            let mut argv = argv;
             let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
             self.data.current_tx = None;
             match action {

@@ -25,9 +25,9 @@
 //! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
 //! spare CPU, not the clients'. Time the shard's thread spent waiting for
 //! its core counts as taken too: another process that shares the core
-//! (a web server on the same machine, a load generator) keeps its CPU. Since no slice is long, the slices may run
-//! between any two batches of socket work; a request waits behind one slice
-//! at most.
+//! (a web server on the same machine, a load generator) keeps its CPU.
+//! Since no slice is long, the slices may run between any two batches of
+//! socket work; a request waits behind one slice at most.
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
