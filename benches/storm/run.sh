@@ -8,6 +8,9 @@
 #   storm  KEYS volatile keys expire at one instant (default 2,000,000)
 #   mixed  the same, while as many other keys carry long TTLs
 #   big    10,000,000 volatile keys
+# Env: RATE background requests/s (40000); PRE seconds of background traffic
+# before the instant (6: long enough that the table can show the p99.9 of
+# quiet stretches as long as a storm, the machine's noise without one).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -69,7 +72,7 @@ taskset -c 0 $loadgen compare \
   --target redis=127.0.0.1:7103 \
   --scenario storm --keys "$keys" --data-size 32 \
   --clients 50 --pipeline 1 --ratio 1:10 --rate "${RATE:-40000}" --bg-keys 1000000 \
-  --pre 3 --post 2 --cap 60 --out-dir "$out" -q
+  --pre "${PRE:-6}" --post 2 --cap 60 --out-dir "$out" -q
 echo "results: $out/compare.md"
 cat "$out/compare.md"
 

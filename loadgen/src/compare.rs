@@ -98,6 +98,18 @@ fn storm_outcome(name: &str, addr: &str, r: &storm::StormReport, p: &StormParams
             clean(&w.during_uncontended, w.during_uncontended.max_ms),
         ),
     ]);
+    // The machine's noise alone over as many requests as the storm saw.
+    let quiet = r.quiet_stretches.as_ref();
+    metrics.extend([
+        (
+            "before p99.9, stretches as long as the storm: median (ms)".to_string(),
+            quiet.map(|q| q.p999_median_ms),
+        ),
+        (
+            "before p99.9, stretches as long as the storm: worst (ms)".into(),
+            quiet.map(|q| q.p999_worst_ms),
+        ),
+    ]);
     // The server's own account (LATENCY), where it keeps one.
     for event in ["expire-cycle", "event-loop", "off-cpu"] {
         let longest = r.server_stalls.iter().find(|s| s.event == event);

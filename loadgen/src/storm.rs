@@ -108,6 +108,45 @@ pub struct CpuWait {
     pub during_uncontended: Phase,
 }
 
+/// Latency of the background traffic before the instant, over every
+/// stretch as long as the storm: what the machine's own noise makes of that
+/// many requests with nothing expiring. A storm whose p99.9 lies within
+/// these stretches' is not visible in the latency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QuietStretches {
+    /// Each stretch's length: the storm's, in whole windows, ms.
+    pub length_ms: u64,
+    /// Stretches measured; one starts at every window, so they overlap.
+    pub count: u64,
+    pub p999_median_ms: f64,
+    pub p999_worst_ms: f64,
+}
+
+/// The stretches of `len_ms` (whole windows) before `inst_ms` (both ms
+/// from the collector's epoch), one starting at each window but the first,
+/// partial one. None when the storm lasted longer than the time before it.
+fn quiet_stretches(
+    coll: &crate::stats::Collector,
+    inst_ms: u64,
+    len_ms: u64,
+) -> Option<QuietStretches> {
+    if len_ms == 0 {
+        return None;
+    }
+    let mut p999: Vec<u64> = (1..)
+        .map(|i| i * WINDOW_MS)
+        .take_while(|start| start + len_ms <= inst_ms)
+        .map(|start| LatSummary::of(&coll.merged(start, start + len_ms)).p999_us)
+        .collect();
+    p999.sort_unstable();
+    Some(QuietStretches {
+        length_ms: len_ms,
+        count: p999.len() as u64,
+        p999_median_ms: r3(ms(*p999.get(p999.len() / 2)?)),
+        p999_worst_ms: r3(ms(*p999.last()?)),
+    })
+}
+
 /// A stall the server logged itself (`LATENCY LATEST`, with
 /// `latency-monitor-threshold` set): its longest of an event since the load.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -167,6 +206,8 @@ pub struct StormReport {
     pub windows: Vec<StormWindow>,
     pub info: Vec<InfoSample>,
     pub cpu_wait: CpuWait,
+    /// p99.9 before the instant over stretches as long as the storm.
+    pub quiet_stretches: Option<QuietStretches>,
     /// The server's own record of its stalls from the end of the load
     /// (LATENCY LATEST; empty where the server has none or it is off).
     pub server_stalls: Vec<ServerStall>,
@@ -728,6 +769,12 @@ pub fn run_storm(
         Some(g) => (inst + g.max(0) as u64).div_ceil(WINDOW_MS) * WINDOW_MS,
         None => u64::MAX,
     };
+    // The storm's windows: those starting in [inst, during_end).
+    let storm_len = during_end
+        .checked_sub(inst.div_ceil(WINDOW_MS) * WINDOW_MS)
+        .filter(|_| gone_ms.is_some())
+        .unwrap_or(0);
+    let quiet = quiet_stretches(coll, inst, storm_len);
     let before = Phase::of(&LatSummary::of(&coll.merged(0, inst)));
     let during = Phase::of(&LatSummary::of(&coll.merged(inst, during_end)));
     let after = Phase::of(&LatSummary::of(&coll.merged(during_end, u64::MAX)));
@@ -791,6 +838,7 @@ pub fn run_storm(
         windows,
         info,
         cpu_wait,
+        quiet_stretches: quiet,
         server_stalls,
         errors,
         verify,
@@ -946,6 +994,13 @@ pub fn print_summary(r: &StormReport) {
         w.windows_during,
         CONTENDED_MS,
     );
+    match &r.quiet_stretches {
+        Some(q) => println!(
+            "before the instant, over {} stretches as long as the storm ({} ms): p99.9 median {:.3} ms, worst {:.3} ms",
+            q.count, q.length_ms, q.p999_median_ms, q.p999_worst_ms
+        ),
+        None => println!("before the instant: no stretch as long as the storm"),
+    }
     if !r.server_stalls.is_empty() {
         let stalls: Vec<String> = r
             .server_stalls
@@ -1095,6 +1150,43 @@ mod tests {
         assert_eq!(c.before_uncontended.count, 2);
         assert_eq!(c.during_uncontended.count, 1);
         assert!(c.during_uncontended.max_ms < 1.0, "the spike is left out");
+    }
+
+    #[test]
+    fn quiet_stretches_slide_over_the_time_before_the_instant() {
+        use crate::stats::{new_win_hist, Collector, WindowMsg};
+        // Ten windows before the instant at 1 s: the first (traffic starts
+        // inside it) is slow and must be left out; one 3 ms spike at 500 ms.
+        let mut coll = Collector::new(1, true, vec![99.0]);
+        for idx in 0..10u32 {
+            let us = match idx {
+                0 => 50_000,
+                5 => 3_000,
+                _ => 100,
+            };
+            let mut h = new_win_hist();
+            h.record(us).unwrap();
+            coll.add(WindowMsg {
+                idx,
+                kinds: vec![h],
+                service_max_us: us,
+            });
+        }
+        coll.finish(9);
+        // 200 ms stretches start at 100..=800 ms: eight, two of them
+        // holding the spike.
+        let q = quiet_stretches(&coll, 1_000, 200).expect("stretches fit");
+        assert_eq!((q.length_ms, q.count), (200, 8));
+        assert!(q.p999_median_ms < 0.2, "median {}", q.p999_median_ms);
+        assert!(
+            (q.p999_worst_ms - 3.0).abs() < 0.01,
+            "worst {}",
+            q.p999_worst_ms
+        );
+        // A stretch reaching into the storm is not quiet.
+        assert_eq!(quiet_stretches(&coll, 1_000, 900).map(|q| q.count), Some(1));
+        assert_eq!(quiet_stretches(&coll, 1_000, 1_000), None);
+        assert_eq!(quiet_stretches(&coll, 1_000, 0), None, "no storm");
     }
 
     #[test]
