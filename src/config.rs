@@ -399,6 +399,23 @@ pub fn set_param(
 
 /// Parameters whose name or alias matches the glob, with their values.
 pub fn get_params(config: &Config, pattern: &[u8]) -> Vec<(String, String)> {
+    // A plain name is looked up and answered as it was typed, as Redis does.
+    if !pattern.iter().any(|c| matches!(c, b'[' | b'*' | b'?')) {
+        let known = PARAMS.iter().find(|p| {
+            std::iter::once(p.name)
+                .chain(p.alias)
+                .any(|name| name.as_bytes().eq_ignore_ascii_case(pattern))
+        });
+        return known
+            .map(|p| {
+                (
+                    String::from_utf8_lossy(pattern).into_owned(),
+                    (p.get)(config),
+                )
+            })
+            .into_iter()
+            .collect();
+    }
     let mut out = Vec::new();
     for p in PARAMS {
         for name in std::iter::once(p.name).chain(p.alias) {

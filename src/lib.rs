@@ -41,7 +41,8 @@
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
 //!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores,
-//!   the thread CPU clock and the cheap timestamps commands are timed with.
+//!   the thread CPU clock, the cheap timestamps commands are timed with, and
+//!   INCRBYFLOAT's `long double` arithmetic (through `longdouble.c`, built by `build.rs`).
 //! - [`logging`]: the stderr logger with Redis's level names.
 
 pub mod cmd;

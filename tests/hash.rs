@@ -76,9 +76,10 @@ fn fields_counters_and_listings() {
         c.cmd(&["HINCRBY", "H", "big", "1"]),
         err("ERR increment or decrement would overflow")
     );
+    // Redis 7.0 refuses an infinite increment with its own text.
     assert_eq!(
         c.cmd(&["HINCRBYFLOAT", "Q", "f", "inf"]),
-        err("ERR increment would produce NaN or Infinity")
+        err("ERR value is NaN or Infinity")
     );
     assert_eq!(
         c.cmd(&["EXISTS", "Q"]),
@@ -374,6 +375,35 @@ fn hrandfield_counts_and_withvalues() {
             err("ERR value is out of range")
         );
     }
+    // A repeating pick so large that building its reply would exhaust
+    // memory is refused (Redis streams it until memory runs out); the
+    // server lives on. The limit is the same for sets and sorted sets.
+    let too_many =
+        err("ERR value is out of range, a negative count picks at most 1000000 elements");
+    for (cmd, key) in [
+        ("HRANDFIELD", "H"),
+        ("SRANDMEMBER", "S"),
+        ("ZRANDMEMBER", "Z"),
+    ] {
+        c.cmd(&["SADD", "S", "m"]);
+        c.cmd(&["ZADD", "Z", "1", "m"]);
+        assert_eq!(
+            c.cmd(&[cmd, key, "-9223372036854775807"]),
+            too_many,
+            "{cmd}"
+        );
+        assert_eq!(c.cmd(&[cmd, key, "-1000001"]), too_many, "{cmd}");
+    }
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "H", "-1000000"]).items().len(),
+        1_000_000
+    );
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "H", "9223372036854775807"])
+            .items()
+            .len(),
+        3
+    );
     c.cmd(&["SET", "str", "v"]);
     assert_eq!(c.cmd(&["HRANDFIELD", "str", "0"]), err(WRONGTYPE));
     // RESP3: WITHVALUES answers [field, value] pairs.

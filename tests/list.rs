@@ -36,9 +36,18 @@ fn pushes_pops_and_ranges() {
         "*-1 for a missing key with a count"
     );
     assert_eq!(c.cmd(&["LPOP", "nosuch"]), Reply::Nil);
+    // Redis gives one text for a negative count and for no number at all.
+    for bad in ["-1", "abc", "9223372036854775808"] {
+        for cmd in ["LPOP", "RPOP"] {
+            assert_eq!(
+                c.cmd(&[cmd, "L", bad]),
+                Reply::Error("ERR value is out of range, must be positive".into())
+            );
+        }
+    }
     assert_eq!(
-        c.cmd(&["LPOP", "L", "-1"]),
-        Reply::Error("ERR value is out of range, must be positive".into())
+        c.cmd(&["RPOP", "L", "1", "2"]),
+        Reply::Error("ERR wrong number of arguments for 'rpop' command".into())
     );
     assert_eq!(c.cmd(&["LLEN", "L"]), Reply::Int(2));
     assert_eq!(c.cmd(&["LINDEX", "L", "0"]), b("d"));

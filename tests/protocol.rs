@@ -57,6 +57,15 @@ fn unknown_command_and_wrong_arity() {
     raw.expect_bytes(b"-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
     raw.send_cmd(&[b"foo"]);
     raw.expect_bytes(b"-ERR unknown command 'foo', with args beginning with: \r\n");
+    // As Redis: arguments are listed while the list is under 128 bytes,
+    // the last one cut to the room left (text from redis-server 7.0).
+    let long = "x".repeat(100);
+    raw.send_cmd(&[b"foo", long.as_bytes(), long.as_bytes(), b"never"]);
+    let expected = format!(
+        "-ERR unknown command 'foo', with args beginning with: '{long}' '{}' \r\n",
+        &long[..128 - 103]
+    );
+    raw.expect_bytes(expected.as_bytes());
     raw.send(b"get\r\n");
     raw.expect_bytes(b"-ERR wrong number of arguments for 'get' command\r\n");
     raw.send_cmd(&[b"GET", b"a", b"b"]);

@@ -761,3 +761,115 @@ fn config_file_with_unknown_directive_fails() {
         "{stderr}"
     );
 }
+
+#[test]
+fn client_list_type_filters_by_kind() {
+    let server = Server::start(2, &[]);
+    let mut plain = server.raw();
+    let mut sub = server.raw();
+    let plain_id = plain.cmd(&["CLIENT", "ID"]).int();
+    let sub_id = sub.cmd(&["CLIENT", "ID"]).int();
+    sub.cmd(&["SUBSCRIBE", "news"]);
+    let ids_of = |list: String| -> Vec<i64> {
+        list.lines()
+            .map(|l| l[3..].split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let normal = ids_of(plain.cmd(&["CLIENT", "LIST", "TYPE", "normal"]).text());
+    assert!(
+        normal.contains(&plain_id) && !normal.contains(&sub_id),
+        "{normal:?}"
+    );
+    let pubsub = ids_of(plain.cmd(&["CLIENT", "LIST", "TYPE", "PubSub"]).text());
+    assert_eq!(pubsub, vec![sub_id]);
+    for none in ["master", "replica", "slave"] {
+        assert_eq!(plain.cmd(&["CLIENT", "LIST", "TYPE", none]).text(), "");
+    }
+    assert_eq!(
+        plain.cmd(&["CLIENT", "LIST", "TYPE", "foo"]),
+        Reply::err("ERR Unknown client type 'foo'")
+    );
+}
+
+#[test]
+fn shutdown_abort_and_contradictions_are_refused() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "ABORT"]),
+        Reply::err("ERR No shutdown in progress.")
+    );
+    for words in [
+        &["NOSAVE", "ABORT"][..],
+        &["NOSAVE", "SAVE"],
+        &["NOW", "ABORT"],
+        &["BOGUS"],
+    ] {
+        let mut args = vec!["SHUTDOWN"];
+        args.extend_from_slice(words);
+        assert_eq!(c.cmd(&args), Reply::err("ERR syntax error"), "{words:?}");
+    }
+    assert_eq!(c.cmd(&["PING"]), pong(), "still running");
+}
+
+#[test]
+fn the_default_user_takes_any_password() {
+    // No password is configured, so Redis's `default` user is `nopass`.
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    let wrongpass = Reply::err("WRONGPASS invalid username-password pair or user is disabled.");
+    assert_eq!(c.cmd(&["AUTH", "default", "anything"]), Reply::ok());
+    assert_eq!(c.cmd(&["AUTH", "default", ""]), Reply::ok());
+    assert_eq!(c.cmd(&["AUTH", "someone", "pw"]), wrongpass);
+    assert_eq!(
+        c.cmd(&["AUTH", "Default", "pw"]),
+        wrongpass,
+        "names are exact"
+    );
+    assert!(matches!(
+        c.cmd(&["AUTH", "pw"]),
+        Reply::Error(e) if e.starts_with("ERR AUTH <password> called without any password")
+    ));
+    assert!(matches!(
+        c.cmd(&["HELLO", "3", "AUTH", "default", "pw", "SETNAME", "app"]),
+        Reply::Map(_)
+    ));
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Reply::bulk("app"));
+    assert_eq!(c.cmd(&["HELLO", "2", "AUTH", "someone", "pw"]), wrongpass);
+    // A refused HELLO changes nothing: still RESP3.
+    assert!(matches!(c.cmd(&["HELLO"]), Reply::Map(_)));
+}
+
+#[test]
+fn config_get_answers_a_plain_name_as_typed() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "HZ"]),
+        Reply::Array(vec![Reply::bulk("HZ"), Reply::bulk("10")])
+    );
+    // A pattern answers with the parameters' own names.
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "H?"]),
+        Reply::Array(vec![Reply::bulk("hz"), Reply::bulk("10")])
+    );
+    assert_eq!(c.cmd(&["CONFIG", "GET", "nosuch"]), Reply::Array(vec![]));
+}
+
+#[test]
+fn select_checks_the_int_range_first() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    assert_eq!(
+        c.cmd(&["SELECT", "2147483648"]),
+        Reply::err("ERR value is out of range, value must between -2147483648 and 2147483647")
+    );
+    assert_eq!(
+        c.cmd(&["SELECT", "16"]),
+        Reply::err("ERR DB index is out of range")
+    );
+    assert_eq!(
+        c.cmd(&["SELECT", "x"]),
+        Reply::err("ERR value is not an integer or out of range")
+    );
+}

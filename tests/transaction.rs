@@ -191,3 +191,44 @@ fn runs_of_commands_per_shard_keep_their_replies_in_order() {
     expected.push(Reply::Simple("PONG".into()));
     assert_eq!(c.cmd(&["EXEC"]), Reply::Array(expected));
 }
+
+#[test]
+fn unwatch_inside_multi_is_queued_and_the_watch_still_counts() {
+    // As Redis 7.0: UNWATCH after MULTI is a queued command, so the WATCH
+    // taken before MULTI still aborts EXEC when the key changed.
+    for shards in [1, 2] {
+        let server = Server::start(shards, &[]);
+        let mut a = server.raw();
+        let mut b = server.raw();
+        a.cmd(&["SET", "a", "1"]);
+        assert_eq!(a.cmd(&["WATCH", "a"]), Reply::Simple("OK".into()));
+        b.cmd(&["SET", "a", "other"]);
+        a.cmd(&["MULTI"]);
+        assert_eq!(a.cmd(&["UNWATCH"]), queued());
+        assert_eq!(a.cmd(&["SET", "a", "2"]), queued());
+        assert_eq!(a.cmd(&["EXEC"]), Reply::Nil, "aborted ({shards} shards)");
+        assert_eq!(a.cmd(&["GET", "a"]), Reply::bulk("other"));
+        // Unwatched: the queued UNWATCH has a reply slot of its own.
+        a.cmd(&["MULTI"]);
+        a.cmd(&["UNWATCH"]);
+        a.cmd(&["SET", "a", "3"]);
+        let ok = Reply::Simple("OK".into());
+        assert_eq!(a.cmd(&["EXEC"]), Reply::Array(vec![ok.clone(), ok]));
+    }
+}
+
+#[test]
+fn exec_with_arguments_discards_the_transaction() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let abort = err(
+        "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command",
+    );
+    c.cmd(&["MULTI"]);
+    assert_eq!(c.cmd(&["SET", "a", "1"]), queued());
+    assert_eq!(c.cmd(&["EXEC", "x"]), abort);
+    assert_eq!(c.cmd(&["GET", "a"]), Reply::Nil, "not queued: out of MULTI");
+    assert_eq!(c.cmd(&["EXEC"]), err("ERR EXEC without MULTI"));
+    assert_eq!(c.cmd(&["EXEC", "x"]), abort, "the same outside MULTI");
+    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}

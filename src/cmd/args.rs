@@ -126,6 +126,14 @@ pub fn int_arg(b: &[u8]) -> Result<i64, Frame> {
     parse_i64(b).ok_or_else(err::not_integer)
 }
 
+/// A count that must not be negative (LPOP, SPOP, ZPOPMIN and friends):
+/// Redis gives one error for a negative number and for no number at all.
+pub fn positive_count(arg: &[u8]) -> Result<usize, Frame> {
+    parse_i64(arg)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| err::frame("ERR value is out of range, must be positive"))
+}
+
 /// Parses an argument Redis reads as a C `int` (DB indexes): its errors for a
 /// non-number and for a number outside the `int` range.
 pub fn int32_arg(b: &[u8]) -> Result<i64, Frame> {

@@ -7,7 +7,7 @@ use super::args::err;
 use super::keys::help_reply;
 use super::{Session, ShardData};
 use crate::resp::{Frame, Protocol};
-use crate::shard::{Action, ClientsOp, Job, KillFilter, Op, Out};
+use crate::shard::{Action, ClientType, ClientsOp, Job, KillFilter, Op, Out};
 
 pub fn ping(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     if session.in_subscriber_mode() && argv.len() <= 2 {
@@ -30,19 +30,32 @@ pub fn quit(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
     Action::Close(Frame::OK)
 }
 
+/// ember has one user, Redis's `default` without a password (`nopass`):
+/// it accepts any password, and no other user exists.
+fn credentials_ok(user: &[u8]) -> bool {
+    user == b"default"
+}
+
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
 pub fn auth(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     if argv.len() > 3 {
         return err::syntax().into();
     }
     if argv.len() == 3 {
-        return err::frame("WRONGPASS invalid username-password pair or user is disabled.").into();
+        return if credentials_ok(&argv[1]) {
+            Frame::OK.into()
+        } else {
+            err::frame(WRONGPASS).into()
+        };
     }
     err::frame("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?").into()
 }
 
 pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    let Some(db) = crate::util::num::parse_i64(&argv[1]) else {
-        return err::not_integer().into();
+    let db = match super::args::int32_arg(&argv[1]) {
+        Ok(db) => db,
+        Err(e) => return e.into(),
     };
     if db < 0 || db as usize >= shard.store.dbs.len() {
         return err::frame(err::DB_RANGE).into();
@@ -103,11 +116,12 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
         i = 2;
     }
     let mut name = None;
+    let mut user = None;
     while i < argv.len() {
         let opt = &argv[i];
         if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < argv.len() {
-            return err::frame("WRONGPASS invalid username-password pair or user is disabled.")
-                .into();
+            user = Some(&argv[i + 1]);
+            i += 3;
         } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < argv.len() {
             match valid_name(&argv[i + 1]) {
                 Ok(n) => name = Some(n),
@@ -121,6 +135,10 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
             ))
             .into();
         }
+    }
+    // As Redis, the credentials are checked once every option parsed.
+    if user.is_some_and(|u| !credentials_ok(u)) {
+        return err::frame(WRONGPASS).into();
     }
     session.proto = proto;
     if let Some(n) = name {
@@ -181,9 +199,9 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             }
             Err(e) => e.into(),
         },
-        "info" if arity(2) => list_job(shard, Some(vec![session.id])),
-        "list" => match client_list_ids(&argv[2..]) {
-            Ok(ids) => list_job(shard, ids),
+        "info" if arity(2) => list_job(shard, Some(vec![session.id]), None),
+        "list" => match client_list_filter(&argv[2..]) {
+            Ok((ids, kind)) => list_job(shard, ids, kind),
             Err(e) => e.into(),
         },
         "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
@@ -201,9 +219,19 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
     }
 }
 
-fn client_list_ids(rest: &[Bytes]) -> Result<Option<Vec<u64>>, Frame> {
+/// CLIENT LIST's filters: `ID id...` or `TYPE type`.
+fn client_list_filter(rest: &[Bytes]) -> Result<(Option<Vec<u64>>, Option<ClientType>), Frame> {
     match rest.split_first() {
-        None => Ok(None),
+        None => Ok((None, None)),
+        Some((word, kind)) if word.eq_ignore_ascii_case(b"TYPE") && kind.len() == 1 => {
+            match ClientType::parse(&kind[0]) {
+                Some(k) => Ok((None, Some(k))),
+                None => Err(Frame::Error(format!(
+                    "ERR Unknown client type '{}'",
+                    String::from_utf8_lossy(&kind[0])
+                ))),
+            }
+        }
         Some((word, ids)) if word.eq_ignore_ascii_case(b"ID") && !ids.is_empty() => ids
             .iter()
             .map(|b| {
@@ -213,17 +241,19 @@ fn client_list_ids(rest: &[Bytes]) -> Result<Option<Vec<u64>>, Frame> {
                     .ok_or_else(|| err::frame("ERR Invalid client ID"))
             })
             .collect::<Result<Vec<_>, _>>()
-            .map(Some),
-        Some((word, _)) if word.eq_ignore_ascii_case(b"TYPE") && rest.len() == 2 => Ok(None),
+            .map(|ids| (Some(ids), None)),
         _ => Err(err::syntax()),
     }
 }
 
 /// Gathers CLIENT LIST lines from every shard, in client id order.
-fn list_job(shard: &ShardData, ids: Option<Vec<u64>>) -> Action {
+fn list_job(shard: &ShardData, ids: Option<Vec<u64>>, kind: Option<ClientType>) -> Action {
     let n = shard.shared.nshards;
     let ops = (0..n)
-        .map(|s| (s, Op::Clients(ClientsOp::List { ids: ids.clone() })))
+        .map(|s| {
+            let ids = ids.clone();
+            (s, Op::Clients(ClientsOp::List { ids, kind }))
+        })
         .collect();
     Action::Job(Job::new(ops, |outs| {
         let mut lines: Vec<(u64, String)> = outs

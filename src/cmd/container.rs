@@ -232,6 +232,17 @@ fn random_pick<T: Elements>(ctx: &mut Ctx, argv: &[Bytes], flag: Option<&str>) -
         (3, None) => Some((parse_count(&argv[2], false)?, false)),
         (_, None) => return Err(err::syntax()),
     };
+    // Redis streams a repeating pick of any size into the client's output
+    // buffer until memory runs out; ember builds the reply first, so one
+    // command could take the whole server down. It refuses instead, once
+    // the arguments passed Redis's own checks.
+    if let Some((Pick::Repeating(n), _)) = counted {
+        if n > MAX_REPEATED_PICKS {
+            return Err(err::frame(&format!(
+                "ERR value is out of range, a negative count picks at most {MAX_REPEATED_PICKS} elements"
+            )));
+        }
+    }
     let (mut ks, rng) = keyspace_and_rng(ctx);
     let container = lookup::<T>(&mut ks, &argv[1])?;
     let Some((pick, paired)) = counted else {
@@ -270,6 +281,9 @@ pub enum Pick {
     Distinct(usize),
     Repeating(usize),
 }
+
+/// The most elements one repeating pick (a negative count) may answer with.
+pub const MAX_REPEATED_PICKS: usize = 1_000_000;
 
 /// Parses a count the way Redis does: an integer within ±`i64::MAX`; when
 /// every pick is answered as two items (`paired`: WITHVALUES, WITHSCORES),

@@ -9,7 +9,8 @@ use crate::store::hash::ListpackLimits;
 use crate::store::notify::HASH;
 use crate::store::value::Hash;
 use crate::store::{Entry, Keyspace, Value};
-use crate::util::num::{format_i64, format_incr_float, parse_f64, parse_i64};
+use crate::util::longdouble::LongDouble;
+use crate::util::num::{format_i64, parse_i64};
 
 pub(super) fn as_hash(entry: &Entry) -> Result<&Hash, Frame> {
     match &entry.value {
@@ -182,25 +183,25 @@ pub fn hincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     Ok(Frame::Integer(next))
 }
 
+/// In `long double`, as Redis (see `util::longdouble`).
 pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let delta = parse_f64(&argv[3]).ok_or_else(|| err::frame(err::NOT_FLOAT))?;
+    let delta = LongDouble::parse(&argv[3]).ok_or_else(|| err::frame(err::NOT_FLOAT))?;
     if !delta.is_finite() {
         // Checked before the key is created, so a failed call leaves nothing behind.
-        return Err(err::frame("ERR increment would produce NaN or Infinity"));
+        return Err(err::frame("ERR value is NaN or Infinity"));
     }
     let key = &argv[1];
     let limits = limits(ctx);
     let mut ks = ctx.ks();
     let hash = hash_for_write(&mut ks, key)?;
     let current = match hash.get(&argv[2]) {
-        Some(v) => parse_f64(v).ok_or_else(|| err::frame("ERR hash value is not a float"))?,
-        None => 0.0,
+        Some(v) => {
+            LongDouble::parse(v).ok_or_else(|| err::frame("ERR hash value is not a float"))?
+        }
+        None => LongDouble::ZERO,
     };
-    let next = current + delta;
-    if !next.is_finite() {
-        return Err(err::frame("ERR increment would produce NaN or Infinity"));
-    }
-    let text = Bytes::from(format_incr_float(next));
+    let next = (current + delta).to_human();
+    let text = Bytes::from(next.ok_or_else(|| err::frame(super::strings::NAN_OR_INFINITY))?);
     hash.insert_keep_ttl(&argv[2], &text, limits);
     ks.notify(HASH, "hincrbyfloat", key);
     Ok(Frame::Bulk(text))

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::args::{err, int_arg, Reply};
+use super::args::{err, int_arg, positive_count, Reply};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::LIST;
@@ -186,18 +186,10 @@ pub fn rpushx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 /// LPOP/RPOP key [count]: one element as a bulk, or with a count an array.
 fn pop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> Reply {
     if argv.len() > 3 {
-        return Err(err::syntax());
+        let name = if end == End::Head { "lpop" } else { "rpop" };
+        return Err(err::wrong_arity(name));
     }
-    let count = match argv.get(2) {
-        Some(c) => {
-            let n = int_arg(c)?;
-            if n < 0 {
-                return Err(err::frame("ERR value is out of range, must be positive"));
-            }
-            Some(n as usize)
-        }
-        None => None,
-    };
+    let count = argv.get(2).map(|c| positive_count(c)).transpose()?;
     let popped = pop_elements(ctx, &argv[1], end, count.unwrap_or(1))?;
     Ok(match (popped, count) {
         (None, Some(_)) => Frame::NullArray,

@@ -49,21 +49,25 @@ pub fn shard_of(key: &[u8], nshards: usize) -> usize {
 
 /// Redis's reply for an unknown command.
 pub fn unknown_command(argv: &[Bytes]) -> Frame {
-    let mut text = format!(
-        "ERR unknown command '{}', with args beginning with: ",
-        lossy_trunc(&argv[0])
-    );
-    for arg in argv.iter().skip(1) {
-        text.push_str(&format!("'{}' ", lossy_trunc(arg)));
-        if text.len() > 512 {
+    // As Redis: the name cut at 128 bytes, then quoted arguments while the
+    // list is under 128 bytes, each cut to the room left.
+    const CAP: usize = 128;
+    let mut args: Vec<u8> = Vec::new();
+    for arg in &argv[1..] {
+        if args.len() >= CAP {
             break;
         }
+        let room = CAP - args.len();
+        args.push(b'\'');
+        args.extend_from_slice(&arg[..arg.len().min(room)]);
+        args.extend_from_slice(b"' ");
     }
-    Frame::Error(text)
-}
-
-fn lossy_trunc(b: &[u8]) -> String {
-    String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned()
+    let name = &argv[0][..argv[0].len().min(CAP)];
+    Frame::Error(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        String::from_utf8_lossy(name),
+        String::from_utf8_lossy(&args)
+    ))
 }
 
 /// Decides where a command runs and runs it or starts its job.

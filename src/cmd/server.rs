@@ -290,13 +290,24 @@ pub fn lastsave(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
 }
 
 pub fn shutdown(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
-    let valid = argv[1..].iter().all(|a| {
-        ["nosave", "save", "now", "force", "abort"]
-            .iter()
-            .any(|w| a.eq_ignore_ascii_case(w.as_bytes()))
-    });
-    if !valid {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    for a in &argv[1..] {
+        match a.to_ascii_lowercase().as_slice() {
+            b"save" => save = true,
+            b"nosave" => nosave = true,
+            b"abort" => abort = true,
+            b"now" | b"force" => other = true,
+            _ => return err::syntax().into(),
+        }
+    }
+    // As Redis: ABORT goes alone, and SAVE with NOSAVE contradicts itself.
+    if (abort && (save || nosave || other)) || (save && nosave) {
         return err::syntax().into();
+    }
+    if abort {
+        // ember exits at once (no save, no replica to wait for), so there
+        // is never a shutdown in progress to abort.
+        return err::frame("ERR No shutdown in progress.").into();
     }
     log::warn!("User requested shutdown...");
     log::warn!("ember is now ready to exit, bye bye...");

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::args::{err, int_arg, Reply};
+use super::args::{err, int_arg, positive_count, Reply};
 use super::container::{below, keyspace_and_rng};
 use super::multi::store_op;
 use super::table::numkeys_positions;
@@ -154,14 +154,6 @@ pub fn spop(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         None => popped.into_iter().next().unwrap_or(Frame::Null),
         Some(_) => Frame::Set(popped),
     })
-}
-
-/// SPOP's count: a non-negative integer, with one error for anything else.
-fn positive_count(arg: &[u8]) -> Result<usize, Frame> {
-    match int_arg(arg) {
-        Ok(n) if n >= 0 => Ok(n as usize),
-        _ => Err(err::frame("ERR value is out of range, must be positive")),
-    }
 }
 
 // ---- SMOVE ----

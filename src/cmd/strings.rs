@@ -8,7 +8,8 @@ use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::{GENERIC, STRING};
 use crate::store::{Entry, Value};
-use crate::util::num::{format_incr_float, parse_f64, parse_i64};
+use crate::util::longdouble::LongDouble;
+use crate::util::num::parse_i64;
 
 /// The string stored at `entry`, or WRONGTYPE.
 pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
@@ -339,20 +340,22 @@ pub fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     incr_by(ctx, &argv[1], -delta)
 }
 
+/// INCRBYFLOAT's and HINCRBYFLOAT's error for a sum that is not a number.
+pub const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+
+/// In `long double`, as Redis (see `util::longdouble`); errors in Redis's
+/// order: the key's type, its value, then the increment.
 pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let not_float = || err::frame(err::NOT_FLOAT);
-    let delta = parse_f64(&argv[2]).ok_or_else(not_float)?;
     let key = &argv[1];
     let mut ks = ctx.ks();
     let current = match ks.get(key) {
-        Some(entry) => parse_f64(as_str(entry)?).ok_or_else(not_float)?,
-        None => 0.0,
+        Some(entry) => LongDouble::parse(as_str(entry)?).ok_or_else(not_float)?,
+        None => LongDouble::ZERO,
     };
-    let next = current + delta;
-    if !next.is_finite() {
-        return Err(err::frame("ERR increment would produce NaN or Infinity"));
-    }
-    let text = Bytes::from(format_incr_float(next));
+    let delta = LongDouble::parse(&argv[2]).ok_or_else(not_float)?;
+    let next = (current + delta).to_human();
+    let text = Bytes::from(next.ok_or_else(|| err::frame(NAN_OR_INFINITY))?);
     ks.set_keep_ttl(key, Value::Str(text.clone()));
     ks.notify(STRING, "incrbyfloat", key);
     Ok(Frame::Bulk(text))

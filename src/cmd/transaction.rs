@@ -79,10 +79,9 @@ pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -
     Some(Job::new(vec![(owner, Op::store(op))], only_reply))
 }
 
-/// Commands that act on the transaction instead of being queued.
-pub const CONTROL: &[&str] = &[
-    "exec", "discard", "multi", "watch", "unwatch", "quit", "reset",
-];
+/// Commands that act on the transaction instead of being queued (UNWATCH
+/// is queued, as in Redis: it must not drop the WATCH that EXEC checks).
+pub const CONTROL: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
 
 /// Connection commands that read the keyspace: inside EXEC they need every
 /// shard locked.
@@ -207,8 +206,17 @@ fn watch_broken(ctx: &mut Ctx, client: u64, keys: &[(usize, Bytes)]) -> bool {
     broken
 }
 
-pub fn exec(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+pub fn exec(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let n = shard.shared.nshards;
+    // The worker lets a wrong arity through to here: as in Redis, it
+    // discards the transaction (if any) and says why.
+    if argv.len() != 1 {
+        session.multi = None;
+        let abort = err::frame(
+            "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command",
+        );
+        return reply_after_unwatch(session, n, abort);
+    }
     let Some(tx) = session.multi.take() else {
         return err::frame("ERR EXEC without MULTI").into();
     };

@@ -42,13 +42,41 @@ impl Op {
 pub type LockPlan = BTreeMap<usize, Need>;
 
 pub enum ClientsOp {
-    /// One CLIENT LIST line per connection, filtered by id when given.
-    List { ids: Option<Vec<u64>> },
+    /// One CLIENT LIST line per connection, filtered by id and by type
+    /// when given.
+    List {
+        ids: Option<Vec<u64>>,
+        kind: Option<ClientType>,
+    },
     /// Close the connections matching the filter; answers how many.
     Kill(KillFilter),
     /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
     /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
     Unblock { id: u64, error: bool },
+}
+
+/// Redis's client types (CLIENT LIST TYPE): a client subscribed to
+/// anything is `pubsub`, any other `normal`; ember has no replication, so
+/// nothing is a `master` or `replica`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    PubSub,
+    Master,
+    Replica,
+}
+
+impl ClientType {
+    /// The type named `word` (`slave` is `replica`), in any case.
+    pub fn parse(word: &[u8]) -> Option<ClientType> {
+        match word.to_ascii_lowercase().as_slice() {
+            b"normal" => Some(ClientType::Normal),
+            b"pubsub" => Some(ClientType::PubSub),
+            b"master" => Some(ClientType::Master),
+            b"replica" | b"slave" => Some(ClientType::Replica),
+            _ => None,
+        }
+    }
 }
 
 /// CLIENT KILL's filters; every given one must match.

@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, Sender};
 use mio::{Poll, Waker};
 
 pub use blocking::Wait;
-pub use job::{Action, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use job::{Action, ClientType, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
 pub use locks::{LockKey, Need, TxId};
 pub use worker::{Msg, Parked};
 

@@ -20,7 +20,7 @@ use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
 use super::blocking::{BlockMsg, Blocking};
-use super::job::{Action, ClientsOp, Job, KillFilter, Op, Out, Then};
+use super::job::{Action, ClientType, ClientsOp, Job, KillFilter, Op, Out, Then};
 use super::locks::{Need, TxId};
 use super::{Shared, WAKER_TOKEN};
 use crate::cmd::{self, Ctx, Session, ShardData};
@@ -607,7 +607,8 @@ impl Worker {
             }
             return started;
         };
-        if !spec.arity_ok(argv.len()) {
+        // EXEC answers a wrong arity itself: it ends the transaction too.
+        if !spec.arity_ok(argv.len()) && spec.name != "exec" {
             conn.push_reply(cmd::args::err::wrong_arity(spec.name));
             if let Some(tx) = &mut conn.session.multi {
                 tx.failed = true;
@@ -1132,10 +1133,11 @@ impl Worker {
 
     fn clients_op(&mut self, op: ClientsOp) -> Out {
         match op {
-            ClientsOp::List { ids } => Out::Lines(
+            ClientsOp::List { ids, kind } => Out::Lines(
                 self.conns
                     .iter()
                     .filter(|(_, c)| ids.as_ref().is_none_or(|ids| ids.contains(&c.session.id)))
+                    .filter(|(_, c)| kind.is_none_or(|k| k == client_type(&c.session)))
                     .map(|(_, c)| client_line(c, self.data.now_ms))
                     .collect(),
             ),
@@ -1165,6 +1167,14 @@ fn current_params(shared: &Shared) -> ExpireParams {
         k.slice_us.load(Relaxed),
         k.storm_cpu_perc.load(Relaxed),
     )
+}
+
+fn client_type(s: &Session) -> ClientType {
+    if s.subscriptions() > 0 {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
 }
 
 fn kill_matches(filter: &KillFilter, s: &Session) -> bool {

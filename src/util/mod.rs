@@ -2,12 +2,13 @@
 //! parsing and formatting as Redis does them, longest common subsequence,
 //! allocation sizes, freeing large structures off the shard threads,
 //! keeping housekeeping threads off the shards' cores (`priority`), the
-//! thread CPU clock (`clock`) and cheap timestamps for timing commands
-//! (`stamp`).
+//! thread CPU clock (`clock`), cheap timestamps for timing commands
+//! (`stamp`) and C's `long double` for INCRBYFLOAT (`longdouble`).
 
 pub mod clock;
 pub mod glob;
 pub mod lcs;
+pub mod longdouble;
 pub mod num;
 pub mod priority;
 pub mod slot;

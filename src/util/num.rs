@@ -179,32 +179,6 @@ pub fn write_double(v: f64, out: &mut Vec<u8>) {
     }
 }
 
-/// Formats like INCRBYFLOAT (`%.17Lf` with trailing zeros trimmed, no exponent).
-///
-/// Redis computes in `long double`; we compute in `f64`, so the text is the
-/// shortest plain-decimal form that round-trips in `f64` (`1.1 + 2.2` gives
-/// `"3.3000000000000003"` where Redis prints `"3.3"`). Like `%.17Lf`, digits
-/// beyond the 17th decimal place are rounded away (`1e-20` gives `"0"`).
-pub fn format_incr_float(v: f64) -> String {
-    if v.is_nan() {
-        return "nan".to_string();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    let shortest = v.to_string();
-    let decimals = shortest.find('.').map_or(0, |dot| shortest.len() - dot - 1);
-    if decimals <= 17 {
-        return shortest;
-    }
-    let mut fixed = format!("{v:.17}");
-    if fixed.contains('.') {
-        let trimmed = fixed.trim_end_matches('0').trim_end_matches('.').len();
-        fixed.truncate(trimmed);
-    }
-    fixed
-}
-
 /// Appends the decimal text of `v` to `out` with no allocation (hot path:
 /// every RESP length prefix and integer reply goes through here).
 pub fn format_i64(v: i64, out: &mut Vec<u8>) {
@@ -369,19 +343,6 @@ mod tests {
     }
 
     #[test]
-    fn format_incr_float_examples() {
-        assert_eq!(format_incr_float(10.5), "10.5");
-        assert_eq!(format_incr_float(3.0), "3");
-        assert_eq!(format_incr_float(5.0e3), "5000");
-        assert_eq!(format_incr_float(1.1 + 2.2), "3.3000000000000003");
-        assert_eq!(format_incr_float(1e21), "1000000000000000000000");
-        assert_eq!(format_incr_float(-0.25), "-0.25");
-        assert_eq!(format_incr_float(1e-20), "0");
-        assert_eq!(format_incr_float(1e-10), "0.0000000001");
-        assert_eq!(format_incr_float(f64::INFINITY), "inf");
-    }
-
-    #[test]
     fn format_i64_examples() {
         for v in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
             let mut out = Vec::new();
@@ -411,15 +372,6 @@ mod tests {
             prop_assert_eq!(back.to_bits(), v.to_bits());
             // Replies must also be accepted back as scores (ZADD of a ZSCORE).
             prop_assert_eq!(parse_f64(text.as_bytes()).map(f64::to_bits), Some(v.to_bits()));
-        }
-
-        #[test]
-        fn incr_float_round_trips_for_ordinary_values(v in -1e15f64..1e15) {
-            let text = format_incr_float(v);
-            prop_assert!(!text.contains('e'));
-            let back: f64 = text.parse().unwrap();
-            // Values needing more than 17 decimals are rounded like %.17Lf.
-            prop_assert!((back - v).abs() <= 1e-17);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::super::args::{err, int_arg, Reply};
+use super::super::args::{err, int_arg, positive_count, Reply};
 use super::super::{shard_of, Ctx, Session, ShardData};
 use super::as_zset_mut;
 use crate::resp::Frame;
@@ -62,12 +62,7 @@ fn zpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> Reply {
         return Err(err::syntax());
     }
     let count = match argv.get(2) {
-        Some(c) => Some(
-            int_arg(c)
-                .ok()
-                .and_then(|c| usize::try_from(c).ok())
-                .ok_or_else(|| err::frame("ERR value is out of range, must be positive"))?,
-        ),
+        Some(c) => Some(positive_count(c)?),
         None => None,
     };
     let popped = pop_members(ctx, &argv[1], end, count.unwrap_or(1))?.unwrap_or_default();
