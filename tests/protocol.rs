@@ -173,6 +173,25 @@ fn expect_error_then_close(server: &Server, bytes: &[u8], reply: &str) {
 }
 
 #[test]
+fn a_command_may_carry_more_than_a_million_arguments() {
+    // Redis 7 accepts multibulk counts up to INT_MAX.
+    let server = Server::start(1, &[]);
+    let mut raw = server.raw();
+    let keys = 1_048_577;
+    let mut request = format!("*{}\r\n$3\r\nDEL\r\n", keys + 1).into_bytes();
+    for _ in 0..keys {
+        request.extend_from_slice(b"$1\r\nk\r\n");
+    }
+    raw.send(&request);
+    raw.expect_bytes(b":0\r\n");
+    expect_error_then_close(
+        &server,
+        b"*2147483648\r\n",
+        "ERR Protocol error: invalid multibulk length",
+    );
+}
+
+#[test]
 fn protocol_errors_close_the_connection() {
     let server = Server::start(2, &[]);
     expect_error_then_close(

@@ -10,8 +10,6 @@
 //!   Inside an inline line a NUL still ends the arguments, as in Redis.
 //! - `expected '$', got 'X'` carries X as a Latin-1 char in a `String`,
 //!   where Redis sends the raw byte (identical for ASCII).
-//! - The multibulk count limit is [`ParseLimits::max_multibulk_len`]
-//!   (1M by default); Redis 7.0 accepts counts up to `INT_MAX`.
 
 use bytes::{Buf, Bytes, BytesMut};
 
@@ -22,7 +20,8 @@ mod inline;
 pub struct ParseLimits {
     /// Largest bulk argument accepted (`proto-max-bulk-len`, default 512 MB).
     pub max_bulk_len: usize,
-    /// Largest multibulk count accepted (Redis: 1024*1024).
+    /// Largest multibulk count accepted (Redis 7: `INT_MAX`). Room for the
+    /// arguments grows as they arrive, so a large count reserves nothing.
     pub max_multibulk_len: usize,
     /// Largest inline command line (Redis: PROTO_INLINE_MAX_SIZE, 64 KB).
     pub max_inline_len: usize,
@@ -32,7 +31,7 @@ impl Default for ParseLimits {
     fn default() -> Self {
         ParseLimits {
             max_bulk_len: 512 * 1024 * 1024,
-            max_multibulk_len: 1024 * 1024,
+            max_multibulk_len: i32::MAX as usize,
             max_inline_len: 64 * 1024,
         }
     }
@@ -572,7 +571,7 @@ mod tests {
         assert_eq!(err(b"*1x\r\n"), "Protocol error: invalid multibulk length");
         assert_eq!(err(b"*01\r\n"), "Protocol error: invalid multibulk length");
         assert_eq!(
-            err(b"*2000000\r\n"),
+            err(b"*2147483648\r\n"),
             "Protocol error: invalid multibulk length"
         );
         assert_eq!(
