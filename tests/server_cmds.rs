@@ -264,6 +264,33 @@ fn command_introspection() {
     for name in ["get", "set", "mget", "scan", "client", "config"] {
         assert!(list.contains(&Reply::bulk(name)), "{name} missing");
     }
+    // FILTERBY, answered as redis-server 7.0 answers.
+    let mut lp = raw
+        .cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "lp*"])
+        .items();
+    lp.sort_by_key(|r| r.text());
+    assert_eq!(
+        lp,
+        common::bulks(&["lpop", "lpos", "lpush", "lpushx"]).items()
+    );
+    let lists = raw
+        .cmd(&["COMMAND", "LIST", "filterby", "aclcat", "LIST"])
+        .items();
+    assert!(lists.contains(&Reply::bulk("blpop")) && !lists.contains(&Reply::bulk("get")));
+    for none in [&["ACLCAT", "nosuch"][..], &["MODULE", "m"]] {
+        let mut args = vec!["COMMAND", "LIST", "FILTERBY"];
+        args.extend_from_slice(none);
+        assert_eq!(raw.cmd(&args), Reply::Array(vec![]), "{none:?}");
+    }
+    for bad in [
+        &["x"][..],
+        &["FILTERBY", "foo", "x"],
+        &["FILTERBY", "PATTERN"],
+    ] {
+        let mut args = vec!["COMMAND", "LIST"];
+        args.extend_from_slice(bad);
+        assert_eq!(raw.cmd(&args), Reply::err("ERR syntax error"), "{bad:?}");
+    }
     let info = raw.cmd(&["COMMAND", "INFO", "get"]).items();
     assert_eq!(info.len(), 1);
     let get = info[0].items();

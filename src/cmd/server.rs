@@ -16,7 +16,7 @@ fn lower(b: &[u8]) -> String {
 }
 
 /// ACL categories derived from the command's group and flags.
-fn categories(spec: &CommandSpec) -> Vec<Frame> {
+fn categories(spec: &CommandSpec) -> Vec<&'static str> {
     let mut cats = Vec::new();
     if spec.has_flag("write") {
         cats.push("@write");
@@ -43,7 +43,39 @@ fn categories(spec: &CommandSpec) -> Vec<Frame> {
     if spec.has_flag("blocking") {
         cats.push("@blocking");
     }
-    cats.into_iter().map(Frame::Simple).collect()
+    cats
+}
+
+/// COMMAND LIST's names, all or those passing `FILTERBY MODULE name |
+/// ACLCAT category | PATTERN glob` (ember has no modules; an unknown
+/// category matches nothing, as in Redis).
+fn command_list(options: &[Bytes]) -> Frame {
+    let keep: Box<dyn Fn(&CommandSpec) -> bool> = match options {
+        [] => Box::new(|_| true),
+        [filterby, kind, arg] if filterby.eq_ignore_ascii_case(b"FILTERBY") => {
+            let arg = arg.clone();
+            match lower(kind).as_str() {
+                "module" => Box::new(|_| false),
+                "aclcat" => Box::new(move |spec| {
+                    categories(spec)
+                        .iter()
+                        .any(|cat| cat.as_bytes()[1..].eq_ignore_ascii_case(&arg))
+                }),
+                "pattern" => Box::new(move |spec| {
+                    crate::util::glob::glob_match(&arg, spec.name.as_bytes(), true)
+                }),
+                _ => return err::syntax(),
+            }
+        }
+        _ => return err::syntax(),
+    };
+    Frame::Array(
+        COMMANDS
+            .iter()
+            .filter(|spec| keep(spec))
+            .map(|spec| Frame::bulk(spec.name))
+            .collect(),
+    )
 }
 
 /// COMMAND INFO's entry: name, arity, flags, first, last, step, categories,
@@ -56,7 +88,7 @@ fn command_info(spec: &CommandSpec) -> Frame {
         Frame::Integer(spec.first_key as i64),
         Frame::Integer(spec.last_key as i64),
         Frame::Integer(spec.step as i64),
-        Frame::Set(categories(spec)),
+        Frame::Set(categories(spec).into_iter().map(Frame::Simple).collect()),
         Frame::Set(Vec::new()),
         Frame::Array(Vec::new()),
         Frame::Array(Vec::new()),
@@ -104,7 +136,7 @@ pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     };
     match sub.as_str() {
         "count" if argv.len() == 2 => Frame::Integer(COMMANDS.len() as i64).into(),
-        "list" => Frame::Array(COMMANDS.iter().map(|c| Frame::bulk(c.name)).collect()).into(),
+        "list" => command_list(&argv[2..]).into(),
         "info" => Frame::Array(
             selected()
                 .into_iter()
