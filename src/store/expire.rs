@@ -31,11 +31,15 @@
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
-//! live volatile keys is reclaimed without sampling for it. Then it drains
-//! the passed windows of hashes with field deadlines, removing each such
-//! hash's expired fields in one visit (and the hash when none is left), under
-//! the same slices and budget. A database with neither volatile keys nor
-//! hashes with field deadlines costs the sweep nothing.
+//! live volatile keys is reclaimed without sampling for it. A window hands
+//! its keys back last filed first, which are the dict's last slots, so
+//! removing them moves no other slot (`Db::expire_due`); to keep that order,
+//! sampling leaves an expired key to its window until the window ends (at
+//! most 64 ms after the deadline). Then the sweep drains the passed windows
+//! of hashes with field deadlines, removing each such hash's expired fields
+//! in one visit (and the hash when none is left), under the same slices and
+//! budget. A database with neither volatile keys nor hashes with field
+//! deadlines costs the sweep nothing.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -320,13 +324,19 @@ fn sample_round(
                 left => (rng.next_u64() % left as u64) as usize,
             },
         };
-        sampled += 1;
         match db.sample_volatile(nth, now_ms) {
             Sampled::Expired(key, at) => {
+                sampled += 1;
                 expired += 1;
                 stats.record_expired(db_index, &key, at, now_ms);
             }
-            Sampled::Live(at) => ttl_sum += at - now_ms,
+            Sampled::Live(at) => {
+                sampled += 1;
+                ttl_sum += at - now_ms;
+            }
+            // Left for its deadline window's drain: neither hit nor miss,
+            // so a sample of such keys alone ends the sampling.
+            Sampled::Pending => {}
         }
     }
     (sampled, expired, ttl_sum)
@@ -401,21 +411,32 @@ mod tests {
     }
 
     #[test]
-    fn sampling_alone_removes_expired_keys_eventually() {
-        // Keys whose window has not passed yet (deadline 100 ends its window at
-        // 128) are found by sampling only.
+    fn sampling_leaves_expired_keys_to_a_window_that_has_not_ended() {
+        // Deadline 100 falls in the window ending at 128. Before then
+        // sampling finds the expired keys but leaves them for the window,
+        // which hands them back in the dict's order; nor does it spend its
+        // budget sampling them again and again.
         let mut store = Store::new(1);
         fill(&mut store, "dead", 2_000, Some(100));
         fill(&mut store, "live", 2_000, Some(1_000_000));
         let params = ExpireParams::new(10, 1, 1_000_000, 50);
         let mut sweep = ActiveExpire::new(4);
-        for _ in 0..50_000 {
-            if store.dbs[0].volatile_len() == 2_000 {
-                break;
-            }
+        let clock = Cell::new(0);
+        let tick = || {
+            clock.set(clock.get() + 1);
+            clock.get()
+        };
+        for now in [101, 127] {
             sweep.start_cycle(&params, &store, None);
-            while sweep.run_slice(&mut store, 101, &params, || 0) == SliceOutcome::More {}
+            while sweep.run_slice(&mut store, now, &params, tick) == SliceOutcome::More {}
         }
+        assert_eq!(store.dbs[0].volatile_len(), 4_000, "nothing removed yet");
+        assert_eq!(
+            store.stats.time_cap_reached, 0,
+            "a few rounds, not the budget"
+        );
+        sweep.start_cycle(&params, &store, None);
+        while sweep.run_slice(&mut store, 128, &params, tick) == SliceOutcome::More {}
         assert_eq!(store.dbs[0].volatile_len(), 2_000);
         assert_eq!(store.stats.expired_keys, 2_000);
     }
