@@ -20,6 +20,8 @@ pub mod err {
     pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
     pub const DB_RANGE: &str = "ERR DB index is out of range";
     pub const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+    /// INCRBYFLOAT's and HINCRBYFLOAT's error for a sum that is not a number.
+    pub const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
 
     pub fn frame(text: &str) -> Frame {
         Frame::Error(text.to_string())

@@ -201,7 +201,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         None => LongDouble::ZERO,
     };
     let next = (current + delta).to_human();
-    let text = Bytes::from(next.ok_or_else(|| err::frame(super::strings::NAN_OR_INFINITY))?);
+    let text = Bytes::from(next.ok_or_else(|| err::frame(err::NAN_OR_INFINITY))?);
     hash.insert_keep_ttl(&argv[2], &text, limits);
     ks.notify(HASH, "hincrbyfloat", key);
     Ok(Frame::Bulk(text))

@@ -340,9 +340,6 @@ pub fn decrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     incr_by(ctx, &argv[1], -delta)
 }
 
-/// INCRBYFLOAT's and HINCRBYFLOAT's error for a sum that is not a number.
-pub const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
-
 /// In `long double`, as Redis (see `util::longdouble`); errors in Redis's
 /// order: the key's type, its value, then the increment.
 pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -355,7 +352,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     let delta = LongDouble::parse(&argv[2]).ok_or_else(not_float)?;
     let next = (current + delta).to_human();
-    let text = Bytes::from(next.ok_or_else(|| err::frame(NAN_OR_INFINITY))?);
+    let text = Bytes::from(next.ok_or_else(|| err::frame(err::NAN_OR_INFINITY))?);
     ks.set_keep_ttl(key, Value::Str(text.clone()));
     ks.notify(STRING, "incrbyfloat", key);
     Ok(Frame::Bulk(text))

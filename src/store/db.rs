@@ -282,24 +282,26 @@ impl Db {
                 .flatten()
                 .filter(|&at| now_ms > at)
         };
-        let mut removed = 0;
+        // Last slots whose index buckets are being loaded.
+        let (mut removed, mut prefetched) = (0, 0);
         // Checked before any prefetch: in a keyspace of mixed deadlines the
         // last key is usually live, and this must then cost next to nothing.
-        while removed < max && tail_expired(&self.dict).is_some() {
-            let len = self.dict.len();
-            let run = PREFETCH_BATCH.min(max - removed).min(len - 1 - above);
-            for pos in len - run..len {
-                self.dict
-                    .prefetch_hashed(self.dict.hash(self.dict.key(pos)));
+        while removed < max {
+            let Some(at) = tail_expired(&self.dict) else {
+                break;
+            };
+            if prefetched == 0 {
+                let len = self.dict.len();
+                prefetched = PREFETCH_BATCH.min(max - removed).min(len - 1 - above);
+                for pos in len - prefetched..len {
+                    self.dict
+                        .prefetch_hashed(self.dict.hash(self.dict.key(pos)));
+                }
             }
-            for _ in 0..run {
-                let Some(at) = tail_expired(&self.dict) else {
-                    return removed;
-                };
-                let (key, _) = self.dict.remove_at(self.dict.len() - 1);
-                stats.record_expired(db, &key, at, now_ms);
-                removed += 1;
-            }
+            let (key, _) = self.dict.remove_at(self.dict.len() - 1);
+            stats.record_expired(db, &key, at, now_ms);
+            removed += 1;
+            prefetched -= 1;
         }
         removed
     }

@@ -58,14 +58,14 @@ impl LongDouble {
         if !self.is_finite() {
             return None;
         }
-        let mut text = vec![0u8; TEXT_CAP];
+        let mut text = [0u8; TEXT_CAP];
         // SAFETY: the value is 16 readable bytes the C side stored; `text`
         // has `TEXT_CAP` writable bytes and the C side writes at most `cap`
         // of them, returning how many (or -1, having written none).
         let len = unsafe { ember_ld_format(self.0.as_ptr(), text.as_mut_ptr().cast(), text.len()) };
-        text.truncate(usize::try_from(len).ok()?);
+        let written = text.get(..usize::try_from(len).ok()?)?;
         // printf's %f writes ASCII only.
-        String::from_utf8(text).ok()
+        String::from_utf8(written.to_vec()).ok()
     }
 }
 
