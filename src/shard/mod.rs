@@ -201,15 +201,10 @@ pub fn start(
     }
     let _ = shared.peers.set(peers);
     // Bind every listener before any thread runs, so a port in use fails start-up.
-    let mut listeners = Vec::with_capacity(n);
-    for _ in 0..n {
-        listeners.push(
-            crate::net::listen(&addr).map_err(|source| StartError::Listen {
-                addr: addr.clone(),
-                source,
-            })?,
-        );
-    }
+    let listeners = crate::net::listen(&addr, n).map_err(|source| StartError::Listen {
+        addr: addr.clone(),
+        source,
+    })?;
     crate::info::start_memory_sampler();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
