@@ -33,6 +33,53 @@ pub struct Flags {
     /// Log level: debug, verbose, notice, warning.
     #[arg(long)]
     pub loglevel: Option<String>,
+    /// Any other parameter, `--name value...` as redis-server takes them
+    /// (e.g. `--save '' --appendonly no`), applied after the config file.
+    #[arg(skip)]
+    pub directives: Vec<(String, Vec<String>)>,
+}
+
+/// The flags clap parses itself; every other `--name` word starts a directive.
+const CLAP_FLAGS: &[&str] = &[
+    "config", "port", "bind", "shards", "hz", "loglevel", "help", "version",
+];
+
+impl Flags {
+    /// Parses a command line as redis-server does: an optional config file
+    /// first, then flags, where `--name value...` sets any parameter (its
+    /// value is every word up to the next `--`, joined by spaces).
+    pub fn parse_redis_style(args: impl IntoIterator<Item = String>) -> Flags {
+        let (clap_args, directives) = split_directives(args.into_iter().collect());
+        let mut flags = Flags::parse_from(clap_args);
+        flags.directives = directives;
+        flags
+    }
+}
+
+/// Splits a command line into what clap parses and the directives.
+fn split_directives(args: Vec<String>) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut words = args.into_iter().peekable();
+    let mut clap_args: Vec<String> = words.next().into_iter().collect();
+    if let Some(file) = words.next_if(|w| !w.starts_with('-')) {
+        clap_args.extend(["--config".to_string(), file]);
+    }
+    let mut directives = Vec::new();
+    while let Some(word) = words.next() {
+        let directive = word
+            .strip_prefix("--")
+            .filter(|name| !name.is_empty() && !CLAP_FLAGS.contains(name));
+        match directive {
+            Some(name) => {
+                let mut values = Vec::new();
+                while let Some(value) = words.next_if(|w| !w.starts_with("--")) {
+                    values.push(value);
+                }
+                directives.push((name.to_ascii_lowercase(), values));
+            }
+            None => clap_args.push(word),
+        }
+    }
+    (clap_args, directives)
 }
 
 /// The server's settings.
@@ -123,13 +170,30 @@ impl Config {
     /// Defaults, then the config file, then the flags.
     pub fn load(flags: &Flags) -> Result<Config, ConfigError> {
         let mut config = Config::default();
+        let mut config_text = String::new();
         if let Some(path) = &flags.config {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            config_text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 path: path.clone(),
                 source,
             })?;
-            config.apply_file(&text)?;
+            config.apply_file(&config_text)?;
             config.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
+        }
+        // redis-server reads its `--name value` words as lines after the file's.
+        let file_lines = config_text.lines().count();
+        for (index, (name, values)) in flags.directives.iter().enumerate() {
+            let fail = |reason: String| ConfigError::Directive {
+                version: env!("CARGO_PKG_VERSION"),
+                line: file_lines + index + 1,
+                text: values
+                    .iter()
+                    .fold(name.clone(), |text, v| text + &format!(" {v:?}")),
+                reason,
+            };
+            if find_param(name).is_none() {
+                return Err(fail("Bad directive or wrong number of arguments".into()));
+            }
+            set_param(&mut config, name, &values.join(" "), true).map_err(fail)?;
         }
         if let Some(port) = flags.port {
             config.port = port;
@@ -430,6 +494,47 @@ pub fn get_params(config: &Config, pattern: &[u8]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_command_line_takes_a_file_first_and_any_parameter_as_a_flag() {
+        let (clap, directives) = split_directives(words(
+            "ember my.conf --port 7000 --save 900 1 --Appendonly no --shards 2 --bogus",
+        ));
+        assert_eq!(clap, words("ember --config my.conf --port 7000 --shards 2"));
+        assert_eq!(
+            directives,
+            vec![
+                ("save".to_string(), words("900 1")),
+                ("appendonly".to_string(), words("no")),
+                ("bogus".to_string(), vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn directives_apply_after_the_file_and_fail_as_redis_reports_them() {
+        let mut flags =
+            Flags::parse_redis_style(words("ember --active-expire-storm-busy-perc 95 --save"));
+        let config = Config::load(&flags).unwrap();
+        assert_eq!(config.active_expire_storm_busy_perc, 95);
+        flags.directives = vec![("hz".into(), words("fast"))];
+        let err = Config::load(&flags).unwrap_err().to_string();
+        assert!(err.contains(">>> 'hz \"fast\"'"), "{err}");
+        assert!(
+            err.contains("argument couldn't be parsed into an integer"),
+            "{err}"
+        );
+        flags.directives = vec![("bogus".into(), words("x"))];
+        let err = Config::load(&flags).unwrap_err().to_string();
+        assert!(
+            err.contains("Bad directive or wrong number of arguments"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn config_file_directives_and_errors() {

@@ -1,12 +1,10 @@
 //! The `ember` binary: command line to config to server; no logic here.
 
-use clap::Parser;
-
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() {
-    let flags = ember::config::Flags::parse();
+    let flags = ember::config::Flags::parse_redis_style(std::env::args());
     let config = match ember::config::Config::load(&flags) {
         Ok(c) => c,
         Err(e) => {

@@ -44,3 +44,17 @@ fn a_second_server_on_the_same_port_refuses_to_start() {
         assert_eq!(server.raw().cmd(&["PING"]), Reply::Simple("PONG".into()));
     }
 }
+
+/// Any parameter can be given on the command line, as redis-server takes it.
+#[test]
+fn parameters_are_taken_from_the_command_line() {
+    let server = Server::start(1, &["--latency-monitor-threshold", "7", "--save", ""]);
+    let mut raw = server.raw();
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "latency-monitor-threshold"]),
+        Reply::Array(vec![
+            Reply::bulk("latency-monitor-threshold"),
+            Reply::bulk("7")
+        ])
+    );
+}
