@@ -463,8 +463,8 @@ fn config_get_and_set() {
     // ember's storm knobs, with their defaults.
     for (name, default) in [
         ("active-expire-slice-us", "100"),
-        ("active-expire-storm-cpu-perc", "50"),
-        ("active-expire-storm-busy-perc", "85"),
+        ("active-expire-storm-cpu-perc", "90"),
+        ("active-expire-storm-busy-perc", "95"),
     ] {
         let pos = expire.iter().position(|r| *r == Reply::bulk(name));
         assert_eq!(
