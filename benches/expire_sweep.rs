@@ -49,7 +49,7 @@ fn sweep(store: &mut Store, target: u64) {
     let mut sweep = ActiveExpire::new(1);
     let origin = Instant::now();
     while store.stats.expired_keys < target {
-        sweep.start_cycle(&params, store, None);
+        sweep.start_cycle(&params, store, 10_000, None);
         let before = store.stats.expired_keys;
         while sweep.run_slice(store, 10_000, &params, || {
             origin.elapsed().as_micros() as u64

@@ -575,6 +575,32 @@ fn active_expiry_counts_in_expired_keys() {
     assert_eq!(expired_keys(&mut r), before + 50);
 }
 
+/// At hz 1 a tick comes once a second, but keys go when their deadline
+/// window ends (64 ms after the deadline at most), not at the next tick:
+/// three rounds, each gone well within a second of its deadline.
+#[test]
+fn keys_go_when_their_deadline_window_ends_not_at_the_next_tick() {
+    let server = Server::start(1, &["--hz", "1"]);
+    let mut r = server.raw();
+    for round in 0..3 {
+        let before = expired_keys(&mut r);
+        let cmds: Vec<_> = (0..2_000)
+            .map(|i| args(&["SET", &format!("r{round}:{i}"), "v", "PX", "100"]))
+            .collect();
+        assert!(r.pipeline(&cmds).iter().all(|x| *x == ok()));
+        let written = Instant::now();
+        let gone = wait_until(Duration::from_millis(600), || {
+            expired_keys(&mut r) == before + 2_000
+        });
+        assert!(
+            gone,
+            "round {round}: {} of 2000 gone after {:?}",
+            expired_keys(&mut r) - before,
+            written.elapsed()
+        );
+    }
+}
+
 #[test]
 fn active_expiry_removes_untouched_keys_and_keeps_the_rest() {
     let (_s, mut r) = start();

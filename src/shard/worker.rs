@@ -147,6 +147,16 @@ pub struct Worker {
     /// Time spent serving sockets and inboxes since the last tick, µs: what
     /// the clients used, so a storm sweep takes only what they left.
     busy_us: u64,
+    /// What a storm cycle may take beyond the normal budget, per tick, as
+    /// of the last tick: the busy cap less what the clients, the normal
+    /// sweep and the core's other tenants took.
+    spare_us: u64,
+    /// The sweep's CPU time (`expire_cycle_cpu_milliseconds`, in µs) at the
+    /// last tick: cycles started between ticks share what is left of the
+    /// tick's budget.
+    sweep_us_at_tick: u64,
+    /// What was left of this tick's budget did not pay for another cycle.
+    tick_budget_spent: bool,
     /// This thread's run-queue wait at the last tick (`thread_run_delay_us`):
     /// the CPU other threads and processes wanted from this core, which a
     /// storm sweep leaves them too.
@@ -201,6 +211,9 @@ impl Worker {
             next_cron: Instant::now(),
             params,
             busy_us: 0,
+            spare_us: 0,
+            sweep_us_at_tick: 0,
+            tick_budget_spent: false,
             run_delay_us: None,
             blocking: Blocking::default(),
             txs: HashMap::new(),
@@ -224,7 +237,11 @@ impl Worker {
             let timeout = if sweeping || !self.unread.is_empty() {
                 Duration::ZERO
             } else {
-                self.next_tick.saturating_duration_since(Instant::now())
+                let tick = self.next_tick.saturating_duration_since(Instant::now());
+                match self.early_cycle_at_ms() {
+                    Some(end) => tick.min(Duration::from_millis(end.saturating_sub(unix_ms()))),
+                    None => tick,
+                }
             };
             let timeout = self.poll_timeout_for_blocked(timeout);
             let latency_ms = self.data.shared.limits.latency_threshold_ms.load(Relaxed);
@@ -279,6 +296,11 @@ impl Worker {
             let now = Instant::now();
             if now >= self.next_tick {
                 self.tick(now);
+            } else if self
+                .early_cycle_at_ms()
+                .is_some_and(|end| end <= self.data.now_ms)
+            {
+                self.start_early_cycle(now);
             }
             if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
                 let clock_origin = Instant::now();
@@ -334,17 +356,64 @@ impl Worker {
             let busy_perc = self.data.shared.expire.storm_busy_perc.load(Relaxed);
             let cap = period_us * busy_perc / 100;
             let taken = self.busy_us + waited_us + self.params.cycle_budget_us;
-            let spare = cap.saturating_sub(taken);
-            self.data
-                .sweep
-                .start_cycle(&self.params, &self.data.store, Some(spare));
+            self.spare_us = cap.saturating_sub(taken);
+            self.data.sweep.start_cycle(
+                &self.params,
+                &self.data.store,
+                self.data.now_ms,
+                Some(self.spare_us),
+            );
         }
         self.busy_us = 0;
+        self.sweep_us_at_tick = self.data.store.stats.cycle_cpu_us;
+        self.tick_budget_spent = false;
         self.data.store.tidy();
         if now >= self.next_cron {
             self.next_cron = now + Duration::from_secs(1);
             self.cron();
         }
+    }
+
+    /// When a cycle may start before the next tick (unix ms): when the
+    /// earliest deadline window ends, so a storm's keys go as soon as their
+    /// window hands them over rather than up to a tick later (a second at
+    /// hz 1). Not while a cycle runs, nor after one ran out of budget (a
+    /// storm: the ticks pace it).
+    fn early_cycle_at_ms(&self) -> Option<u64> {
+        let sweep = &self.data.sweep;
+        if sweep.in_cycle()
+            || sweep.in_storm()
+            || self.tick_budget_spent
+            || !self.data.shared.expire.enabled.load(Relaxed)
+        {
+            return None;
+        }
+        self.data.store.next_window_end_ms()
+    }
+
+    /// Starts a cycle between ticks with what is left of the tick's
+    /// budgets: their share of the time to the next tick, less what the
+    /// sweep used since the last one. So the sweep's share per tick stays
+    /// as set however many windows end in it.
+    fn start_early_cycle(&mut self, now: Instant) {
+        let period_us = self.params.tick_us;
+        let left_us = self.next_tick.saturating_duration_since(now).as_micros() as u64;
+        // Saturating: CONFIG RESETSTAT may have zeroed the counter since.
+        let used_us = self
+            .data
+            .store
+            .stats
+            .cycle_cpu_us
+            .saturating_sub(self.sweep_us_at_tick);
+        let params = self.params.scaled(left_us, period_us).less(used_us);
+        if params.cycle_budget_us == 0 {
+            self.tick_budget_spent = true;
+            return;
+        }
+        let spare_us = self.spare_us * left_us / period_us.max(1);
+        self.data
+            .sweep
+            .start_cycle(&params, &self.data.store, self.data.now_ms, Some(spare_us));
     }
 
     fn cron(&mut self) {

@@ -71,6 +71,22 @@ impl DeadlineBuckets {
             .is_some_and(|(&w, _)| window_ended(w << WINDOW_SHIFT, now_ms))
     }
 
+    /// Entries (stale ones included) of the windows that ended at or before
+    /// `now_ms`: the backlog a sweep cycle faces.
+    pub fn due_len(&self, now_ms: u64) -> usize {
+        self.windows
+            .iter()
+            .take_while(|(&w, _)| window_ended(w << WINDOW_SHIFT, now_ms))
+            .map(|(_, hashes)| hashes.len())
+            .sum()
+    }
+
+    /// When the earliest window with entries ends (unix ms).
+    pub fn next_end_ms(&self) -> Option<u64> {
+        let (&w, _) = self.windows.first_key_value()?;
+        Some((w + 1) << WINDOW_SHIFT)
+    }
+
     /// Takes one key hash from the earliest window that ended at or before `now_ms`.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<u64> {
         let mut first = self.windows.first_entry()?;
@@ -105,5 +121,19 @@ mod tests {
         assert_eq!(b.len(), 1);
         assert_eq!(b.pop_due(10_000), Some(2));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn the_backlog_counts_passed_windows_and_the_next_end_is_the_first() {
+        let mut b = DeadlineBuckets::default();
+        assert_eq!(b.next_end_ms(), None);
+        for (hash, deadline) in [(1, 100), (2, 120), (3, 130), (4, 1_000)] {
+            b.file(hash, deadline);
+        }
+        assert_eq!(b.next_end_ms(), Some(128));
+        assert_eq!(b.due_len(127), 0);
+        assert_eq!(b.due_len(128), 2);
+        assert_eq!(b.due_len(192), 3, "130 falls in the window ending at 192");
+        assert_eq!(b.due_len(u64::MAX >> 1), 4);
     }
 }

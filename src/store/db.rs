@@ -311,6 +311,21 @@ impl Db {
         self.buckets.has_due(now_ms)
     }
 
+    /// Keys (stale entries included) filed in deadline windows that have
+    /// passed.
+    pub fn due_len(&self, now_ms: u64) -> usize {
+        self.buckets.due_len(now_ms)
+    }
+
+    /// When the earliest deadline window of keys or of hash fields ends
+    /// (unix ms).
+    pub fn next_window_end_ms(&self) -> Option<u64> {
+        match (self.buckets.next_end_ms(), self.field_buckets.next_end_ms()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Bucket entries, stale ones included (memory accounting, tests).
     pub fn bucket_entries(&self) -> usize {
         self.buckets.len()

@@ -7,7 +7,8 @@
 //! shard loop serves its sockets between slices, so no request waits behind
 //! more than one slice.
 //!
-//! One cycle (started at every tick):
+//! One cycle (started at every tick, and between ticks when a deadline
+//! window ends, with what is left of the tick's budget; see the shard loop):
 //! 1. For each database with volatile keys, sample `keys_per_loop` of them at
 //!    random (O(1) pick from the expires index) and delete the expired ones.
 //! 2. Repeat on the same database while more than `acceptable_stale` percent
@@ -20,7 +21,9 @@
 //! A cycle that runs out of budget with work left turns on storm mode: the
 //! following cycles may use up to `active-expire-storm-cpu-perc` of a tick
 //! instead of 25% (still in slices), until a cycle finishes its work; this is
-//! what Redis's extra "fast" cycles do, without their long stall. The share
+//! what Redis's extra "fast" cycles do, without their long stall. A cycle
+//! that finds more keys in passed deadline windows than a normal cycle can
+//! take starts in storm mode at once. The share
 //! above 25% is never more than the CPU the clients left spare in the last
 //! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
 //! spare CPU, not the clients'. Time the shard's thread spent waiting for
@@ -61,6 +64,11 @@ const DUE_BATCH: usize = 64;
 /// Hashes visited for expired fields between clock reads: a visit walks the
 /// whole hash, so fewer than keys.
 const DUE_HASH_BATCH: usize = 8;
+/// Passed-window keys per µs of a normal cycle's budget past which a cycle
+/// starts in storm mode. The sweep removes 3-6 such keys a µs, so a backlog
+/// of more than 2 a µs is more than one normal cycle can take, and waiting
+/// for a capped cycle to find that out would cost the storm a tick.
+const STORM_DUE_KEYS_PER_US: u64 = 2;
 
 /// The sweep's tunables, derived from `hz`, `active-expire-effort` and
 /// `active-expire-slice-us` exactly as Redis derives them from effort.
@@ -75,6 +83,8 @@ pub struct ExpireParams {
     pub storm_budget_us: u64,
     /// Longest uninterrupted run of sweep work, microseconds.
     pub slice_us: u64,
+    /// Time between two timer ticks (`hz`), microseconds.
+    pub tick_us: u64,
 }
 
 impl ExpireParams {
@@ -91,6 +101,27 @@ impl ExpireParams {
             cycle_budget_us: 1_000_000 * cpu_perc / hz / 100,
             storm_budget_us: 1_000_000 * storm_perc / hz / 100,
             slice_us: slice_us.max(10),
+            tick_us: 1_000_000 / hz,
+        }
+    }
+
+    /// These parameters for a cycle that has `left_us` of a tick to run
+    /// (started between ticks): its budgets shrink in proportion.
+    pub fn scaled(&self, left_us: u64, tick_us: u64) -> ExpireParams {
+        let part = |budget: u64| budget * left_us.min(tick_us) / tick_us.max(1);
+        ExpireParams {
+            cycle_budget_us: part(self.cycle_budget_us),
+            storm_budget_us: part(self.storm_budget_us),
+            ..*self
+        }
+    }
+
+    /// These parameters with `used_us` of their budgets already spent.
+    pub fn less(&self, used_us: u64) -> ExpireParams {
+        ExpireParams {
+            cycle_budget_us: self.cycle_budget_us.saturating_sub(used_us),
+            storm_budget_us: self.storm_budget_us.saturating_sub(used_us),
+            ..*self
         }
     }
 }
@@ -148,11 +179,18 @@ impl ActiveExpire {
         self.storm
     }
 
-    /// Starts a new cycle at a timer tick. A cycle still running from the last
-    /// tick is replaced: its unspent budget does not carry over, as in Redis.
-    /// `spare_us` is how much of a tick the clients left unused lately (None:
-    /// unknown, no limit); a storm cycle's extra budget never exceeds it.
-    pub fn start_cycle(&mut self, params: &ExpireParams, store: &Store, spare_us: Option<u64>) {
+    /// Starts a new cycle at a timer tick (or when a deadline window ends).
+    /// A cycle still running from the last tick is replaced: its unspent
+    /// budget does not carry over, as in Redis. `spare_us` is how much of a
+    /// tick the clients left unused lately (None: unknown, no limit); a storm
+    /// cycle's extra budget never exceeds it.
+    pub fn start_cycle(
+        &mut self,
+        params: &ExpireParams,
+        store: &Store,
+        now_ms: u64,
+        spare_us: Option<u64>,
+    ) {
         if store
             .dbs
             .iter()
@@ -166,6 +204,10 @@ impl ActiveExpire {
             if unfinished.dbs_done < store.dbs.len() {
                 self.storm = true;
             }
+        }
+        let due: usize = store.dbs.iter().map(|db| db.due_len(now_ms)).sum();
+        if due as u64 > params.cycle_budget_us * STORM_DUE_KEYS_PER_US {
+            self.storm = true;
         }
         let db = self.cycle.as_ref().map_or(0, |c| c.db);
         let storm_extra = if self.storm {
@@ -383,9 +425,25 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_cycle_started_between_ticks_gets_the_budget_of_what_is_left() {
+        let params = ExpireParams::new(10, 1, 100, 50);
+        assert_eq!(params.tick_us, 100_000);
+        let part = params.scaled(40_000, params.tick_us);
+        assert_eq!(
+            (part.cycle_budget_us, part.storm_budget_us),
+            (10_000, 20_000)
+        );
+        assert_eq!(part.slice_us, params.slice_us);
+        let whole = params.scaled(250_000, params.tick_us);
+        assert_eq!(whole.cycle_budget_us, params.cycle_budget_us, "never more");
+        let rest = part.less(15_000);
+        assert_eq!((rest.cycle_budget_us, rest.storm_budget_us), (0, 5_000));
+    }
+
     /// Runs one whole cycle with a clock that never advances (no time limit).
     fn full_cycle(sweep: &mut ActiveExpire, store: &mut Store, params: &ExpireParams) {
-        sweep.start_cycle(params, store, None);
+        sweep.start_cycle(params, store, 100, None);
         while sweep.run_slice(store, 100, params, || 0) == SliceOutcome::More {}
     }
 
@@ -427,7 +485,7 @@ mod tests {
             clock.get()
         };
         for now in [101, 127] {
-            sweep.start_cycle(&params, &store, None);
+            sweep.start_cycle(&params, &store, now, None);
             while sweep.run_slice(&mut store, now, &params, tick) == SliceOutcome::More {}
         }
         assert_eq!(store.dbs[0].volatile_len(), 4_000, "nothing removed yet");
@@ -435,7 +493,7 @@ mod tests {
             store.stats.time_cap_reached, 0,
             "a few rounds, not the budget"
         );
-        sweep.start_cycle(&params, &store, None);
+        sweep.start_cycle(&params, &store, 128, None);
         while sweep.run_slice(&mut store, 128, &params, tick) == SliceOutcome::More {}
         assert_eq!(store.dbs[0].volatile_len(), 2_000);
         assert_eq!(store.stats.expired_keys, 2_000);
@@ -449,7 +507,7 @@ mod tests {
         let params = ExpireParams::new(100, 1, 100, 25);
         assert_eq!(params.cycle_budget_us, 2_500);
         let mut sweep = ActiveExpire::new(2);
-        sweep.start_cycle(&params, &store, None);
+        sweep.start_cycle(&params, &store, 100, None);
         let clock = Cell::new(0u64);
         let read = || {
             clock.set(clock.get() + 10);
@@ -494,26 +552,37 @@ mod tests {
         };
         // Spare CPU per tick (None: unknown) -> time the storm cycle may use.
         for (spare, expected) in [(None, 5_000), (Some(1_000), 3_500), (Some(0), 2_500)] {
+            // 50,000 keys in a passed window, 20 a µs of the normal budget:
+            // the first cycle is a storm cycle, and cannot take them all.
             let mut store = Store::new(1);
             fill(&mut store, "dead", 50_000, Some(10));
             let mut sweep = ActiveExpire::new(5);
-            // The first cycle is capped at the normal budget, which turns storm mode on.
-            sweep.start_cycle(&params, &store, spare);
+            sweep.start_cycle(&params, &store, 100, spare);
+            assert!(sweep.in_storm(), "a backlog past a normal cycle is a storm");
             while sweep.run_slice(&mut store, 100, &params, read) == SliceOutcome::More {}
-            assert!(sweep.in_storm());
-            let first = store.stats.cycle_cpu_us;
-            assert!(
-                (2_500..=2_600).contains(&first),
-                "normal cycle used {first} µs"
-            );
-            sweep.start_cycle(&params, &store, spare);
-            while sweep.run_slice(&mut store, 100, &params, read) == SliceOutcome::More {}
-            let used = store.stats.cycle_cpu_us - first;
+            let used = store.stats.cycle_cpu_us;
             assert!(
                 (expected..=expected + 100).contains(&used),
                 "spare {spare:?}: storm cycle used {used} µs"
             );
             assert!(sweep.in_storm(), "work is left: the storm goes on");
+        }
+    }
+
+    #[test]
+    fn a_passed_window_beyond_a_normal_cycle_starts_the_storm_at_once() {
+        // hz 100: a normal budget of 2.5 ms, which takes 5,000 keys at the
+        // threshold of 2 a µs.
+        let params = ExpireParams::new(100, 1, 100, 50);
+        for (keys, storm) in [(5_000, false), (5_001, true)] {
+            let mut store = Store::new(1);
+            fill(&mut store, "dead", keys, Some(10));
+            let mut before = ActiveExpire::new(6);
+            before.start_cycle(&params, &store, 63, None);
+            assert!(!before.in_storm(), "{keys} keys: the window has not ended");
+            let mut after = ActiveExpire::new(6);
+            after.start_cycle(&params, &store, 64, None);
+            assert_eq!(after.in_storm(), storm, "{keys} keys");
         }
     }
 
@@ -539,7 +608,7 @@ mod tests {
         full_cycle(&mut sweep, &mut store, &params);
         assert_eq!(store.stats.expired_subkeys, 950);
         assert_eq!(store.dbs[0].len(), 50, "emptied hashes are gone");
-        sweep.start_cycle(&params, &store, None);
+        sweep.start_cycle(&params, &store, 100, None);
         assert!(!sweep.in_cycle(), "nothing left to sweep");
     }
 
@@ -549,7 +618,7 @@ mod tests {
         fill(&mut store, "live", 1_000, Some(1_000_000));
         let params = ExpireParams::new(10, 1, 1_000, 50);
         let mut sweep = ActiveExpire::new(3);
-        sweep.start_cycle(&params, &store, None);
+        sweep.start_cycle(&params, &store, 100, None);
         let outcome = sweep.run_slice(&mut store, 100, &params, || 0);
         assert_eq!(outcome, SliceOutcome::Done);
         assert_eq!(store.stats.expired_keys, 0);

@@ -83,6 +83,12 @@ impl Store {
         }
     }
 
+    /// When the earliest deadline window of any database ends (unix ms):
+    /// the sweep starts a cycle then rather than wait for the next tick.
+    pub fn next_window_end_ms(&self) -> Option<u64> {
+        self.dbs.iter().filter_map(Db::next_window_end_ms).min()
+    }
+
     /// Timer-tick housekeeping of every database: index resizes move on
     /// by up to `TIDY_BUCKETS` buckets each, so a shard without traffic
     /// still finishes them.
