@@ -528,9 +528,9 @@ mod tests {
     #[test]
     fn directives_apply_after_the_file_and_fail_as_redis_reports_them() {
         let mut flags =
-            Flags::parse_redis_style(words("ember --active-expire-storm-busy-perc 95 --save"));
+            Flags::parse_redis_style(words("ember --active-expire-storm-busy-perc 70 --save"));
         let config = Config::load(&flags).unwrap();
-        assert_eq!(config.active_expire_storm_busy_perc, 95);
+        assert_eq!(config.active_expire_storm_busy_perc, 70);
         flags.directives = vec![("hz".into(), words("fast"))];
         let err = Config::load(&flags).unwrap_err().to_string();
         assert!(err.contains(">>> 'hz \"fast\"'"), "{err}");

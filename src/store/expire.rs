@@ -23,9 +23,9 @@
 //! instead of 25% (still in slices), until a cycle finishes its work; this is
 //! what Redis's extra "fast" cycles do, without their long stall. A cycle
 //! that finds more keys in passed deadline windows than a normal cycle can
-//! take starts in storm mode at once. The share
-//! above 25% is never more than the CPU the clients left spare in the last
-//! tick (the loop passes it to `start_cycle`), so reclaiming a storm takes
+//! take starts in storm mode at once. The share above 25% is never more
+//! than the CPU the clients left spare in the last tick (the loop passes
+//! it to `start_cycle`), so reclaiming a storm takes
 //! spare CPU, not the clients'. Time the shard's thread spent waiting for
 //! its core counts as taken too: another process that shares the core
 //! (a web server on the same machine, a load generator) keeps its CPU.
