@@ -311,6 +311,12 @@ impl Db {
         self.buckets.has_due(now_ms)
     }
 
+    /// Whether the key table's index is being resized (each removal then
+    /// also zeroes a page or moves buckets of it).
+    pub fn index_resizing(&self) -> bool {
+        self.dict.resizing()
+    }
+
     /// Keys (stale entries included) filed in deadline windows that have
     /// passed.
     pub fn due_len(&self, now_ms: u64) -> usize {

@@ -312,6 +312,12 @@ impl Dict {
         }
     }
 
+    /// Whether the index is being resized, which makes every removal
+    /// dearer (see `index.rs`).
+    pub fn resizing(&self) -> bool {
+        self.index.resizing()
+    }
+
     /// Moves the index a step further through a resize, if one is under
     /// way (see `index.rs`); `buckets` bounds the work.
     pub fn tidy(&mut self, buckets: usize) {

@@ -229,9 +229,9 @@ impl Index {
         self.len() == 0
     }
 
-    /// Whether a resize is under way (tests).
-    #[cfg(test)]
-    fn resizing(&self) -> bool {
+    /// Whether a resize is under way: every insert and removal then also
+    /// zeroes a page of the next table or moves [`STEP`] buckets.
+    pub fn resizing(&self) -> bool {
         self.old.is_some() || self.preparing.is_some()
     }
 
