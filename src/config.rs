@@ -39,11 +39,6 @@ pub struct Flags {
     pub directives: Vec<(String, Vec<String>)>,
 }
 
-/// The flags clap parses itself; every other `--name` word starts a directive.
-const CLAP_FLAGS: &[&str] = &[
-    "config", "port", "bind", "shards", "hz", "loglevel", "help", "version",
-];
-
 impl Flags {
     /// Parses a command line as redis-server does: an optional config file
     /// first, then flags, where `--name value...` sets any parameter (its
@@ -56,8 +51,16 @@ impl Flags {
     }
 }
 
-/// Splits a command line into what clap parses and the directives.
+/// Splits a command line into what clap parses (the flags declared on
+/// [`Flags`], and its own `--help` and `--version`) and the directives
+/// (every other `--name`).
 fn split_directives(args: Vec<String>) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut command = <Flags as clap::CommandFactory>::command();
+    command.build();
+    let clap_flags: Vec<&str> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .collect();
     let mut words = args.into_iter().peekable();
     let mut clap_args: Vec<String> = words.next().into_iter().collect();
     if let Some(file) = words.next_if(|w| !w.starts_with('-')) {
@@ -65,9 +68,11 @@ fn split_directives(args: Vec<String>) -> (Vec<String>, Vec<(String, Vec<String>
     }
     let mut directives = Vec::new();
     while let Some(word) = words.next() {
-        let directive = word
-            .strip_prefix("--")
-            .filter(|name| !name.is_empty() && !CLAP_FLAGS.contains(name));
+        let directive = word.strip_prefix("--").filter(|name| {
+            // `--port=7000` is clap's too.
+            let flag = name.split('=').next().unwrap_or(name);
+            !name.is_empty() && !clap_flags.contains(&flag)
+        });
         match directive {
             Some(name) => {
                 let mut values = Vec::new();
@@ -176,6 +181,18 @@ pub enum ConfigError {
     Flag { flag: &'static str, reason: String },
 }
 
+impl ConfigError {
+    /// A directive that could not be applied: which line, its text, why.
+    fn directive(line: usize, text: String, reason: String) -> ConfigError {
+        ConfigError::Directive {
+            version: env!("CARGO_PKG_VERSION"),
+            line,
+            text,
+            reason,
+        }
+    }
+}
+
 impl Config {
     /// Defaults, then the config file, then the flags.
     pub fn load(flags: &Flags) -> Result<Config, ConfigError> {
@@ -192,18 +209,12 @@ impl Config {
         // redis-server reads its `--name value` words as lines after the file's.
         let file_lines = config_text.lines().count();
         for (index, (name, values)) in flags.directives.iter().enumerate() {
-            let fail = |reason: String| ConfigError::Directive {
-                version: env!("CARGO_PKG_VERSION"),
-                line: file_lines + index + 1,
-                text: values
-                    .iter()
-                    .fold(name.clone(), |text, v| text + &format!(" {v:?}")),
-                reason,
-            };
-            if find_param(name).is_none() {
-                return Err(fail("Bad directive or wrong number of arguments".into()));
-            }
-            set_param(&mut config, name, &values.join(" "), true).map_err(fail)?;
+            let text = values
+                .iter()
+                .fold(name.clone(), |text, v| text + &format!(" {v:?}"));
+            config.apply_directive(name, values, |reason| {
+                ConfigError::directive(file_lines + index + 1, text.clone(), reason)
+            })?;
         }
         if let Some(port) = flags.port {
             config.port = port;
@@ -241,24 +252,36 @@ impl Config {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let fail = |reason: String| ConfigError::Directive {
-                version: env!("CARGO_PKG_VERSION"),
-                line: index + 1,
-                text: line.to_string(),
-                reason,
-            };
+            let fail = |reason: String| ConfigError::directive(index + 1, line.to_string(), reason);
             let words = split_config_line(line)
                 .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
             let (name, values) = words.split_first().expect("non-empty line");
-            let name = name.to_ascii_lowercase();
-            if find_param(&name).is_none() || values.is_empty() {
-                return Err(fail("Bad directive or wrong number of arguments".into()));
+            if values.is_empty() {
+                return Err(fail(BAD_DIRECTIVE.into()));
             }
-            set_param(self, &name, &values.join(" "), true).map_err(fail)?;
+            self.apply_directive(&name.to_ascii_lowercase(), values, fail)?;
         }
         Ok(())
     }
+
+    /// Sets parameter `name` to its `values` (joined by spaces), as a
+    /// config file line or a `--name value...` flag gives them; `fail`
+    /// makes the error that says where the directive came from.
+    fn apply_directive(
+        &mut self,
+        name: &str,
+        values: &[String],
+        fail: impl Fn(String) -> ConfigError,
+    ) -> Result<(), ConfigError> {
+        if find_param(name).is_none() {
+            return Err(fail(BAD_DIRECTIVE.into()));
+        }
+        set_param(self, name, &values.join(" "), true).map_err(fail)
+    }
 }
+
+/// Redis's reason for an unknown parameter or one without a value.
+const BAD_DIRECTIVE: &str = "Bad directive or wrong number of arguments";
 
 /// Splits a config line into words, honouring double and single quotes.
 fn split_config_line(line: &str) -> Option<Vec<String>> {

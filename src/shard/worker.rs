@@ -234,11 +234,14 @@ impl Worker {
         loop {
             let sweeping =
                 self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed);
+            // Read once a pass: nothing the pass serves can end a window
+            // sooner (a key filed now has a deadline in its future).
+            let early_cycle_at = self.early_cycle_at_ms();
             let timeout = if sweeping || !self.unread.is_empty() {
                 Duration::ZERO
             } else {
                 let tick = self.next_tick.saturating_duration_since(Instant::now());
-                match self.early_cycle_at_ms() {
+                match early_cycle_at {
                     Some(end) => tick.min(Duration::from_millis(end.saturating_sub(unix_ms()))),
                     None => tick,
                 }
@@ -296,10 +299,7 @@ impl Worker {
             let now = Instant::now();
             if now >= self.next_tick {
                 self.tick(now);
-            } else if self
-                .early_cycle_at_ms()
-                .is_some_and(|end| end <= self.data.now_ms)
-            {
+            } else if early_cycle_at.is_some_and(|end| end <= self.data.now_ms) {
                 self.start_early_cycle(now);
             }
             if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
@@ -405,7 +405,7 @@ impl Worker {
             .stats
             .cycle_cpu_us
             .saturating_sub(self.sweep_us_at_tick);
-        let params = self.params.scaled(left_us, period_us).less(used_us);
+        let params = self.params.scaled(left_us).less(used_us);
         if params.cycle_budget_us == 0 {
             self.tick_budget_spent = true;
             return;

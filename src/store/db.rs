@@ -326,10 +326,8 @@ impl Db {
     /// When the earliest deadline window of keys or of hash fields ends
     /// (unix ms).
     pub fn next_window_end_ms(&self) -> Option<u64> {
-        match (self.buckets.next_end_ms(), self.field_buckets.next_end_ms()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let fields = self.field_buckets.next_end_ms();
+        self.buckets.next_end_ms().into_iter().chain(fields).min()
     }
 
     /// Bucket entries, stale ones included (memory accounting, tests).

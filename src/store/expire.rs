@@ -114,8 +114,9 @@ impl ExpireParams {
 
     /// These parameters for a cycle that has `left_us` of a tick to run
     /// (started between ticks): its budgets shrink in proportion.
-    pub fn scaled(&self, left_us: u64, tick_us: u64) -> ExpireParams {
-        let part = |budget: u64| budget * left_us.min(tick_us) / tick_us.max(1);
+    pub fn scaled(&self, left_us: u64) -> ExpireParams {
+        let tick_us = self.tick_us.max(1);
+        let part = |budget: u64| budget * left_us.min(tick_us) / tick_us;
         ExpireParams {
             cycle_budget_us: part(self.cycle_budget_us),
             storm_budget_us: part(self.storm_budget_us),
@@ -442,13 +443,13 @@ mod tests {
     fn a_cycle_started_between_ticks_gets_the_budget_of_what_is_left() {
         let params = ExpireParams::new(10, 1, 100, 50);
         assert_eq!(params.tick_us, 100_000);
-        let part = params.scaled(40_000, params.tick_us);
+        let part = params.scaled(40_000);
         assert_eq!(
             (part.cycle_budget_us, part.storm_budget_us),
             (10_000, 20_000)
         );
         assert_eq!(part.slice_us, params.slice_us);
-        let whole = params.scaled(250_000, params.tick_us);
+        let whole = params.scaled(250_000);
         assert_eq!(whole.cycle_budget_us, params.cycle_budget_us, "never more");
         let rest = part.less(15_000);
         assert_eq!((rest.cycle_budget_us, rest.storm_budget_us), (0, 5_000));

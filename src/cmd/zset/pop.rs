@@ -61,10 +61,7 @@ fn zpop(ctx: &mut Ctx, argv: &[Bytes], end: End) -> Reply {
     if argv.len() > 3 {
         return Err(err::syntax());
     }
-    let count = match argv.get(2) {
-        Some(c) => Some(positive_count(c)?),
-        None => None,
-    };
+    let count = argv.get(2).map(|c| positive_count(c)).transpose()?;
     let popped = pop_members(ctx, &argv[1], end, count.unwrap_or(1))?.unwrap_or_default();
     Ok(match count {
         Some(_) => super::members_reply(popped, true),
