@@ -535,9 +535,9 @@ mod tests {
     #[test]
     fn a_command_line_takes_a_file_first_and_any_parameter_as_a_flag() {
         let (clap, directives) = split_directives(words(
-            "ember my.conf --port 7000 --save 900 1 --Appendonly no --shards 2 --bogus",
+            "ember my.conf --port 7000 --save 900 1 --Appendonly no --shards=2 --bogus",
         ));
-        assert_eq!(clap, words("ember --config my.conf --port 7000 --shards 2"));
+        assert_eq!(clap, words("ember --config my.conf --port 7000 --shards=2"));
         assert_eq!(
             directives,
             vec![
