@@ -20,7 +20,7 @@ fn filled(expired: usize, live: usize) -> Store {
 /// `persistent` keys without TTL, then `expired`, then `live` volatile keys.
 fn filled_after(persistent: usize, expired: usize, live: usize) -> Store {
     let mut store = Store::new(1);
-    let value = Value::Str(Bytes::from_static(b"0123456789abcdef0123456789abcdef"));
+    let value = Value::string(Bytes::from_static(b"0123456789abcdef0123456789abcdef"));
     for i in 0..persistent {
         store.dbs[0].insert_raw(format!("bg:{i}").as_bytes(), value.clone(), None, 0);
     }

@@ -432,16 +432,45 @@ fn object_encoding() {
     assert_eq!(r.cmd(&["OBJECT", "encoding", "nokey"]), Reply::Nil);
 }
 
-/// Redis turns a string into `raw` on APPEND/SETRANGE whatever its length.
+/// Redis chooses a string's encoding when it writes it: APPEND to a string
+/// and SETRANGE make it `raw` whatever its length, INCRBYFLOAT's text is
+/// never `int`, and COPY/RENAME keep what the value had.
 #[test]
-#[ignore = "ember derives OBJECT ENCODING from the bytes alone; Redis reports raw after APPEND/SETRANGE"]
-fn object_encoding_raw_after_append() {
+fn object_encoding_follows_the_command_that_wrote_the_string() {
     let (_s, mut r) = start();
+    let enc = |r: &mut Raw, key: &str| r.cmd(&["OBJECT", "ENCODING", key]);
     assert_eq!(r.cmd(&["SET", "k", "ab"]), ok());
     assert_eq!(r.cmd(&["APPEND", "k", "c"]), int(3));
-    assert_eq!(r.cmd(&["OBJECT", "ENCODING", "k"]), b("raw"));
+    assert_eq!(enc(&mut r, "k"), b("raw"));
+    assert_eq!(r.cmd(&["COPY", "k", "k2"]), int(1));
+    assert_eq!(r.cmd(&["RENAME", "k2", "k3"]), ok());
+    assert_eq!(enc(&mut r, "k3"), b("raw"));
+    assert_eq!(r.cmd(&["SET", "k", "abc"]), ok());
+    assert_eq!(enc(&mut r, "k"), b("embstr"), "a SET writes it anew");
+    // APPEND creating the key stores the argument as SET would.
+    assert_eq!(r.cmd(&["APPEND", "n", "12"]), int(2));
+    assert_eq!(enc(&mut r, "n"), b("int"));
+    assert_eq!(r.cmd(&["APPEND", "n", ""]), int(2));
+    assert_eq!(enc(&mut r, "n"), b("raw"), "even an empty APPEND");
+    assert_eq!(r.cmd(&["INCR", "n"]), int(13));
+    assert_eq!(enc(&mut r, "n"), b("int"));
     assert_eq!(r.cmd(&["SETRANGE", "m", "0", "x"]), int(1));
-    assert_eq!(r.cmd(&["OBJECT", "ENCODING", "m"]), b("raw"));
+    assert_eq!(enc(&mut r, "m"), b("raw"));
+    assert_eq!(r.cmd(&["SET", "e", "ab"]), ok());
+    assert_eq!(r.cmd(&["SETRANGE", "e", "5", ""]), int(2));
+    assert_eq!(
+        enc(&mut r, "e"),
+        b("embstr"),
+        "an empty SETRANGE changes nothing"
+    );
+    assert_eq!(r.cmd(&["INCRBYFLOAT", "f", "3"]), b("3"));
+    assert_eq!(enc(&mut r, "f"), b("embstr"));
+    // Only `int` strings share Redis's integers 0..10000.
+    assert_eq!(r.cmd(&["OBJECT", "REFCOUNT", "f"]), int(1));
+    assert_eq!(r.cmd(&["SET", "g", "5"]), ok());
+    assert_eq!(r.cmd(&["OBJECT", "REFCOUNT", "g"]), int(2147483647));
+    assert_eq!(r.cmd(&["APPEND", "g", ""]), int(1));
+    assert_eq!(r.cmd(&["OBJECT", "REFCOUNT", "g"]), int(1));
 }
 
 #[test]

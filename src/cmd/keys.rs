@@ -8,7 +8,7 @@ use super::args::{err, int32_arg, int_arg, Args, Reply};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::GENERIC;
-use crate::store::{Entry, Value};
+use crate::store::{Entry, StrForm, Value};
 use crate::util::glob::glob_match;
 
 pub fn del(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -436,11 +436,11 @@ pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 /// Redis shares the integers 0..10000 between keys (refcount INT_MAX).
 fn refcount(value: &Value) -> i64 {
     match value {
-        Value::Str(s) => match crate::util::num::parse_i64(s) {
+        Value::Str(s, StrForm::Given) => match crate::util::num::parse_i64(s) {
             Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
             _ => 1,
         },
-        Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => 1,
+        Value::Str(..) | Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => 1,
     }
 }
 

@@ -7,14 +7,14 @@ use super::expire::{deadline_from, ExpireUnit};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::{GENERIC, STRING};
-use crate::store::{Entry, Value};
+use crate::store::{Entry, StrForm, Value};
 use crate::util::longdouble::LongDouble;
 use crate::util::num::parse_i64;
 
 /// The string stored at `entry`, or WRONGTYPE.
 pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
     match &entry.value {
-        Value::Str(s) => Ok(s),
+        Value::Str(s, _) => Ok(s),
         _ => Err(err::wrongtype()),
     }
 }
@@ -149,7 +149,7 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     } else {
         None
     };
-    let stored = Value::Str(Bytes::copy_from_slice(value));
+    let stored = Value::copy_of(value);
     match ttl {
         TtlChange::Clear => ks.set(key, stored, None),
         TtlChange::Keep => ks.set_keep_ttl(key, stored),
@@ -183,7 +183,7 @@ pub fn setnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     if ks.exists(&argv[1]) {
         return Ok(Frame::Integer(0));
     }
-    ks.set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    ks.set(&argv[1], Value::copy_of(&argv[2]), None);
     ks.notify(STRING, "set", &argv[1]);
     Ok(Frame::Integer(1))
 }
@@ -192,11 +192,7 @@ fn setex_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit, cmd: &str) -> 
     let amount = super::args::int_arg(&argv[2])?;
     let at = positive_deadline(amount, unit, ctx.now_ms(), cmd)?;
     let mut ks = ctx.ks();
-    ks.set(
-        &argv[1],
-        Value::Str(Bytes::copy_from_slice(&argv[3])),
-        Some(at),
-    );
+    ks.set(&argv[1], Value::copy_of(&argv[3]), Some(at));
     ks.notify(STRING, "set", &argv[1]);
     ks.notify(GENERIC, "expire", &argv[1]);
     Ok(Frame::OK)
@@ -213,7 +209,7 @@ pub fn psetex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
     let mut ks = ctx.ks();
-    ks.set(&argv[1], Value::Str(Bytes::copy_from_slice(&argv[2])), None);
+    ks.set(&argv[1], Value::copy_of(&argv[2]), None);
     ks.notify(STRING, "set", &argv[1]);
     Ok(bulk_or_null(old))
 }
@@ -263,7 +259,7 @@ pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let values = argv[1..]
         .iter()
         .map(|key| match ks.read(key).map(|e| &e.value) {
-            Some(Value::Str(s)) => Frame::Bulk(reply_bytes(s)),
+            Some(Value::Str(s, _)) => Frame::Bulk(reply_bytes(s)),
             _ => Frame::Null,
         })
         .collect();
@@ -278,7 +274,7 @@ pub fn mset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     let mut ks = ctx.ks();
     for pair in argv[1..].chunks_exact(2) {
-        ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+        ks.set(&pair[0], Value::copy_of(&pair[1]), None);
         ks.notify(STRING, "set", &pair[0]);
     }
     Ok(Frame::OK)
@@ -293,7 +289,7 @@ pub fn msetnx(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Ok(Frame::Integer(0));
     }
     for pair in argv[1..].chunks_exact(2) {
-        ks.set(&pair[0], Value::Str(Bytes::copy_from_slice(&pair[1])), None);
+        ks.set(&pair[0], Value::copy_of(&pair[1]), None);
         ks.notify(STRING, "set", &pair[0]);
     }
     Ok(Frame::Integer(1))
@@ -314,7 +310,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> Reply {
         .ok_or_else(|| err::frame(err::OVERFLOW))?;
     let mut buf = Vec::with_capacity(20);
     crate::util::num::format_i64(next, &mut buf);
-    ks.set_keep_ttl(key, Value::Str(Bytes::from(buf)));
+    ks.set_keep_ttl(key, Value::string(Bytes::from(buf)));
     ks.notify(STRING, "incrby", key);
     Ok(Frame::Integer(next))
 }
@@ -353,7 +349,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let delta = LongDouble::parse(&argv[2]).ok_or_else(not_float)?;
     let next = (current + delta).to_human();
     let text = Bytes::from(next.ok_or_else(|| err::frame(err::NAN_OR_INFINITY))?);
-    ks.set_keep_ttl(key, Value::Str(text.clone()));
+    ks.set_keep_ttl(key, Value::Str(text.clone(), StrForm::Text));
     ks.notify(STRING, "incrbyfloat", key);
     Ok(Frame::Bulk(text))
 }
@@ -361,7 +357,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let limit = max_bulk(ctx);
     let mut ks = ctx.ks();
-    let joined = match ks.get(&argv[1]) {
+    let (joined, form) = match ks.get(&argv[1]) {
         Some(entry) => {
             let old = as_str(entry)?;
             if old.len() + argv[2].len() > limit {
@@ -370,12 +366,13 @@ pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             let mut buf = BytesMut::with_capacity(old.len() + argv[2].len());
             buf.extend_from_slice(old);
             buf.extend_from_slice(&argv[2]);
-            buf.freeze()
+            // Redis makes a string it appends to a `raw` one.
+            (buf.freeze(), StrForm::Raw)
         }
-        None => Bytes::copy_from_slice(&argv[2]),
+        None => (Bytes::copy_from_slice(&argv[2]), StrForm::Given),
     };
     let len = joined.len() as i64;
-    ks.set_keep_ttl(&argv[1], Value::Str(joined));
+    ks.set_keep_ttl(&argv[1], Value::Str(joined, form));
     ks.notify(STRING, "append", &argv[1]);
     Ok(Frame::Integer(len))
 }
@@ -441,7 +438,7 @@ pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     buf[offset..offset + patch.len()].copy_from_slice(patch);
     let len = buf.len() as i64;
-    ks.set_keep_ttl(&argv[1], Value::Str(buf.freeze()));
+    ks.set_keep_ttl(&argv[1], Value::Str(buf.freeze(), StrForm::Raw));
     ks.notify(STRING, "setrange", &argv[1]);
     Ok(Frame::Integer(len))
 }
@@ -451,7 +448,7 @@ pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes]) -> Reply {
     let string = |v: Option<&Value>| match v {
         None => Ok(Bytes::new()),
-        Some(Value::Str(s)) => Ok(s.clone()),
+        Some(Value::Str(s, _)) => Ok(s.clone()),
         Some(_) => Err(err::frame(
             "ERR The specified keys must contain string values",
         )),

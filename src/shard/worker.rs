@@ -3,7 +3,8 @@
 //! Each iteration: wait for socket events, inbox wake-ups or the expiry
 //! timer; serve readable sockets (running local commands inline, sending the
 //! rest to their owners); run the ops other shards sent; run one slice of
-//! active expiry if a cycle is under way; send this iteration's hops as one
+//! active expiry if a cycle is under way (past the sweep's normal share,
+//! only in a pass that served no client); send this iteration's hops as one
 //! batch per shard; write replies out. Blocked clients (BLPOP and friends)
 //! are served and timed out by the hooks in `waits`.
 
@@ -157,6 +158,9 @@ pub struct Worker {
     sweep_us_at_tick: u64,
     /// What was left of this tick's budget did not pay for another cycle.
     tick_budget_spent: bool,
+    /// When the current expiry cycle began: past its normal share of the
+    /// time since, the sweep waits for passes without client work.
+    cycle_started: Instant,
     /// This thread's run-queue wait at the last tick (`thread_run_delay_us`):
     /// the CPU other threads and processes wanted from this core, which a
     /// storm sweep leaves them too.
@@ -214,6 +218,7 @@ impl Worker {
             spare_us: 0,
             sweep_us_at_tick: 0,
             tick_budget_spent: false,
+            cycle_started: Instant::now(),
             run_delay_us: None,
             blocking: Blocking::default(),
             txs: HashMap::new(),
@@ -266,7 +271,7 @@ impl Worker {
             let mut sweep_time = None;
             self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
             let mut deferred = std::mem::take(&mut self.unread);
-            let served = !events.is_empty() || !deferred.is_empty();
+            let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.accept(),
@@ -291,7 +296,7 @@ impl Worker {
             for (token, peer_closed) in deferred {
                 self.on_readable(token, peer_closed);
             }
-            self.drain_inbox();
+            served |= self.drain_inbox();
             self.expire_blocked();
             // Keys a transaction released outside a command or message.
             self.serve_ready_keys();
@@ -302,7 +307,16 @@ impl Worker {
             } else if early_cycle_at.is_some_and(|end| end <= self.data.now_ms) {
                 self.start_early_cycle(now);
             }
-            if self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed) {
+            let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
+            let yields = served
+                && self
+                    .data
+                    .sweep
+                    .yields_to_clients(&self.params, since_cycle_us);
+            if self.data.sweep.in_cycle()
+                && self.data.shared.expire.enabled.load(Relaxed)
+                && !yields
+            {
                 let clock_origin = Instant::now();
                 sweep_time = Some(clock_origin);
                 let outcome = self.data.sweep.run_slice(
@@ -357,6 +371,7 @@ impl Worker {
             let cap = period_us * busy_perc / 100;
             let taken = self.busy_us + waited_us + self.params.cycle_budget_us;
             self.spare_us = cap.saturating_sub(taken);
+            self.cycle_started = now;
             self.data.sweep.start_cycle(
                 &self.params,
                 &self.data.store,
@@ -411,6 +426,7 @@ impl Worker {
             return;
         }
         let spare_us = self.spare_us * left_us / period_us.max(1);
+        self.cycle_started = now;
         self.data
             .sweep
             .start_cycle(&params, &self.data.store, self.data.now_ms, Some(spare_us));
@@ -1070,8 +1086,11 @@ impl Worker {
         }
     }
 
-    fn drain_inbox(&mut self) {
+    /// Runs what other shards sent; returns whether there was any.
+    fn drain_inbox(&mut self) -> bool {
+        let mut any = false;
         while let Ok(batch) = self.inbox.try_recv() {
+            any = true;
             for msg in batch {
                 match msg {
                     Msg::Run {
@@ -1124,6 +1143,7 @@ impl Worker {
                 self.serve_ready_keys();
             }
         }
+        any
     }
 
     fn send_outbox(&mut self) {

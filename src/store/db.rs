@@ -675,7 +675,7 @@ mod tests {
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn s(v: &str) -> Value {
-        Value::Str(Bytes::copy_from_slice(v.as_bytes()))
+        Value::copy_of(v.as_bytes())
     }
 
     #[test]

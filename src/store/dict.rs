@@ -348,12 +348,12 @@ mod tests {
     use std::collections::HashMap;
 
     fn value(n: u64) -> Value {
-        Value::Str(Bytes::from(n.to_string()))
+        Value::string(Bytes::from(n.to_string()))
     }
 
     fn text(entry: &Entry) -> String {
         match &entry.value {
-            Value::Str(s) => String::from_utf8(s.to_vec()).unwrap(),
+            Value::Str(s, _) => String::from_utf8(s.to_vec()).unwrap(),
             other => panic!("{other:?}"),
         }
     }

@@ -30,7 +30,9 @@
 //! its core counts as taken too: another process that shares the core
 //! (a web server on the same machine, a load generator) keeps its CPU.
 //! Since no slice is long, the slices may run between any two batches of
-//! socket work; a request waits behind one slice at most.
+//! socket work; a request waits behind one slice at most. Once a cycle has
+//! had its normal share of the time since it began, its slices wait for
+//! loop passes without client work (`yields_to_clients`).
 //!
 //! Before sampling a database, the sweep drains its deadline windows that
 //! have passed (`buckets`): every key there is expired, so a storm among many
@@ -92,6 +94,9 @@ pub struct ExpireParams {
     pub slice_us: u64,
     /// Time between two timer ticks (`hz`), microseconds.
     pub tick_us: u64,
+    /// The normal share of the core a cycle may take, percent (25 at
+    /// effort 1): how fast it may go while clients want the core.
+    pub cpu_perc: u64,
 }
 
 impl ExpireParams {
@@ -109,6 +114,7 @@ impl ExpireParams {
             storm_budget_us: 1_000_000 * storm_perc / hz / 100,
             slice_us: slice_us.max(10),
             tick_us: 1_000_000 / hz,
+            cpu_perc,
         }
     }
 
@@ -149,6 +155,8 @@ struct Cycle {
     /// Time this cycle may still use: the normal 25% of a tick, plus the
     /// storm share (bounded by the spare CPU) in storm mode.
     budget_left_us: u64,
+    /// Time its slices took so far.
+    spent_us: u64,
     /// Next database to visit, and how many were finished this cycle.
     db: usize,
     dbs_done: usize,
@@ -228,11 +236,26 @@ impl ActiveExpire {
         };
         self.cycle = Some(Cycle {
             budget_left_us: params.cycle_budget_us + storm_extra,
+            spent_us: 0,
             db,
             dbs_done: 0,
             sampled: 0,
             expired: 0,
         });
+    }
+
+    /// Whether a pass of the shard loop that served clients should leave
+    /// out its slice: the cycle has had its normal share (`cpu_perc`) of the
+    /// `elapsed_us` since it began. The rest of its budget (a storm's) is
+    /// spent in passes with no client work, so when clients fall behind
+    /// (their core was taken away for a few ms) they catch up at the
+    /// core's full speed instead of with a slice between every two
+    /// batches; and a shard whose clients never leave it idle still gives
+    /// the sweep the share Redis gives it.
+    pub fn yields_to_clients(&self, params: &ExpireParams, elapsed_us: u64) -> bool {
+        self.cycle
+            .as_ref()
+            .is_some_and(|c| c.spent_us * 100 >= elapsed_us * params.cpu_perc)
     }
 
     /// Runs sweep work for at most one slice. `clock_us` reads a monotonic
@@ -335,6 +358,7 @@ impl ActiveExpire {
         stats.slice_max_us = stats.slice_max_us.max(elapsed);
         stats.cycle_cpu_us += elapsed;
         cycle.budget_left_us = cycle.budget_left_us.saturating_sub(elapsed);
+        cycle.spent_us += elapsed;
 
         let budget_spent = cycle.budget_left_us == 0;
         if cycle.dbs_done < ndbs && !budget_spent {
@@ -410,7 +434,7 @@ mod tests {
             let key = format!("{prefix}{i}");
             store.dbs[0].insert_raw(
                 key.as_bytes(),
-                Value::Str(Bytes::from_static(b"v")),
+                Value::string(Bytes::from_static(b"v")),
                 deadline,
                 0,
             );
@@ -437,6 +461,39 @@ mod tests {
             ),
             (65, 1, 43_000)
         );
+    }
+
+    #[test]
+    fn past_its_normal_share_a_cycle_leaves_passes_with_client_work_alone() {
+        let mut store = Store::new(1);
+        fill(&mut store, "dead", 50_000, Some(10));
+        // hz 10, effort 1: 25 ms a tick of 100 ms, in slices of 100 µs.
+        let params = ExpireParams::new(10, 1, 100, 90);
+        assert_eq!(params.cpu_perc, 25);
+        let mut sweep = ActiveExpire::new(1);
+        assert!(!sweep.yields_to_clients(&params, 0), "no cycle");
+        sweep.start_cycle(&params, &store, 100, None);
+        assert!(!sweep.yields_to_clients(&params, 1), "nothing spent yet");
+        let clock = Cell::new(0);
+        let tick = || {
+            clock.set(clock.get() + 10);
+            clock.get()
+        };
+        assert_eq!(
+            sweep.run_slice(&mut store, 100, &params, tick),
+            SliceOutcome::More
+        );
+        let spent = store.stats.cycle_cpu_us;
+        assert!(spent >= params.slice_us);
+        // A quarter of the time since the cycle began is its normal share.
+        assert!(sweep.yields_to_clients(&params, 4 * spent));
+        assert!(!sweep.yields_to_clients(&params, 4 * spent + 1));
+        // Passes without client work do not ask: the slice runs.
+        assert_eq!(
+            sweep.run_slice(&mut store, 100, &params, tick),
+            SliceOutcome::More
+        );
+        assert!(sweep.yields_to_clients(&params, 4 * spent + 1));
     }
 
     #[test]
@@ -563,7 +620,7 @@ mod tests {
         let mut n = 0;
         while n < 20_000 || !store.dbs[0].index_resizing() {
             let key = format!("dead{n}");
-            let value = Value::Str(Bytes::from_static(b"v"));
+            let value = Value::string(Bytes::from_static(b"v"));
             store.dbs[0].insert_raw(key.as_bytes(), value, Some(10), 0);
             n += 1;
         }

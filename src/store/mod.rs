@@ -28,7 +28,7 @@ pub mod zset;
 pub use db::{Db, Entry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
 pub use stats::ExpiryStats;
-pub use value::Value;
+pub use value::{StrForm, Value};
 
 /// Index buckets a timer tick moves per database while it resizes: 16Ki
 /// buckets (128 KiB) cost a few hundred microseconds at most.

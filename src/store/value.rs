@@ -14,7 +14,8 @@ pub type Set = indexmap::IndexSet<Bytes, RandomState>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
-    Str(Bytes),
+    /// A string, with how it was written (for OBJECT ENCODING only).
+    Str(Bytes, StrForm),
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
     /// Inline, unlike the other containers: a hash is no larger than a
@@ -28,11 +29,38 @@ pub enum Value {
     ZSet(Box<Encoded<ZSet>>),
 }
 
+/// How a string was written. Redis chooses a string's encoding when it is
+/// written and keeps it, so OBJECT ENCODING depends on the command that made
+/// the value, not only on its bytes. It costs nothing: it sits in the
+/// padding beside the enum's tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrForm {
+    /// Stored as a client sent it or as an integer result (SET, MSET, INCR,
+    /// APPEND creating the key, ...): `int` when it is an integer that fits
+    /// a long, else `embstr` up to 44 bytes, else `raw`.
+    Given,
+    /// Formatted as a number's text (INCRBYFLOAT): `embstr` up to 44
+    /// bytes, else `raw`, never `int`.
+    Text,
+    /// Edited in place (APPEND to a string, SETRANGE): `raw` at any length.
+    Raw,
+}
+
 impl Value {
+    /// A string stored as given.
+    pub fn string(bytes: Bytes) -> Value {
+        Value::Str(bytes, StrForm::Given)
+    }
+
+    /// A copy of `bytes`, stored as given.
+    pub fn copy_of(bytes: &[u8]) -> Value {
+        Value::string(Bytes::copy_from_slice(bytes))
+    }
+
     /// The name TYPE answers.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Str(_) => "string",
+            Value::Str(..) => "string",
             Value::List(_) => "list",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
@@ -41,21 +69,18 @@ impl Value {
     }
 
     /// The name OBJECT ENCODING answers, as Redis 7.0 reports it: a string
-    /// that is an integer fitting a long is `int`, up to 44 bytes `embstr`,
-    /// else `raw`; a list is always a `quicklist`; a hash names its form
+    /// by its form (see [`StrForm`]); a list is always a `quicklist`; a hash names its form
     /// (`store::hash`); sets and sorted sets are in their compact encoding
     /// until they outgrow it (see [`super::encoding`]).
     pub fn encoding(&self) -> &'static str {
         match self {
-            Value::Str(s) => {
-                if s.len() <= 20 && crate::util::num::parse_i64(s).is_some() {
+            Value::Str(s, form) => match form {
+                StrForm::Given if s.len() <= 20 && crate::util::num::parse_i64(s).is_some() => {
                     "int"
-                } else if s.len() <= 44 {
-                    "embstr"
-                } else {
-                    "raw"
                 }
-            }
+                StrForm::Given | StrForm::Text if s.len() <= 44 => "embstr",
+                _ => "raw",
+            },
             Value::List(_) => "quicklist",
             Value::Hash(h) => compact_or(h.is_compact(), "listpack", "hashtable"),
             Value::Set(s) => compact_or(s.is_compact(), "intset", "hashtable"),
@@ -66,7 +91,7 @@ impl Value {
     /// Rough heap footprint, used to decide whether freeing can move off the hot path.
     pub fn heap_size(&self) -> usize {
         match self {
-            Value::Str(s) => s.len(),
+            Value::Str(s, _) => s.len(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
             Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
