@@ -36,7 +36,12 @@ ember=target/release/ember
 loadgen=target/release/loadgen
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+# Wait for the servers to exit: one holding gigabytes takes a while, and a
+# run started at once would find its ports still taken.
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
 trap cleanup EXIT
 
 start() { # name port cmd...

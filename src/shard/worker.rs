@@ -307,16 +307,7 @@ impl Worker {
             } else if early_cycle_at.is_some_and(|end| end <= self.data.now_ms) {
                 self.start_early_cycle(now);
             }
-            let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
-            let yields = served
-                && self
-                    .data
-                    .sweep
-                    .yields_to_clients(&self.params, since_cycle_us);
-            if self.data.sweep.in_cycle()
-                && self.data.shared.expire.enabled.load(Relaxed)
-                && !yields
-            {
+            if self.sweep_slice_due(served) {
                 let clock_origin = Instant::now();
                 sweep_time = Some(clock_origin);
                 let outcome = self.data.sweep.run_slice(
@@ -342,6 +333,18 @@ impl Worker {
                 pass.finish(&mut self.data.latency, latency_ms, self.data.now_ms);
             }
         }
+    }
+
+    /// Whether this pass runs a slice of the sweep: a cycle is under way
+    /// and, once it has had its normal share of the time since it began,
+    /// the pass served no client (`ActiveExpire::yields_to_clients`).
+    fn sweep_slice_due(&self, served: bool) -> bool {
+        let sweep = &self.data.sweep;
+        if !sweep.in_cycle() || !self.data.shared.expire.enabled.load(Relaxed) {
+            return false;
+        }
+        let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
+        !(served && sweep.yields_to_clients(&self.params, since_cycle_us))
     }
 
     /// The timer: start an expiry cycle `hz` times a second; once a second,
