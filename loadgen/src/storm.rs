@@ -335,6 +335,7 @@ fn poller(
     waits: Arc<Mutex<Vec<WaitSample>>>,
     errors: Arc<Mutex<Vec<String>>>,
 ) {
+    cpuwait::lower_current_thread();
     client::sleep_until(start, &stop);
     let mut conn: Option<CtlConn> = None;
     let mut next = Instant::now();
