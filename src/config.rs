@@ -116,6 +116,9 @@ pub struct Config {
     pub hash_max_listpack_value: usize,
     /// Whether jemalloc returns freed memory to the OS from its own thread.
     pub jemalloc_bg_thread: bool,
+    /// No pages go back to the OS while a shard reclaims a storm (ember,
+    /// `util::purge`).
+    pub active_expire_storm_defer_purge: bool,
     /// Events that block a shard this many ms or more are logged (LATENCY); 0: off.
     pub latency_monitor_threshold: u64,
     pub config_file: Option<PathBuf>,
@@ -154,6 +157,7 @@ impl Default for Config {
             hash_max_listpack_entries: ListpackLimits::DEFAULT.entries,
             hash_max_listpack_value: ListpackLimits::DEFAULT.value,
             jemalloc_bg_thread: true,
+            active_expire_storm_defer_purge: true,
             latency_monitor_threshold: 0,
             config_file: None,
         }
@@ -459,6 +463,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "timeout", alias: None, mutable: true, get: |c| c.timeout.to_string(), set: |c, v| { c.timeout = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "tcp-keepalive", alias: None, mutable: true, get: |c| c.tcp_keepalive.to_string(), set: |c, v| { c.tcp_keepalive = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "jemalloc-bg-thread", alias: None, mutable: true, get: |c| yes_no(c.jemalloc_bg_thread), set: |c, v| { c.jemalloc_bg_thread = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "active-expire-storm-defer-purge", alias: None, mutable: true, get: |c| yes_no(c.active_expire_storm_defer_purge), set: |c, v| { c.active_expire_storm_defer_purge = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
     Param { name: "latency-monitor-threshold", alias: None, mutable: true, get: |c| c.latency_monitor_threshold.to_string(), set: |c, v| { c.latency_monitor_threshold = int_in(v, 0, i64::MAX)? as u64; Ok(()) } },
     Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
     // Accepted for compatibility with tools that read them (redis-benchmark
@@ -661,6 +666,6 @@ mod tests {
         );
         assert!(set_param(&mut c, "hz", "1000", false).is_ok());
         assert_eq!(c.hz, 500);
-        assert_eq!(get_params(&c, b"active-expire-*").len(), 4);
+        assert_eq!(get_params(&c, b"active-expire-*").len(), 5);
     }
 }

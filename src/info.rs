@@ -190,8 +190,10 @@ pub fn start_memory_sampler() {
             .name("ember-memstats".into())
             .spawn(move || {
                 crate::util::priority::lower_current_thread();
+                let mut purge_paused = false;
                 for round in 0u64.. {
                     sample_memory();
+                    crate::util::purge::follow_storms(&mut purge_paused);
                     PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
                     // jemalloc starts purging threads as it needs them.
                     if round.is_multiple_of(10) {

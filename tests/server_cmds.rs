@@ -465,6 +465,7 @@ fn config_get_and_set() {
         ("active-expire-slice-us", "100"),
         ("active-expire-storm-cpu-perc", "90"),
         ("active-expire-storm-busy-perc", "95"),
+        ("active-expire-storm-defer-purge", "yes"),
     ] {
         let pos = expire.iter().position(|r| *r == Reply::bulk(name));
         assert_eq!(
@@ -479,6 +480,14 @@ fn config_get_and_set() {
     );
     assert_eq!(
         raw.cmd(&["CONFIG", "SET", "active-expire-storm-busy-perc", "90"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "active-expire-storm-defer-purge", "maybe"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'active-expire-storm-defer-purge') - argument(s) must be one of the following: yes, no")
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "active-expire-storm-defer-purge", "no"]),
         Reply::ok()
     );
     assert_eq!(

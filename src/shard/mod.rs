@@ -159,6 +159,7 @@ impl Shared {
             .store(c.active_expire_storm_busy_perc, Relaxed);
         crate::logging::set_level(&c.loglevel);
         crate::info::set_background_purging(c.jemalloc_bg_thread);
+        crate::util::purge::set_defer(c.active_expire_storm_defer_purge);
     }
 
     pub fn peers(&self) -> &[Peer] {

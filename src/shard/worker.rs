@@ -161,6 +161,8 @@ pub struct Worker {
     /// When the current expiry cycle began: past its normal share of the
     /// time since, the sweep waits for passes without client work.
     cycle_started: Instant,
+    /// Whether this shard last told `util::purge` it is in a storm.
+    storm_reported: bool,
     /// This thread's run-queue wait at the last tick (`thread_run_delay_us`):
     /// the CPU other threads and processes wanted from this core, which a
     /// storm sweep leaves them too.
@@ -219,6 +221,7 @@ impl Worker {
             sweep_us_at_tick: 0,
             tick_budget_spent: false,
             cycle_started: Instant::now(),
+            storm_reported: false,
             run_delay_us: None,
             blocking: Blocking::default(),
             txs: HashMap::new(),
@@ -317,6 +320,9 @@ impl Worker {
                     || clock_origin.elapsed().as_micros() as u64,
                 );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
+                if outcome == SliceOutcome::Done {
+                    self.report_storm();
+                }
                 self.route_deliveries();
             }
             let sweep_us = sweep_time.map_or(0, |t| t.elapsed().as_micros() as u64);
@@ -345,6 +351,13 @@ impl Worker {
         }
         let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
         !(served && sweep.yields_to_clients(&self.params, since_cycle_us))
+    }
+
+    /// Tells `util::purge` whether this shard reclaims a storm (jemalloc
+    /// purges nothing while one does). A sweep turned off ends it.
+    fn report_storm(&mut self) {
+        let in_storm = self.data.sweep.in_storm() && self.data.shared.expire.enabled.load(Relaxed);
+        crate::util::purge::report_storm(&mut self.storm_reported, in_storm);
     }
 
     /// The timer: start an expiry cycle `hz` times a second; once a second,
@@ -382,6 +395,7 @@ impl Worker {
                 Some(self.spare_us),
             );
         }
+        self.report_storm();
         self.busy_us = 0;
         self.sweep_us_at_tick = self.data.store.stats.cycle_cpu_us;
         self.tick_budget_spent = false;
@@ -433,6 +447,7 @@ impl Worker {
         self.data
             .sweep
             .start_cycle(&params, &self.data.store, self.data.now_ms, Some(spare_us));
+        self.report_storm();
     }
 
     fn cron(&mut self) {

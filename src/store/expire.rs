@@ -212,7 +212,9 @@ impl ActiveExpire {
             .iter()
             .all(|db| db.volatile_len() == 0 && !db.has_field_deadlines())
         {
+            // Nothing left to expire (FLUSHALL, say): no storm either.
             self.cycle = None;
+            self.storm = false;
             return;
         }
         if let Some(unfinished) = &self.cycle {

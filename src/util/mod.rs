@@ -1,7 +1,8 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
 //! parsing and formatting as Redis does them, longest common subsequence,
 //! allocation sizes, freeing large structures off the shard threads,
-//! keeping housekeeping threads off the shards' cores (`priority`), the
+//! keeping housekeeping threads off the shards' cores (`priority`) and
+//! jemalloc's purging off them during storms (`purge`), the
 //! thread CPU clock (`clock`), cheap timestamps for timing commands
 //! (`stamp`) and C's `long double` for INCRBYFLOAT (`longdouble`).
 
@@ -11,6 +12,7 @@ pub mod lcs;
 pub mod longdouble;
 pub mod num;
 pub mod priority;
+pub mod purge;
 pub mod slot;
 pub mod stamp;
 
