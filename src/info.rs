@@ -167,20 +167,6 @@ fn sample_memory() {
     RSS.store(rss_bytes(), Relaxed);
 }
 
-/// `jemalloc-bg-thread`: whether jemalloc returns freed memory to the OS
-/// from its own thread, as Redis does by default. Without it, purging runs
-/// inside whichever thread frees, so a shard reclaiming a storm would also
-/// pay for handing pages back.
-pub fn set_background_purging(on: bool) {
-    match tikv_jemalloc_ctl::background_thread::write(on) {
-        Ok(_) if on => {
-            crate::util::priority::lower_allocator_threads();
-        }
-        Ok(_) => {}
-        Err(e) => log::warn!("could not set jemalloc's background thread to {on}: {e}"),
-    }
-}
-
 /// Starts the thread that refreshes memory figures every 100 ms (once).
 pub fn start_memory_sampler() {
     static STARTED: std::sync::Once = std::sync::Once::new();
@@ -190,10 +176,9 @@ pub fn start_memory_sampler() {
             .name("ember-memstats".into())
             .spawn(move || {
                 crate::util::priority::lower_current_thread();
-                let mut purge_paused = false;
                 for round in 0u64.. {
                     sample_memory();
-                    crate::util::purge::follow_storms(&mut purge_paused);
+                    crate::util::purge::follow_storms();
                     PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
                     // jemalloc starts purging threads as it needs them.
                     if round.is_multiple_of(10) {

@@ -158,7 +158,7 @@ impl Shared {
             .storm_busy_perc
             .store(c.active_expire_storm_busy_perc, Relaxed);
         crate::logging::set_level(&c.loglevel);
-        crate::info::set_background_purging(c.jemalloc_bg_thread);
+        crate::util::purge::set_background_thread(c.jemalloc_bg_thread);
         crate::util::purge::set_defer(c.active_expire_storm_defer_purge);
     }
 

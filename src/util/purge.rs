@@ -12,14 +12,17 @@
 //!
 //! So while any shard is in storm mode (`active-expire-storm-defer-purge
 //! yes`, the default), every arena's dirty decay is -1: jemalloc keeps its
-//! free pages for reuse and purges nothing. When the last storm ends, the
-//! configured decay (`opt.dirty_decay_ms`, 10 s) comes back and the pages
-//! go back over that time, while the shards have idle moments again.
-//! `used_memory` does not change; only RSS comes down after the storm
-//! rather than during it.
+//! free pages for reuse and purges nothing. The purging thread is stopped
+//! too: with nothing to purge it sleeps until woken, and every batch of
+//! frees woke it (about 1,000 times a second in a storm, each a context
+//! switch on the shard's core). When the last storm ends, the thread (if
+//! `jemalloc-bg-thread` wants it) and then the configured decay
+//! (`opt.dirty_decay_ms`, 10 s) come back, and the pages go back over that
+//! time, while the shards have idle moments again. `used_memory` does not
+//! change; only RSS comes down after the storm rather than during it.
 //!
 //! The shards only count their storms here; the memory sampler's thread
-//! (`info::start_memory_sampler`) changes the decay, since a decay change
+//! (`info::start_memory_sampler`) pauses and resumes purging, since that
 //! takes locks the purging thread may hold for milliseconds.
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -29,10 +32,37 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 static STORMS: AtomicUsize = AtomicUsize::new(0);
 /// `active-expire-storm-defer-purge`.
 static DEFER: AtomicBool = AtomicBool::new(true);
+/// `jemalloc-bg-thread`.
+static BACKGROUND: AtomicBool = AtomicBool::new(true);
+/// Purging is paused for a storm.
+static PAUSED: AtomicBool = AtomicBool::new(false);
 
 /// `active-expire-storm-defer-purge`.
 pub fn set_defer(on: bool) {
     DEFER.store(on, Relaxed);
+}
+
+/// `jemalloc-bg-thread`: whether jemalloc returns freed memory to the OS
+/// from its own thread, as Redis does by default. Without it, purging runs
+/// inside whichever thread frees, so a shard reclaiming a storm would also
+/// pay for handing pages back. While purging is paused the thread stays
+/// stopped; it starts when purging resumes.
+pub fn set_background_thread(on: bool) {
+    BACKGROUND.store(on, Relaxed);
+    if !PAUSED.load(Relaxed) {
+        write_background_thread(on);
+    }
+}
+
+fn write_background_thread(on: bool) {
+    match tikv_jemalloc_ctl::background_thread::write(on) {
+        // jemalloc starts its threads at their creator's priority.
+        Ok(_) if on => {
+            super::priority::lower_allocator_threads();
+        }
+        Ok(_) => {}
+        Err(e) => log::warn!("could not set jemalloc's background thread to {on}: {e}"),
+    }
 }
 
 /// A shard tells whether it is in storm mode now; `reported` is what it
@@ -59,20 +89,24 @@ fn wanted(defer: bool, storms: usize) -> bool {
 }
 
 /// Called by the memory sampler every round: pauses or resumes purging as
-/// the shards' storms say. `paused` is the state this thread set last.
-pub fn follow_storms(paused: &mut bool) {
+/// the shards' storms say. The order keeps the shards from purging inline
+/// in between: no decay before the thread stops, the thread back before
+/// the decay.
+pub fn follow_storms() {
     let want = wanted(DEFER.load(Relaxed), STORMS.load(Relaxed));
-    if want == *paused {
+    if want == PAUSED.load(Relaxed) {
         return;
     }
-    let decay_ms = if want {
-        Some(-1)
-    } else {
-        configured_decay_ms()
-    };
-    if let Some(decay_ms) = decay_ms {
+    if want {
+        set_dirty_decay_ms(-1);
+        write_background_thread(false);
+        PAUSED.store(true, Relaxed);
+    } else if let Some(decay_ms) = configured_decay_ms() {
+        PAUSED.store(false, Relaxed);
+        if BACKGROUND.load(Relaxed) {
+            write_background_thread(true);
+        }
         set_dirty_decay_ms(decay_ms);
-        *paused = want;
     }
 }
 
@@ -80,7 +114,7 @@ pub fn follow_storms(paused: &mut bool) {
 fn configured_decay_ms() -> Option<isize> {
     // SAFETY: `opt.dirty_decay_ms` is a `ssize_t`, which `isize` is on
     // every target Rust supports; the name is NUL-terminated.
-    // Tested by `purging_pauses_and_comes_back_to_the_configured_decay`.
+    // Tested by `purging_pauses_for_a_storm_and_comes_back_to_the_configured_decay`.
     unsafe { tikv_jemalloc_ctl::raw::read::<isize>(b"opt.dirty_decay_ms\0") }.ok()
 }
 
@@ -105,6 +139,10 @@ mod tests {
         unsafe { tikv_jemalloc_ctl::raw::read::<isize>(b"arena.0.dirty_decay_ms\0") }.unwrap()
     }
 
+    fn background() -> bool {
+        tikv_jemalloc_ctl::background_thread::read().unwrap()
+    }
+
     #[test]
     fn purging_waits_only_for_a_storm_when_deferral_is_on() {
         assert!(!wanted(true, 0));
@@ -126,14 +164,31 @@ mod tests {
         assert!(!a && b);
     }
 
-    // The only test that changes the decay: tests run in parallel.
+    // The only test that touches the globals, since tests run in parallel
+    // (and none of this crate's unit tests runs a shard).
     #[test]
-    fn purging_pauses_and_comes_back_to_the_configured_decay() {
+    fn purging_pauses_for_a_storm_and_comes_back_to_the_configured_decay() {
         let configured = configured_decay_ms().expect("jemalloc answers");
         assert_ne!(configured, -1);
-        set_dirty_decay_ms(-1);
-        assert_eq!(arena0_decay_ms(), -1);
-        set_dirty_decay_ms(configured);
-        assert_eq!(arena0_decay_ms(), configured);
+        set_background_thread(true);
+        assert!(background());
+        let mut reported = false;
+        report_storm(&mut reported, true);
+        follow_storms();
+        assert_eq!((arena0_decay_ms(), background()), (-1, false));
+        // A CONFIG SET meanwhile (each applies every parameter) does not
+        // start the thread.
+        set_background_thread(true);
+        assert!(!background());
+        report_storm(&mut reported, false);
+        follow_storms();
+        assert_eq!((arena0_decay_ms(), background()), (configured, true));
+        // Deferral off: a storm changes nothing.
+        set_defer(false);
+        report_storm(&mut reported, true);
+        follow_storms();
+        assert_eq!((arena0_decay_ms(), background()), (configured, true));
+        report_storm(&mut reported, false);
+        set_defer(true);
     }
 }
