@@ -387,15 +387,10 @@ impl Worker {
             let cap = period_us * busy_perc / 100;
             let taken = self.busy_us + waited_us + self.params.cycle_budget_us;
             self.spare_us = cap.saturating_sub(taken);
-            self.cycle_started = now;
-            self.data.sweep.start_cycle(
-                &self.params,
-                &self.data.store,
-                self.data.now_ms,
-                Some(self.spare_us),
-            );
+            self.begin_cycle(self.params, self.spare_us, now);
+        } else {
+            self.report_storm();
         }
-        self.report_storm();
         self.busy_us = 0;
         self.sweep_us_at_tick = self.data.store.stats.cycle_cpu_us;
         self.tick_budget_spent = false;
@@ -443,6 +438,12 @@ impl Worker {
             return;
         }
         let spare_us = self.spare_us * left_us / period_us.max(1);
+        self.begin_cycle(params, spare_us, now);
+    }
+
+    /// Starts a sweep cycle (at a tick or between ticks), noting when it
+    /// began and whether it put the shard in storm mode.
+    fn begin_cycle(&mut self, params: ExpireParams, spare_us: u64, now: Instant) {
         self.cycle_started = now;
         self.data
             .sweep
