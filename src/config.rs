@@ -153,7 +153,7 @@ impl Default for Config {
             loglevel: "notice".into(),
             timeout: 0,
             tcp_keepalive: 300,
-            enable_debug_command: "local".into(),
+            enable_debug_command: "no".into(),
             hash_max_listpack_entries: ListpackLimits::DEFAULT.entries,
             hash_max_listpack_value: ListpackLimits::DEFAULT.value,
             jemalloc_bg_thread: true,
@@ -378,6 +378,23 @@ fn memory_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
+/// Checks `save` rules as Redis does before taking them: `""` (none), or
+/// pairs of seconds (at least 1) and changes (at least 0). ember takes no
+/// snapshots yet, so valid rules change nothing.
+fn check_save_rules(v: &str) -> Result<(), String> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let valid = words.len().is_multiple_of(2)
+        && words.iter().enumerate().all(|(i, w)| {
+            let least = if i.is_multiple_of(2) { 1 } else { 0 };
+            w.parse::<i64>().is_ok_and(|n| n >= least)
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err("Invalid save parameters".into())
+    }
+}
+
 fn yes_no(on: bool) -> String {
     if on { "yes" } else { "no" }.into()
 }
@@ -456,7 +473,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "active-expire-storm-cpu-perc", alias: None, mutable: true, get: |c| c.active_expire_storm_cpu_perc.to_string(), set: |c, v| { c.active_expire_storm_cpu_perc = int_in(v, 1, 100)? as u64; Ok(()) } },
     Param { name: "active-expire-storm-busy-perc", alias: None, mutable: true, get: |c| c.active_expire_storm_busy_perc.to_string(), set: |c, v| { c.active_expire_storm_busy_perc = int_in(v, 1, 100)? as u64; Ok(()) } },
     Param { name: "notify-keyspace-events", alias: None, mutable: true, get: |c| c.notify_keyspace_events.clone(), set: |c, v| { c.notify_keyspace_events = normalize_events(v)?; Ok(()) } },
-    Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, i32::MAX as i64)? as usize; Ok(()) } },
+    Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, u32::MAX as i64)? as usize; Ok(()) } },
     Param { name: "proto-max-bulk-len", alias: None, mutable: true, get: |c| c.proto_max_bulk_len.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into()); } c.proto_max_bulk_len = n; Ok(()) } },
     Param { name: "client-query-buffer-limit", alias: None, mutable: true, get: |c| c.client_query_buffer_limit.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into()); } c.client_query_buffer_limit = n; Ok(()) } },
     Param { name: "loglevel", alias: None, mutable: true, get: |c| c.loglevel.clone(), set: |c, v| { c.loglevel = one_of(v, &["debug", "verbose", "notice", "warning"])?; Ok(()) } },
@@ -468,7 +485,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
     // Accepted for compatibility with tools that read them (redis-benchmark
     // asks for both); ember keeps no persistence yet.
-    Param { name: "save", alias: None, mutable: true, get: |_| String::new(), set: |_, _| Ok(()) },
+    Param { name: "save", alias: None, mutable: true, get: |_| String::new(), set: |_, v| check_save_rules(v) },
     Param { name: "appendonly", alias: None, mutable: true, get: |_| "no".into(), set: |_, v| { one_of(v, &["yes", "no"]).and_then(|v| if v == "no" { Ok(()) } else { Err("appendonly is not supported by ember yet".into()) }) } },
     Param { name: "maxmemory", alias: None, mutable: true, get: |_| "0".into(), set: |_, v| { memory(v).and_then(|n| if n == 0 { Ok(()) } else { Err("maxmemory is not supported by ember yet".into()) }) } },
     Param { name: "maxmemory-policy", alias: None, mutable: true, get: |_| "noeviction".into(), set: |_, v| { one_of(v, &["noeviction"]).map(|_| ()) } },

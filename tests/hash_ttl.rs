@@ -307,7 +307,7 @@ fn errors_are_redis_7_4_texts() {
 
 #[test]
 fn expired_fields_are_invisible_at_once() {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let mut r = server.raw();
     // Without the sweep, only the lookups can hide them.
     assert_eq!(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), ok());
@@ -541,7 +541,7 @@ fn ev(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn keyspace_events() {
-    let server = Server::start(1, &[]);
+    let server = Server::start(1, &["--enable-debug-command", "local"]);
     let mut r = server.raw();
     assert_eq!(
         r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]),

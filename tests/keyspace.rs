@@ -19,7 +19,7 @@ fn b(s: &str) -> Reply {
 }
 
 fn start() -> (Server, Raw) {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let raw = server.raw();
     (server, raw)
 }

@@ -26,7 +26,7 @@ fn names(events: &[(String, i64, i64, i64)]) -> Vec<&str> {
 
 #[test]
 fn nothing_is_logged_until_a_threshold_is_set() {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let mut raw = server.raw();
     assert_eq!(
         raw.cmd(&["CONFIG", "GET", "latency-monitor-threshold"]),
@@ -45,7 +45,7 @@ fn nothing_is_logged_until_a_threshold_is_set() {
 
 #[test]
 fn a_slow_command_is_logged_with_its_pass_and_time_off_the_cpu() {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let mut raw = server.raw();
     assert_eq!(
         raw.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "20"]),

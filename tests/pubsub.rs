@@ -1067,7 +1067,7 @@ fn ten_thousand_expiring_keys_each_fire_one_expired_event() {
 #[test]
 fn lazily_expired_key_fires_expired() {
     for shards in [1, 2] {
-        let server = Server::start(shards, &[]);
+        let server = Server::start(shards, &["--enable-debug-command", "local"]);
         let mut c = conn(&server);
         assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), ok());
         assert_eq!(

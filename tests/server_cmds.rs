@@ -713,7 +713,7 @@ fn swapdb_swaps_on_every_shard() {
 
 #[test]
 fn debug_subcommands() {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let mut raw = server.raw();
     assert_eq!(raw.cmd(&["DEBUG", "SLEEP", "0"]), Reply::ok());
     assert_eq!(

@@ -123,7 +123,7 @@ fn watch_is_broken_by_flushes_and_swapdb() {
 
 #[test]
 fn watch_is_broken_by_expiry_lazy_and_active() {
-    let server = Server::start(2, &[]);
+    let server = Server::start(2, &["--enable-debug-command", "local"]);
     let mut c = server.raw();
     // Lazy: active expiry off, the deadline passes, nobody touches the key.
     c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);

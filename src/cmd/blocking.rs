@@ -208,30 +208,17 @@ fn request(keys: Vec<Bytes>, want: Want, db: usize, now_ms: u64, timeout: u64) -
 }
 
 /// A timeout in seconds (a double, 0 = forever) as milliseconds, rounded
-/// up as Redis 7.0 does, with its errors. Values whose milliseconds do not
-/// fit a signed 64-bit integer (infinity included) are "negative" there,
-/// because the conversion wraps; a tiny positive value is 1 ms.
+/// up as Redis 7.0 does, in `long double` as Redis computes it, with its
+/// errors. Values whose milliseconds do not fit a signed 64-bit integer
+/// (infinity included) are "negative" there, because the conversion wraps;
+/// a tiny positive value is 1 ms. One that fits but whose deadline does not
+/// (9223372036854775 s) blocks for good, as in Redis 7.0.
 pub fn timeout_ms(arg: &[u8]) -> Result<u64, Frame> {
-    let not_float = || err::frame("ERR timeout is not a float or out of range");
-    let negative = || err::frame("ERR timeout is negative");
-    let text = std::str::from_utf8(arg).map_err(|_| not_float())?;
-    // Redis parses a long double: numbers past f64's range still parse there.
-    let seconds = match crate::util::num::parse_f64(arg) {
-        Some(s) => s,
-        None => match text.parse::<f64>() {
-            Ok(s) if !s.is_nan() && s != 0.0 => s, // overflow to infinity
-            Ok(s) if !s.is_nan() => {
-                f64::MIN_POSITIVE.copysign(if text.starts_with('-') { -1.0 } else { 1.0 })
-            } // underflow: a tiny non-zero value
-            _ => return Err(not_float()),
-        },
-    };
-    let ms = (seconds * 1000.0).ceil();
-    // -0.0 is inside the range: it rounds to 0, forever.
-    if !(0.0..i64::MAX as f64).contains(&ms) {
-        return Err(negative());
-    }
-    Ok(ms as u64)
+    let seconds = crate::util::longdouble::LongDouble::parse(arg)
+        .ok_or_else(|| err::frame("ERR timeout is not a float or out of range"))?;
+    seconds
+        .seconds_to_ms()
+        .ok_or_else(|| err::frame("ERR timeout is negative"))
 }
 
 /// The immediate attempt: the first key that exists decides (popped from, or
@@ -464,6 +451,11 @@ mod tests {
         assert_eq!(timeout("1e16"), negative);
         assert_eq!(timeout("1e400"), negative);
         assert_eq!(timeout("9223372036854776"), negative);
+        assert_eq!(
+            timeout("9223372036854775"),
+            Ok(9_223_372_036_854_775_000),
+            "fits in long double arithmetic"
+        );
         let not_float = Err("ERR timeout is not a float or out of range".to_string());
         assert_eq!(timeout("abc"), not_float);
         assert_eq!(timeout("nan"), not_float);

@@ -226,10 +226,7 @@ fn client_list_filter(rest: &[Bytes]) -> Result<(Option<Vec<u64>>, Option<Client
         Some((word, kind)) if word.eq_ignore_ascii_case(b"TYPE") && kind.len() == 1 => {
             match ClientType::parse(&kind[0]) {
                 Some(k) => Ok((None, Some(k))),
-                None => Err(Frame::Error(format!(
-                    "ERR Unknown client type '{}'",
-                    String::from_utf8_lossy(&kind[0])
-                ))),
+                None => Err(unknown_client_type(&kind[0])),
             }
         }
         Some((word, ids)) if word.eq_ignore_ascii_case(b"ID") && !ids.is_empty() => ids
@@ -282,17 +279,26 @@ fn list_job(shard: &ShardData, ids: Option<Vec<u64>>, kind: Option<ClientType>) 
     }))
 }
 
+fn unknown_client_type(word: &[u8]) -> Frame {
+    Frame::Error(format!(
+        "ERR Unknown client type '{}'",
+        String::from_utf8_lossy(word)
+    ))
+}
+
 fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
     // Old form: CLIENT KILL ip:port, answers OK or an error.
     if argv.len() == 3 {
         let filter = KillFilter {
             addr: Some(String::from_utf8_lossy(&argv[2]).into_owned()),
+            asker: session.id,
             ..KillFilter::default()
         };
         return kill_job(shard, filter, true);
     }
     let mut filter = KillFilter {
         skip_id: Some(session.id),
+        asker: session.id,
         ..KillFilter::default()
     };
     let mut pairs = argv[2..].chunks(2);
@@ -308,6 +314,13 @@ fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Acti
             },
             b"addr" => filter.addr = Some(value_text),
             b"laddr" => filter.laddr = Some(value_text),
+            b"type" => match ClientType::parse(value) {
+                Some(kind) => filter.kind = Some(kind),
+                None => return unknown_client_type(value).into(),
+            },
+            // Every client is the default user's until ACL users exist.
+            b"user" if value_text == "default" => {}
+            b"user" => return Frame::Error(format!("ERR No such user '{value_text}'")).into(),
             b"skipme" => match value_text.to_ascii_lowercase().as_str() {
                 "yes" => filter.skip_id = Some(session.id),
                 "no" => filter.skip_id = None,

@@ -63,11 +63,12 @@ pub fn unknown_command(argv: &[Bytes]) -> Frame {
         args.extend_from_slice(b"' ");
     }
     let name = &argv[0][..argv[0].len().min(CAP)];
-    Frame::Error(format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        String::from_utf8_lossy(name),
-        String::from_utf8_lossy(&args)
-    ))
+    // The bytes go back as they came, UTF-8 or not, as Redis echoes them.
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(name);
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend_from_slice(&args);
+    Frame::ErrorBytes(text)
 }
 
 /// Decides where a command runs and runs it or starts its job.
@@ -122,7 +123,7 @@ pub fn lock_plan(db: usize, nshards: usize, keys: impl Iterator<Item = Bytes>) -
     for key in keys {
         plan.entry(shard_of(&key, nshards))
             .or_insert(Need::Nothing)
-            .merge(Need::keys(db, [key]));
+            .add_key(db, key);
     }
     plan
 }

@@ -280,13 +280,14 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
         })
         .collect();
     let argv = argv.to_vec();
+    let table_max = shard.shared.limits.max_bulk_len();
     Action::Job(Job::new(reads, move |outs| {
         let mut values = outs.into_iter().map(|o| match o {
             Out::Entry(e) => e.map(|(v, _)| v),
             _ => None,
         });
         let (a, b) = (values.next().flatten(), values.next().flatten());
-        Action::from(strings::lcs_reply(a.as_ref(), b.as_ref(), &argv))
+        Action::from(strings::lcs_reply(a.as_ref(), b.as_ref(), &argv, table_max))
     }))
 }
 

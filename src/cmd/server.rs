@@ -346,7 +346,11 @@ pub fn shutdown(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     std::process::exit(0);
 }
 
-fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
+/// Redis's refusal of DEBUG where `enable-debug-command` does not allow it.
+pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+/// Whether `enable-debug-command` lets this client run DEBUG.
+pub fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
     let mode = shard
         .shared
         .config
@@ -376,7 +380,7 @@ const DEBUG_HELP: &[&str] = &[
 
 pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     if !debug_allowed(shard, session) {
-        return err::frame("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.").into();
+        return err::frame(DEBUG_NOT_ALLOWED).into();
     }
     let sub = lower(&argv[1]);
     match sub.as_str() {

@@ -385,7 +385,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("time", 1, &["loading", "stale", "fast"], "server", "2.6.0", "Returns the server time.", server::time),
     conn("debug", -2, ADMIN, "server", "1.0.0", "A container for debugging commands.", server::debug),
     conn("latency", -2, ADMIN, "server", "2.8.13", "A container for latency diagnostics commands.", latency::latency).with_subcommands(),
-    conn("shutdown", -1, &["admin", "noscript", "loading", "stale"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
+    conn("shutdown", -1, &["admin", "noscript", "loading", "stale", "no_multi", "allow_busy"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     conn("lastsave", 1, &["loading", "stale", "fast"], "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
 

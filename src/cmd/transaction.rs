@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use super::args::err;
-use super::table::Route;
+use super::table::{CommandSpec, Route};
 use super::{lookup, shard_of, Ctx, Session, ShardData};
 use crate::resp::Frame;
 use crate::shard::{Action, Job, LockPlan, Need, Op, Out};
@@ -82,6 +82,20 @@ pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -
 /// Commands that act on the transaction instead of being queued (UNWATCH
 /// is queued, as in Redis: it must not drop the WATCH that EXEC checks).
 pub const CONTROL: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
+
+/// Why a command may not be queued in this client's transaction, as Redis
+/// refuses it when it is sent (the transaction then fails at EXEC): a
+/// `no_multi` command (SHUTDOWN: EXEC must not stop the server halfway), or
+/// DEBUG where `enable-debug-command` keeps it from this client.
+pub fn refusal_to_queue(shard: &ShardData, session: &Session, spec: &CommandSpec) -> Option<Frame> {
+    if spec.has_flag("no_multi") {
+        return Some(err::frame("ERR Command not allowed inside a transaction"));
+    }
+    if spec.name == "debug" && !super::server::debug_allowed(shard, session) {
+        return Some(err::frame(super::server::DEBUG_NOT_ALLOWED));
+    }
+    None
+}
 
 /// Connection commands that read the keyspace: inside EXEC they need every
 /// shard locked.
@@ -272,23 +286,24 @@ fn lock_plan(
 ) -> (LockPlan, bool) {
     let mut plan = LockPlan::new();
     let mut keyed_only = true;
-    let mut add = |shard: usize, need: Need| {
-        plan.entry(shard).or_insert(Need::Nothing).merge(need);
+    let add_key = |plan: &mut LockPlan, shard: usize, db: usize, key: Bytes| {
+        plan.entry(shard).or_insert(Need::Nothing).add_key(db, key);
     };
+    // The whole shard covers any key already asked for there.
+    let every_shard =
+        |plan: &mut LockPlan| (0..nshards).for_each(|s| drop(plan.insert(s, Need::Whole)));
     for argv in queued {
         let spec = lookup(&argv[0]).expect("checked when queued");
         match spec.route {
             Route::Keyed(..) => {
                 for p in spec.key_positions(argv) {
-                    add(
-                        shard_of(&argv[p], nshards),
-                        Need::keys(db, [argv[p].clone()]),
-                    );
+                    let key = argv[p].clone();
+                    add_key(&mut plan, shard_of(&key, nshards), db, key);
                 }
             }
             Route::EveryShard(..) => {
                 keyed_only = false;
-                (0..nshards).for_each(|s| add(s, Need::Whole));
+                every_shard(&mut plan);
             }
             Route::Conn(_) => {
                 keyed_only = false;
@@ -297,13 +312,13 @@ fn lock_plan(
                         db = usize::try_from(d).unwrap_or(db);
                     }
                 } else if READS_EVERY_SHARD.contains(&spec.name) {
-                    (0..nshards).for_each(|s| add(s, Need::Whole));
+                    every_shard(&mut plan);
                 }
             }
         }
     }
     for (d, key) in watched {
-        add(shard_of(key, nshards), Need::keys(*d, [key.clone()]));
+        add_key(&mut plan, shard_of(key, nshards), *d, key.clone());
     }
     (plan, keyed_only)
 }

@@ -135,7 +135,22 @@ impl AddFlags {
 }
 
 pub fn zadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let mut flags = AddFlags::default();
+    add_command(ctx, argv, AddFlags::default())
+}
+
+/// ZINCRBY key increment member: ZADD INCR with one pair. Redis runs it
+/// through ZADD's own parsing, so a flag word where the increment goes
+/// (`ZINCRBY k XX m`) leaves an odd pair: a syntax error.
+pub fn zincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    let flags = AddFlags {
+        incr: true,
+        ..AddFlags::default()
+    };
+    add_command(ctx, argv, flags)
+}
+
+/// ZADD's flags from `argv[2]` on, then its (score, member) pairs.
+fn add_command(ctx: &mut Ctx, argv: &[Bytes], mut flags: AddFlags) -> Reply {
     let mut i = 2;
     while i < argv.len() {
         match argv[i].to_ascii_uppercase().as_slice() {
@@ -155,15 +170,6 @@ pub fn zadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     flags.check(pairs.len() / 2)?;
     add(ctx, &argv[1], &flags, pairs)
-}
-
-/// ZINCRBY key increment member: ZADD INCR with one pair.
-pub fn zincrby(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    let flags = AddFlags {
-        incr: true,
-        ..AddFlags::default()
-    };
-    add(ctx, &argv[1], &flags, &argv[2..4])
 }
 
 /// Adds or updates the (score, member) `pairs` under `flags`. Replies as

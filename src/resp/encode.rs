@@ -15,6 +15,7 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
         Frame::Simple(s) => line(b'+', s.as_bytes(), out),
         Frame::SimpleOwned(s) => line(b'+', s.as_bytes(), out),
         Frame::Error(s) => line(b'-', s.as_bytes(), out),
+        Frame::ErrorBytes(s) => line(b'-', s, out),
         Frame::Integer(n) => {
             out.push(b':');
             format_i64(*n, out);

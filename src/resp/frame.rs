@@ -21,6 +21,9 @@ pub enum Frame {
     SimpleOwned(String),
     /// `-ERR ...`: the full text including the error code prefix.
     Error(String),
+    /// An error whose text echoes a client's bytes as they came (an unknown
+    /// command's name and arguments), which need not be UTF-8.
+    ErrorBytes(Vec<u8>),
     Integer(i64),
     Bulk(Bytes),
     /// A missing value: `$-1` in RESP2, `_` in RESP3.
@@ -60,6 +63,6 @@ impl Frame {
     }
 
     pub fn is_error(&self) -> bool {
-        matches!(self, Frame::Error(_))
+        matches!(self, Frame::Error(_) | Frame::ErrorBytes(_))
     }
 }

@@ -355,6 +355,12 @@ impl Parser {
         } else {
             newline
         };
+        // Redis reads 16 KB at a time and refuses a line once 64 KB of it
+        // came without a newline, so a longer line is refused however it
+        // arrives (in one read here it would have been run).
+        if end > self.limits.max_inline_len {
+            return Err(ProtocolError::new("too big inline request"));
+        }
         let args = inline::split_args(&buf[..end])
             .ok_or_else(|| ProtocolError::new("unbalanced quotes in request"))?;
         buf.advance(newline + 1);
@@ -636,6 +642,18 @@ mod tests {
             p.next_command(&mut buf).unwrap_err().0,
             "Protocol error: too big inline request"
         );
+
+        // The whole line at once, newline included: refused all the same.
+        let mut p = Parser::default();
+        let mut buf = BytesMut::from(&vec![b'a'; limit + 1][..]);
+        buf.extend_from_slice(b"\r\n");
+        assert_eq!(
+            p.next_command(&mut buf).unwrap_err().0,
+            "Protocol error: too big inline request"
+        );
+        let mut buf = BytesMut::from(&vec![b'a'; limit][..]);
+        buf.extend_from_slice(b"\r\n");
+        assert!(Parser::default().next_command(&mut buf).unwrap().is_some());
     }
 
     #[test]

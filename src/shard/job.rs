@@ -87,6 +87,10 @@ pub struct KillFilter {
     pub laddr: Option<String>,
     /// The id of the client asking, skipped unless SKIPME no.
     pub skip_id: Option<u64>,
+    /// Only clients of this type (TYPE).
+    pub kind: Option<ClientType>,
+    /// The id of the client asking: killed, it gets its reply first.
+    pub asker: u64,
 }
 
 /// A shard's answer to an op.

@@ -1,4 +1,4 @@
-//! Key locks for work that spans shards (DESIGN.md): a transaction takes
+//! Key locks for work that spans shards (docs/DESIGN.md): a transaction takes
 //! exclusive locks on its keys shard by shard, in ascending shard order, runs,
 //! then releases them. Work that meets a locked key waits in the shard's
 //! queue behind the lock, in arrival order.
@@ -13,10 +13,18 @@
 //!   from the same client.
 //! - Single-shard work pays one `is_idle()` check while no lock is held.
 //!
+//! Cost: every check is linear in the keys of the work being checked, never
+//! in the keys of the work it is checked against. A need is a hash set, and
+//! the queue keeps a count of the keys and clients waiting in it
+//! ([`Pending`]), so `EXISTS k1 ... k100000` over several shards, or a
+//! pipeline of thousands of commands queued behind one lock, costs each
+//! command its own keys' worth of hash probes (it used to be a scan of every
+//! waiting key per key: quadratic, seconds of a frozen shard).
+//!
 //! The table is generic over the waiting item so it can be tested alone;
 //! the shard loop parks its ops here.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
 
@@ -34,12 +42,15 @@ pub struct LockKey {
     pub key: Bytes,
 }
 
+/// The distinct keys a piece of work touches on one shard.
+pub type KeySet = HashSet<LockKey, ahash::RandomState>;
+
 /// What a piece of work touches on one shard.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Need {
     /// No key (client table, INFO figures): never waits.
     Nothing,
-    Keys(Vec<LockKey>),
+    Keys(KeySet),
     /// Any key of the shard (FLUSHALL, KEYS, SCAN, or work that does not
     /// say what it touches).
     Whole,
@@ -50,28 +61,72 @@ impl Need {
         Need::Keys(keys.into_iter().map(|key| LockKey { db, key }).collect())
     }
 
-    /// Whether two needs touch a common key.
-    fn overlaps(&self, other: &Need) -> bool {
-        match (self, other) {
-            (Need::Nothing, _) | (_, Need::Nothing) => false,
-            (Need::Whole, _) | (_, Need::Whole) => true,
-            (Need::Keys(a), Need::Keys(b)) => a.iter().any(|k| b.contains(k)),
-        }
-    }
-
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: Need) {
         match (&mut *self, other) {
             (Need::Whole, _) | (_, Need::Nothing) => {}
             (_, Need::Whole) => *self = Need::Whole,
             (Need::Nothing, keys) => *self = keys,
-            (Need::Keys(mine), Need::Keys(more)) => {
-                for k in more {
-                    if !mine.contains(&k) {
-                        mine.push(k);
-                    }
+            (Need::Keys(mine), Need::Keys(more)) => mine.extend(more),
+        }
+    }
+
+    /// Adds one key of database `db`.
+    pub fn add_key(&mut self, db: usize, key: Bytes) {
+        match self {
+            Need::Whole => {}
+            Need::Nothing => *self = Need::keys(db, [key]),
+            Need::Keys(mine) => {
+                mine.insert(LockKey { db, key });
+            }
+        }
+    }
+}
+
+/// What the queue holds, counted so that "does this work have to stay behind
+/// something waiting?" costs the work's own keys, not the queue's.
+#[derive(Default)]
+struct Pending {
+    /// Waiting items per key they name.
+    keys: HashMap<LockKey, usize, ahash::RandomState>,
+    /// Waiting items that need the whole shard.
+    whole: usize,
+    /// Waiting items per client.
+    origins: HashMap<Origin, usize, ahash::RandomState>,
+    /// Waiting items in all (each needs something: work that needs nothing
+    /// never waits).
+    items: usize,
+}
+
+impl Pending {
+    fn add(&mut self, need: &Need, origin: Origin) {
+        self.items += 1;
+        *self.origins.entry(origin).or_default() += 1;
+        match need {
+            Need::Nothing => {}
+            Need::Whole => self.whole += 1,
+            Need::Keys(keys) => {
+                for k in keys {
+                    *self.keys.entry(k.clone()).or_default() += 1;
                 }
             }
+        }
+    }
+
+    /// Whether work on `need` from `origin` must stay behind a counted item:
+    /// one from the same client, or one touching a common key.
+    fn blocks(&self, need: &Need, origin: Origin) -> bool {
+        self.touches(need) || (*need != Need::Nothing && self.origins.contains_key(&origin))
+    }
+
+    /// Whether a counted item touches a key of `need`.
+    fn touches(&self, need: &Need) -> bool {
+        match need {
+            Need::Nothing => false,
+            _ if self.items == 0 => false,
+            _ if self.whole > 0 => true,
+            Need::Whole => true,
+            Need::Keys(keys) => keys.iter().any(|k| self.keys.contains_key(k)),
         }
     }
 }
@@ -87,21 +142,24 @@ struct Waiting<T> {
 /// One shard's locks and the work waiting for them.
 pub struct Locks<T> {
     /// Key to the transaction holding it.
-    held: HashMap<LockKey, TxId>,
+    held: HashMap<LockKey, TxId, ahash::RandomState>,
     /// A transaction holding every key of the shard.
     whole: Option<TxId>,
     /// What each transaction holds here, to release it.
     holders: HashMap<TxId, Vec<LockKey>>,
     queue: VecDeque<Waiting<T>>,
+    /// The keys and clients of `queue`, counted.
+    pending: Pending,
 }
 
 impl<T> Default for Locks<T> {
     fn default() -> Self {
         Locks {
-            held: HashMap::new(),
+            held: HashMap::default(),
             whole: None,
             holders: HashMap::new(),
             queue: VecDeque::new(),
+            pending: Pending::default(),
         }
     }
 }
@@ -124,9 +182,7 @@ impl<T> Locks<T> {
     /// a transaction holds one of its keys, or work on them is queued
     /// (blocked clients are served only once their keys are free).
     pub fn is_locked(&self, need: &Need) -> bool {
-        !self.is_idle()
-            && (self.blocked_by_held(need, None)
-                || self.queue.iter().any(|w| w.need.overlaps(need)))
+        !self.is_idle() && (self.blocked_by_held(need, None) || self.pending.touches(need))
     }
 
     /// Whether `need` collides with a lock held by a transaction other than `tx`.
@@ -140,15 +196,6 @@ impl<T> Locks<T> {
             Need::Whole => self.holders.keys().any(foreign),
             Need::Keys(keys) => keys.iter().any(|k| self.held.get(k).is_some_and(foreign)),
         }
-    }
-
-    /// Whether `need` must stay behind something already waiting.
-    fn blocked_by_queue(&self, need: &Need, origin: Origin) -> bool {
-        *need != Need::Nothing
-            && self
-                .queue
-                .iter()
-                .any(|w| w.origin == origin || w.need.overlaps(need))
     }
 
     fn grant(&mut self, tx: TxId, need: Need) {
@@ -166,20 +213,25 @@ impl<T> Locks<T> {
         }
     }
 
+    fn park(&mut self, need: Need, origin: Origin, grant_to: Option<TxId>, item: T) {
+        self.pending.add(&need, origin);
+        self.queue.push_back(Waiting {
+            need,
+            origin,
+            grant_to,
+            item,
+        });
+    }
+
     /// Work outside any transaction: hands `item` back if it may run now,
     /// otherwise keeps it until a release lets it through.
     pub fn admit(&mut self, need: Need, origin: Origin, item: T) -> Option<T> {
         if self.is_idle()
-            || !(self.blocked_by_held(&need, None) || self.blocked_by_queue(&need, origin))
+            || !(self.blocked_by_held(&need, None) || self.pending.blocks(&need, origin))
         {
             return Some(item);
         }
-        self.queue.push_back(Waiting {
-            need,
-            origin,
-            grant_to: None,
-            item,
-        });
+        self.park(need, origin, None, item);
         None
     }
 
@@ -189,18 +241,13 @@ impl<T> Locks<T> {
         if self.try_acquire(tx, &need, origin) {
             return Some(item);
         }
-        self.queue.push_back(Waiting {
-            need,
-            origin,
-            grant_to: Some(tx),
-            item,
-        });
+        self.park(need, origin, Some(tx), item);
         None
     }
 
     /// Grants `need` to `tx` only if nothing holds or waits for those keys.
     pub fn try_acquire(&mut self, tx: TxId, need: &Need, origin: Origin) -> bool {
-        if self.blocked_by_held(need, Some(tx)) || self.blocked_by_queue(need, origin) {
+        if self.blocked_by_held(need, Some(tx)) || self.pending.blocks(need, origin) {
             return false;
         }
         self.grant(tx, need.clone());
@@ -209,7 +256,9 @@ impl<T> Locks<T> {
 
     /// Ends `tx` on this shard: frees its locks, forgets its waiting requests
     /// (its client left), and returns the items that may now proceed, in
-    /// arrival order; lock requests among them are granted.
+    /// arrival order; lock requests among them are granted. One pass over the
+    /// queue, counting what stays as it goes, so an item is checked only
+    /// against what stays ahead of it.
     pub fn release(&mut self, tx: TxId) -> Vec<T> {
         if let Some(keys) = self.holders.remove(&tx) {
             for k in keys {
@@ -219,14 +268,15 @@ impl<T> Locks<T> {
         if self.whole == Some(tx) {
             self.whole = None;
         }
-        self.queue.retain(|w| w.grant_to != Some(tx));
         let mut ready = Vec::new();
         let mut still: VecDeque<Waiting<T>> = VecDeque::new();
+        let mut ahead = Pending::default();
         for w in std::mem::take(&mut self.queue) {
-            let behind = still
-                .iter()
-                .any(|s| s.origin == w.origin || s.need.overlaps(&w.need));
-            if behind || self.blocked_by_held(&w.need, w.grant_to) {
+            if w.grant_to == Some(tx) {
+                continue;
+            }
+            if ahead.blocks(&w.need, w.origin) || self.blocked_by_held(&w.need, w.grant_to) {
+                ahead.add(&w.need, w.origin);
                 still.push_back(w);
                 continue;
             }
@@ -236,6 +286,7 @@ impl<T> Locks<T> {
             ready.push(w.item);
         }
         self.queue = still;
+        self.pending = ahead;
         ready
     }
 }

@@ -719,12 +719,20 @@ impl Worker {
             }
             return started;
         }
-        if let Some(tx) = &mut conn.session.multi {
-            if !cmd::transaction::CONTROL.contains(&spec.name) {
-                tx.queued.push(argv);
-                conn.push_reply(Frame::Simple("QUEUED"));
-                return started;
+        if conn.session.multi.is_some() && !cmd::transaction::CONTROL.contains(&spec.name) {
+            let refusal = cmd::transaction::refusal_to_queue(&self.data, &conn.session, spec);
+            let tx = conn.session.multi.as_mut().expect("checked above");
+            match refusal {
+                Some(refusal) => {
+                    tx.failed = true;
+                    conn.push_reply(refusal);
+                }
+                None => {
+                    tx.queued.push(argv);
+                    conn.push_reply(Frame::Simple("QUEUED"));
+                }
             }
+            return started;
         }
         if conn.session.in_subscriber_mode() && !SUBSCRIBER_COMMANDS.contains(&spec.name) {
             conn.push_reply(Frame::Error(format!(
@@ -1258,7 +1266,13 @@ impl Worker {
                     .collect();
                 let count = victims.len() as i64;
                 for token in victims {
-                    self.close(token);
+                    if self.conns[token].session.id == filter.asker {
+                        // As Redis: the reply to CLIENT KILL goes out, then
+                        // the connection closes; it reads nothing more.
+                        self.conns[token].closing = true;
+                    } else {
+                        self.close(token);
+                    }
                 }
                 Out::Count(count)
             }
@@ -1290,6 +1304,7 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
         && filter.id.is_none_or(|id| id == s.id)
         && filter.addr.as_ref().is_none_or(|a| *a == s.addr)
         && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
+        && filter.kind.is_none_or(|k| k == client_type(s))
 }
 
 /// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.

@@ -83,3 +83,13 @@ long ember_ld_format(const unsigned char *v, char *out, size_t cap) {
     memcpy(out, buf, (size_t)l);
     return l;
 }
+
+/* A timeout in seconds as Redis 7.0 turns it into milliseconds:
+ * (long long) ceill(v * 1000). Where that is negative or does not fit a long
+ * long (infinity, 1e16 s), x86's conversion gives LLONG_MIN and Redis says
+ * "timeout is negative": -1 here. */
+long long ember_ld_seconds_to_ms(const unsigned char *v) {
+    long double ms = ceill(load(v) * 1000.0L);
+    if (isnan(ms) || ms < 0 || ms >= 9223372036854775808.0L) return -1;
+    return (long long)ms;
+}

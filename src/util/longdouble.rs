@@ -12,7 +12,7 @@
 //! another format (quad precision on aarch64 Linux), ember gives what Redis
 //! gives on that machine.
 
-use std::os::raw::{c_char, c_int, c_long};
+use std::os::raw::{c_char, c_int, c_long, c_longlong};
 
 /// A `long double`, as opaque bytes (`LD_BYTES` in `longdouble.c`).
 #[derive(Clone, Copy)]
@@ -23,6 +23,7 @@ extern "C" {
     fn ember_ld_add(a: *const u8, b: *const u8, out: *mut u8);
     fn ember_ld_is_finite(v: *const u8) -> c_int;
     fn ember_ld_format(v: *const u8, out: *mut c_char, cap: usize) -> c_long;
+    fn ember_ld_seconds_to_ms(v: *const u8) -> c_longlong;
 }
 
 /// Room for any finite value's text (`LD_CHARS` in `longdouble.c`).
@@ -50,6 +51,17 @@ impl LongDouble {
     pub fn is_finite(&self) -> bool {
         // SAFETY: 16 readable bytes holding a value the C side stored.
         unsafe { ember_ld_is_finite(self.0.as_ptr()) == 1 }
+    }
+
+    /// This many seconds in whole milliseconds, rounded up, as Redis 7.0
+    /// reads a blocking command's timeout (in `long double`, so
+    /// 9223372036854775 s is 9223372036854775000 ms, which an `f64` rounds
+    /// past `i64::MAX`). None where Redis's conversion comes out negative:
+    /// a negative value, or one whose milliseconds do not fit an `i64`.
+    pub fn seconds_to_ms(&self) -> Option<u64> {
+        // SAFETY: 16 readable bytes holding a value the C side stored.
+        let ms = unsafe { ember_ld_seconds_to_ms(self.0.as_ptr()) };
+        u64::try_from(ms).ok()
     }
 
     /// Redis's text for a finite value (`ld2string`, `LD_STR_HUMAN`):
