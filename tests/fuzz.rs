@@ -488,11 +488,11 @@ impl Gen {
             let keys: Vec<usize> = spec
                 .key_positions(&argv.iter().map(|a| a.clone().into()).collect::<Vec<_>>())
                 .collect();
-            for i in 1..argv.len() {
+            for (i, arg) in argv.iter_mut().enumerate().skip(1) {
                 if i == 1 && spec.container {
                     continue;
                 }
-                argv[i] = if keys.contains(&i) {
+                *arg = if keys.contains(&i) {
                     self.key()
                 } else {
                     self.arg()
@@ -506,10 +506,8 @@ impl Gen {
         if name == "setrange" && argv.len() > 2 {
             argv[2] = self.offset();
         }
-        if name.ends_with("randmember") || name == "hrandfield" {
-            if argv.len() > 2 {
-                argv[2] = self.small_count();
-            }
+        if (name.ends_with("randmember") || name == "hrandfield") && argv.len() > 2 {
+            argv[2] = self.small_count();
         }
         argv
     }
