@@ -1059,6 +1059,28 @@ mod tests {
     }
 
     #[test]
+    fn the_invariant_check_finds_unfiled_deadlines_and_empty_containers() {
+        let mut db = Db::default();
+        db.insert_raw(b"k", s("v"), Some(100_000), 0);
+        db.insert_raw(b"h", hash_value(&["a"], Some(50_000)), None, 0);
+        assert_eq!(db.check_invariants(0), Ok(()));
+        let buckets = std::mem::take(&mut db.buckets);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(
+            e.contains("key \"k\"") && e.contains("filed in window None"),
+            "{e}"
+        );
+        db.buckets = buckets;
+        let fields = std::mem::take(&mut db.field_buckets);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(e.contains("hash \"h\""), "{e}");
+        db.field_buckets = fields;
+        db.insert_raw(b"l", Value::List(Default::default()), None, 0);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(e.contains("empty list"), "{e}");
+    }
+
+    #[test]
     fn random_key_skips_and_removes_expired() {
         let mut db = Db::default();
         let mut stats = ExpiryStats::default();
