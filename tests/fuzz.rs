@@ -68,6 +68,9 @@
 //!     cargo test --release --test fuzz -- --nocapture    # long
 //! ```
 //!
+//! Run long ones both ways: release is about three times as fast, and
+//! debug also catches arithmetic overflow, which release wraps silently.
+//!
 //! - `EMBER_FUZZ_EXECS`: commands to send in all (split over the shard
 //!   counts), default 60,000; the parser test runs 4x as many inputs.
 //! - `EMBER_FUZZ_SEED`: the seed (decimal or 0x hex), default fixed so CI
