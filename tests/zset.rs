@@ -1323,3 +1323,23 @@ fn object_encoding_of_sorted_sets_follows_redis_7_0() {
     c.cmd(&["COPY", "v", &copy]);
     assert_eq!(enc(&mut c, &copy), "skiplist", "a copy keeps the encoding");
 }
+
+/// Found by the fuzz harness: a numkeys of 2^64-1 overflowed the key
+/// positions' arithmetic and killed the shard. Redis's errors, and the
+/// server lives on.
+#[test]
+fn a_numkeys_of_u64_max_is_an_error() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let max = "18446744073709551615";
+    let range = err("ERR value is not an integer or out of range");
+    let numkeys = err("ERR numkeys should be greater than 0");
+    assert_eq!(c.cmd(&["ZDIFFSTORE", "d", max, "a"]), range);
+    assert_eq!(c.cmd(&["ZUNION", max, "a"]), range);
+    assert_eq!(c.cmd(&["ZINTERCARD", max, "a"]), range);
+    assert_eq!(c.cmd(&["ZMPOP", max, "a", "MIN"]), numkeys);
+    assert_eq!(c.cmd(&["LMPOP", max, "a", "LEFT"]), numkeys);
+    assert_eq!(c.cmd(&["SINTERCARD", max, "a"]), numkeys);
+    assert_eq!(c.cmd(&["BZMPOP", "0.01", max, "a", "MIN"]), numkeys);
+    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}

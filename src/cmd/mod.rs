@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod blocking;
+pub mod check;
 pub mod connection;
 pub mod container;
 mod ctx;

@@ -374,6 +374,9 @@ const DEBUG_HELP: &[&str] = &[
     "    default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "EMBER-CHECK",
+    "    ember's own: check the keyspace invariants of every shard (every key in",
+    "    its index, every deadline in its window); OK or the first one broken.",
     "HELP",
     "    Print this help.",
 ];
@@ -403,6 +406,7 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             Frame::OK.into()
         }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),
+        "ember-check" if argv.len() == 2 => super::check::ember_check(shard),
         _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
     }
 }

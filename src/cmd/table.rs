@@ -98,7 +98,10 @@ pub fn numkeys_positions(argv: &[Bytes], fixed: &[usize], count_at: usize) -> Ve
         .get(count_at)
         .and_then(|c| std::str::from_utf8(c).ok()?.parse::<usize>().ok())
         .unwrap_or(0);
-    if count == 0 || count_at + count >= argv.len() {
+    // Compared without adding: a count near usize::MAX overflowed the sum
+    // (a panic in debug builds; in release the wrapped sum let the range
+    // below ask for ~2^64 positions).
+    if count == 0 || count >= argv.len().saturating_sub(count_at) {
         return Vec::new();
     }
     let mut positions: Vec<usize> = fixed.iter().copied().filter(|&p| p < argv.len()).collect();
@@ -519,6 +522,10 @@ mod tests {
         assert!(numkeys_positions(&argv(&["lmpop", "5", "a", "left"]), &[], 1).is_empty());
         assert!(numkeys_positions(&argv(&["lmpop", "x", "a", "left"]), &[], 1).is_empty());
         assert!(numkeys_positions(&argv(&["lmpop", "0", "a", "left"]), &[], 1).is_empty());
+        let huge = argv(&["zdiffstore", "d", "18446744073709551615", "a"]);
+        assert!(numkeys_positions(&huge, &[1], 2).is_empty());
+        let huge = argv(&["lmpop", "18446744073709551615", "a", "left"]);
+        assert!(numkeys_positions(&huge, &[], 1).is_empty());
     }
 
     #[test]

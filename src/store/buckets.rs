@@ -87,6 +87,27 @@ impl DeadlineBuckets {
         Some((w + 1) << WINDOW_SHIFT)
     }
 
+    /// The earliest window each key hash is filed under, and whether the
+    /// count of entries is right. For `Db::check_invariants`; O(entries).
+    #[doc(hidden)]
+    pub fn earliest_windows(&self) -> Result<std::collections::HashMap<u64, u64>, String> {
+        let mut earliest = std::collections::HashMap::new();
+        let mut entries = 0;
+        for (&w, hashes) in &self.windows {
+            if hashes.is_empty() {
+                return Err(format!("window {w} is kept empty"));
+            }
+            entries += hashes.len();
+            for &h in hashes {
+                earliest.entry(h).or_insert(w);
+            }
+        }
+        if entries != self.len {
+            return Err(format!("{entries} entries filed, len says {}", self.len));
+        }
+        Ok(earliest)
+    }
+
     /// Takes one key hash from the earliest window that ended at or before `now_ms`.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<u64> {
         let mut first = self.windows.first_entry()?;

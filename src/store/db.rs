@@ -336,6 +336,76 @@ impl Db {
     }
 }
 
+/// The keyspace invariants the fuzz harness checks (`DEBUG EMBER-CHECK`).
+impl Db {
+    /// Checks, as of `now_ms`: the table and its index agree (`Dict`);
+    /// every volatile key is filed in a deadline window no later than its
+    /// deadline's, so the sweep meets it in time; every hash with field
+    /// deadlines is consistent and filed no later than its earliest one
+    /// (unless the key itself has expired: then the key sweep takes it
+    /// whole); no container is empty; sorted sets' map and list agree.
+    /// O(keys + elements of hashes and sorted sets).
+    #[doc(hidden)]
+    pub fn check_invariants(&self, now_ms: u64) -> Result<(), String> {
+        self.dict.check_invariants()?;
+        let filed = self.buckets.earliest_windows()?;
+        let fields_filed = self.field_buckets.earliest_windows()?;
+        for (key, entry) in self.dict.iter() {
+            let name = || String::from_utf8_lossy(key).into_owned();
+            let key_hash = self.dict.hash(key);
+            if let Some(at) = entry.expire_at() {
+                match filed.get(&key_hash) {
+                    Some(&w) if w <= window(at) => {}
+                    w => {
+                        return Err(format!(
+                            "key {:?} with deadline {at} (window {}) filed in window {w:?}",
+                            name(),
+                            window(at)
+                        ))
+                    }
+                }
+            }
+            let empty = match &entry.value {
+                Value::Str(..) => false,
+                Value::List(l) => l.is_empty(),
+                Value::Set(s) => s.is_empty(),
+                Value::ZSet(z) => {
+                    z.check_invariants()
+                        .map_err(|e| format!("sorted set {:?}: {e}", name()))?;
+                    z.is_empty()
+                }
+                Value::Hash(h) => {
+                    let earliest = h
+                        .check_invariants()
+                        .map_err(|e| format!("hash {:?}: {e}", name()))?;
+                    let key_expired = entry.expire_at().is_some_and(|at| now_ms > at);
+                    if let Some(first) = earliest.filter(|_| !key_expired) {
+                        match fields_filed.get(&key_hash) {
+                            Some(&w) if w <= window(first) => {}
+                            w => {
+                                return Err(format!(
+                                    "hash {:?} with a field deadline {first} (window {}) filed in window {w:?}",
+                                    name(),
+                                    window(first)
+                                ))
+                            }
+                        }
+                    }
+                    h.is_empty()
+                }
+            };
+            if empty {
+                return Err(format!(
+                    "empty {} kept at {:?}",
+                    entry.value.type_name(),
+                    name()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Hash field expiry: the sweep's candidates are the hashes filed in
 /// `field_buckets`; a visit removes every expired field of the hash at once.
 impl Db {
@@ -986,6 +1056,28 @@ mod tests {
             (1, 1)
         );
         assert!(db.is_empty());
+    }
+
+    #[test]
+    fn the_invariant_check_finds_unfiled_deadlines_and_empty_containers() {
+        let mut db = Db::default();
+        db.insert_raw(b"k", s("v"), Some(100_000), 0);
+        db.insert_raw(b"h", hash_value(&["a"], Some(50_000)), None, 0);
+        assert_eq!(db.check_invariants(0), Ok(()));
+        let buckets = std::mem::take(&mut db.buckets);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(
+            e.contains("key \"k\"") && e.contains("filed in window None"),
+            "{e}"
+        );
+        db.buckets = buckets;
+        let fields = std::mem::take(&mut db.field_buckets);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(e.contains("hash \"h\""), "{e}");
+        db.field_buckets = fields;
+        db.insert_raw(b"l", Value::List(Default::default()), None, 0);
+        let e = db.check_invariants(0).unwrap_err();
+        assert!(e.contains("empty list"), "{e}");
     }
 
     #[test]

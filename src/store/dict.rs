@@ -324,19 +324,48 @@ impl Dict {
         self.index.step_many(buckets);
     }
 
-    /// Checks every cross-reference (tests).
-    #[cfg(test)]
-    pub fn check_invariants(&self) {
-        assert_eq!(self.index.len(), self.len());
+    /// Checks every cross-reference: the index finds every key at its
+    /// position and counts as many as the table holds, and `volatile` lists
+    /// exactly the slots with a deadline, each where the slot says. For the
+    /// fuzz harness (`DEBUG EMBER-CHECK`) and tests; O(keys).
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.index.len() != self.len() {
+            return Err(format!(
+                "index holds {} keys, table {}",
+                self.index.len(),
+                self.len()
+            ));
+        }
+        let mut volatile = 0;
         for pos in 0..self.len() {
-            assert_eq!(self.find(self.key(pos)), Some(pos));
+            let key = self.key(pos);
+            let found = self.find(key);
+            if found != Some(pos) {
+                return Err(format!(
+                    "key {:?} at {pos} found at {found:?}",
+                    String::from_utf8_lossy(key)
+                ));
+            }
             let entry = self.entry(pos);
             if entry.deadline != NO_DEADLINE {
-                assert_eq!(self.volatile[entry.volatile_pos as usize] as usize, pos);
+                volatile += 1;
+                let listed = self.volatile.get(entry.volatile_pos as usize);
+                if listed.map(|&p| p as usize) != Some(pos) {
+                    return Err(format!(
+                        "volatile key {:?} at {pos} listed as {listed:?}",
+                        String::from_utf8_lossy(key)
+                    ));
+                }
             }
         }
-        let volatile = self.iter().filter(|(_, e)| e.expire_at().is_some());
-        assert_eq!(volatile.count(), self.volatile.len());
+        if volatile != self.volatile.len() {
+            return Err(format!(
+                "{volatile} keys with a deadline, {} listed",
+                self.volatile.len()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -429,7 +458,7 @@ mod tests {
                         }
                     }
                 }
-                dict.check_invariants();
+                dict.check_invariants().unwrap();
             }
             prop_assert_eq!(dict.len(), model.len());
             for (key, (v, d)) in &model {
@@ -464,7 +493,7 @@ mod tests {
         assert_eq!(dict.slots.chunks.len(), 2, "the used chunk and one spare");
         assert!(dict.index.heap_size() <= grown / 64, "the index shrank");
         assert!(dict.volatile.capacity() <= 1024.max(4 * dict.volatile_len()));
-        dict.check_invariants();
+        dict.check_invariants().unwrap();
     }
 
     #[test]

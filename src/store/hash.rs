@@ -312,6 +312,41 @@ impl Hash {
     fn deadline_at(&self, index: usize) -> Option<u64> {
         self.table()?.deadline_at(index)
     }
+
+    /// Checks that the deadlines line up with the fields (one per field,
+    /// `count` of them set, the lower bound at most the earliest, the box
+    /// only while some field has one) and returns the earliest field
+    /// deadline, for the database's check of its filing. For the fuzz
+    /// harness (`DEBUG EMBER-CHECK`) and tests; O(fields).
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<Option<u64>, String> {
+        let Some(ttls) = self.table().and_then(|t| t.ttls.as_ref()) else {
+            return Ok(None);
+        };
+        let fields = self.len();
+        if ttls.at.len() != fields {
+            return Err(format!(
+                "{} field deadlines for {fields} fields",
+                ttls.at.len()
+            ));
+        }
+        let set: Vec<u64> = ttls.at.iter().copied().filter(|&at| at != NO_TTL).collect();
+        if set.len() != ttls.count || ttls.count == 0 {
+            return Err(format!(
+                "{} fields with a deadline, count says {}",
+                set.len(),
+                ttls.count
+            ));
+        }
+        let earliest = set.iter().copied().min();
+        if earliest.is_some_and(|e| ttls.next > e) {
+            return Err(format!(
+                "lower bound {} above the earliest deadline {earliest:?}",
+                ttls.next
+            ));
+        }
+        Ok(earliest)
+    }
 }
 
 /// Equal when they hold the same fields, values and deadlines in the same

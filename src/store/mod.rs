@@ -98,6 +98,17 @@ impl Store {
         }
     }
 
+    /// Checks the keyspace invariants of every database as of `now_ms`
+    /// (see `Db::check_invariants`); the error names the database.
+    #[doc(hidden)]
+    pub fn check_invariants(&self, now_ms: u64) -> Result<(), String> {
+        for (i, db) in self.dbs.iter().enumerate() {
+            db.check_invariants(now_ms)
+                .map_err(|e| format!("db{i}: {e}"))?;
+        }
+        Ok(())
+    }
+
     pub fn key_count(&self) -> usize {
         self.dbs.iter().map(Db::len).sum()
     }

@@ -252,6 +252,37 @@ impl ZSet {
         self.list.iter()
     }
 
+    /// Checks that the score map and the ordered list hold the same members
+    /// with the same scores, in order. For the fuzz harness (`DEBUG
+    /// EMBER-CHECK`) and tests; O(n).
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut listed = 0;
+        let mut prev: Option<(&Bytes, f64)> = None;
+        for (member, score) in self.list.iter() {
+            listed += 1;
+            if self.scores.get(member) != Some(&score) {
+                return Err(format!(
+                    "member {member:?} listed with {score}, mapped to {:?}",
+                    self.scores.get(member)
+                ));
+            }
+            if let Some((pm, ps)) = prev {
+                if ps.total_cmp(&score).then_with(|| pm.cmp(member)).is_ge() {
+                    return Err(format!("{pm:?} ({ps}) listed before {member:?} ({score})"));
+                }
+            }
+            prev = Some((member, score));
+        }
+        if listed != self.scores.len() {
+            return Err(format!(
+                "{listed} members listed, {} mapped",
+                self.scores.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// Removes the members of 0-based ranks `lo..=hi` (ascending order).
     pub fn remove_ranks(&mut self, lo: usize, hi: usize) -> Vec<(Bytes, f64)> {
         let removed = self.list.remove_rank_range(lo + 1, hi + 1);
