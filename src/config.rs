@@ -223,7 +223,7 @@ fn format_obuf_limits(limits: &[ObufLimit; 3]) -> String {
 /// are normal, replica (or slave) and pubsub; an empty value changes nothing.
 fn set_obuf_limits(limits: &mut [ObufLimit; 3], v: &str) -> Result<(), String> {
     let words: Vec<&str> = v.split_whitespace().collect();
-    if words.len() % 4 != 0 {
+    if !words.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut next = *limits;
