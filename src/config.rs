@@ -106,6 +106,8 @@ pub struct Config {
     pub databases: usize,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
+    /// `client-output-buffer-limit`, per class in [`ObufClass`] order.
+    pub client_output_buffer_limit: [ObufLimit; 3],
     pub loglevel: String,
     pub timeout: u64,
     pub tcp_keepalive: u64,
@@ -150,6 +152,7 @@ impl Default for Config {
             databases: 16,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
+            client_output_buffer_limit: ObufLimit::DEFAULTS,
             loglevel: "notice".into(),
             timeout: 0,
             tcp_keepalive: 300,
@@ -162,6 +165,95 @@ impl Default for Config {
             config_file: None,
         }
     }
+}
+
+/// The client classes of `client-output-buffer-limit`, in the order Redis
+/// prints them (its CLIENT_TYPE_NORMAL, _SLAVE, _PUBSUB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObufClass {
+    Normal = 0,
+    Replica = 1,
+    PubSub = 2,
+}
+
+/// One class's output buffer limit: a client whose unsent replies hold
+/// `hard` bytes or more, or `soft` bytes or more for longer than
+/// `soft_seconds`, is closed. 0 turns a limit off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObufLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+impl ObufLimit {
+    /// Redis 7.0's: `normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60`.
+    pub const DEFAULTS: [ObufLimit; 3] = [
+        ObufLimit {
+            hard: 0,
+            soft: 0,
+            soft_seconds: 0,
+        },
+        ObufLimit {
+            hard: 256 * 1024 * 1024,
+            soft: 64 * 1024 * 1024,
+            soft_seconds: 60,
+        },
+        ObufLimit {
+            hard: 32 * 1024 * 1024,
+            soft: 8 * 1024 * 1024,
+            soft_seconds: 60,
+        },
+    ];
+}
+
+/// `client-output-buffer-limit` as CONFIG GET prints it (Redis says `slave`).
+fn format_obuf_limits(limits: &[ObufLimit; 3]) -> String {
+    ["normal", "slave", "pubsub"]
+        .iter()
+        .zip(limits)
+        .map(|(class, l)| format!("{class} {} {} {}", l.hard, l.soft, l.soft_seconds))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Applies `<class> <hard> <soft> <soft seconds>`, one or more groups, all
+/// or nothing, with Redis 7.0's checks and errors: every number is a memory
+/// value (so `60` and `1k` seconds both parse, as in Redis), the classes
+/// are normal, replica (or slave) and pubsub; an empty value changes nothing.
+fn set_obuf_limits(limits: &mut [ObufLimit; 3], v: &str) -> Result<(), String> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if !words.len().is_multiple_of(4) {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut next = *limits;
+    for group in words.chunks(4) {
+        let class = match group[0].to_ascii_lowercase().as_str() {
+            "normal" => ObufClass::Normal,
+            "replica" | "slave" => ObufClass::Replica,
+            "pubsub" => ObufClass::PubSub,
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        };
+        let mut n = [0u64; 3];
+        for (slot, word) in n.iter_mut().zip(&group[1..]) {
+            // Redis reads them with memtoull, whose result must fit a long long.
+            *slot = parse_memory(word)
+                .filter(|&x| x <= i64::MAX as u64)
+                .ok_or_else(|| {
+                    "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+                        .to_string()
+                })?;
+        }
+        next[class as usize] = ObufLimit {
+            hard: n[0],
+            soft: n[1],
+            soft_seconds: n[2],
+        };
+    }
+    *limits = next;
+    Ok(())
 }
 
 /// A config file could not be used.
@@ -476,6 +568,7 @@ pub static PARAMS: &[Param] = &[
     Param { name: "maxclients", alias: None, mutable: true, get: |c| c.maxclients.to_string(), set: |c, v| { c.maxclients = int_in(v, 1, u32::MAX as i64)? as usize; Ok(()) } },
     Param { name: "proto-max-bulk-len", alias: None, mutable: true, get: |c| c.proto_max_bulk_len.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into()); } c.proto_max_bulk_len = n; Ok(()) } },
     Param { name: "client-query-buffer-limit", alias: None, mutable: true, get: |c| c.client_query_buffer_limit.to_string(), set: |c, v| { let n = memory(v)?; if n < 1024 * 1024 { return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into()); } c.client_query_buffer_limit = n; Ok(()) } },
+    Param { name: "client-output-buffer-limit", alias: None, mutable: true, get: |c| format_obuf_limits(&c.client_output_buffer_limit), set: |c, v| set_obuf_limits(&mut c.client_output_buffer_limit, v) },
     Param { name: "loglevel", alias: None, mutable: true, get: |c| c.loglevel.clone(), set: |c, v| { c.loglevel = one_of(v, &["debug", "verbose", "notice", "warning"])?; Ok(()) } },
     Param { name: "timeout", alias: None, mutable: true, get: |c| c.timeout.to_string(), set: |c, v| { c.timeout = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
     Param { name: "tcp-keepalive", alias: None, mutable: true, get: |c| c.tcp_keepalive.to_string(), set: |c, v| { c.tcp_keepalive = int_in(v, 0, i32::MAX as i64)? as u64; Ok(()) } },
@@ -672,6 +765,59 @@ mod tests {
             );
         }
         assert_eq!(get_params(&c, b"hash-max-*").len(), 4);
+    }
+
+    #[test]
+    fn output_buffer_limits_parse_print_and_fail_as_redis_does() {
+        let mut c = Config::default();
+        let get = |c: &Config| get_params(c, b"client-output-buffer-limit")[0].1.clone();
+        assert_eq!(
+            get(&c),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
+        set_param(
+            &mut c,
+            "client-output-buffer-limit",
+            "normal 10mb 5mb 10",
+            false,
+        )
+        .unwrap();
+        set_param(
+            &mut c,
+            "client-output-buffer-limit",
+            "pubsub 1k 2kb 3 Replica 4g 5 6",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            get(&c),
+            "normal 10485760 5242880 10 slave 4000000000 5 6 pubsub 1000 2048 3"
+        );
+        set_param(&mut c, "client-output-buffer-limit", "", false).unwrap();
+        let wrong = "Wrong number of arguments in buffer limit configuration.";
+        let class = "Invalid client class specified in buffer limit configuration.";
+        let number = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        for (value, want) in [
+            ("normal 1mb", wrong),
+            ("normal 1 2 3 pubsub", wrong),
+            ("foo 1 2 3", class),
+            ("master 1 2 3", class),
+            ("normal x 0 0", number),
+            ("normal -1 0 0", number),
+            ("normal 1 2 -1", number),
+            // All or nothing: the good first group is not applied either.
+            ("normal 1 1 1 pubsub 1 2 x", number),
+        ] {
+            let err = set_param(&mut c, "client-output-buffer-limit", value, false).unwrap_err();
+            assert_eq!(err, want, "{value}");
+        }
+        assert_eq!(c.client_output_buffer_limit[0].hard, 10 * 1024 * 1024);
+        // A config file takes one class a line; a flag takes them all in one value.
+        c.apply_file(
+            "client-output-buffer-limit normal 1mb 0 0\nclient-output-buffer-limit slave 0 0 0\n",
+        )
+        .unwrap();
+        assert_eq!(get(&c), "normal 1048576 0 0 slave 0 0 0 pubsub 1000 2048 3");
     }
 
     #[test]

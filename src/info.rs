@@ -117,6 +117,8 @@ pub struct ShardReport {
     pub dbs: Vec<(usize, usize, f64)>,
     pub expiry: ExpiryStats,
     pub counters: ShardCounters,
+    /// What the shard's clients hold (`ShardData::clients_mem`).
+    pub clients_mem: u64,
 }
 
 impl ShardReport {
@@ -137,6 +139,7 @@ impl ShardReport {
                 .collect(),
             expiry: data.store.stats.clone(),
             counters,
+            clients_mem: data.clients_mem,
         }
     }
 }
@@ -371,6 +374,11 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("allocator_resident", mem.resident.to_string());
                 line("maxmemory", "0".into());
                 line("maxmemory_policy", "noeviction".into());
+                // No replicas yet; every client is a normal one (Redis
+                // counts Pub/Sub clients there too).
+                line("mem_clients_slaves", "0".into());
+                let clients: u64 = reports.iter().map(|r| r.clients_mem).sum();
+                line("mem_clients_normal", clients.to_string());
                 line("mem_allocator", "jemalloc".into());
             }
             "persistence" => {

@@ -25,6 +25,9 @@ pub struct ShardData {
     /// The transaction whose queued commands are being dispatched (EXEC): its
     /// commands hold the locks and must not wait for them.
     pub current_tx: Option<crate::shard::TxId>,
+    /// What this shard's clients hold (`client_memory`, summed by the loop
+    /// as their buffers change): INFO `mem_clients_normal`.
+    pub clients_mem: u64,
 }
 
 /// A command's view: the shard's data and the client's selected database.

@@ -3,11 +3,12 @@
 //! still being computed on other shards.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 
 use bytes::BytesMut;
 use mio::net::TcpStream;
 
+use super::Output;
 use crate::cmd::{CommandSpec, Session};
 use crate::resp::{encode, Frame, Parser};
 use crate::shard::{Out, Then};
@@ -78,9 +79,8 @@ pub struct Conn {
     pub stream: TcpStream,
     pub session: Session,
     pub rbuf: BytesMut,
-    pub wbuf: Vec<u8>,
-    /// Bytes of `wbuf` already written to the socket.
-    wpos: usize,
+    /// Replies encoded and not yet written.
+    pub out: Output,
     pub parser: Parser,
     slots: VecDeque<Slot>,
     /// Sequence number of `slots[0]`.
@@ -100,6 +100,13 @@ pub struct Conn {
     /// Since when (Unix seconds) unsent output has been over the soft limit
     /// (`soft_limit_since` is reset once it drops below).
     pub soft_limit_since: Option<u64>,
+    /// Over its `client-output-buffer-limit`: no more replies are queued
+    /// and nothing more is read; the shard closes it at the end of the
+    /// pass (Redis's CLIENT_CLOSE_ASAP).
+    pub close_asap: bool,
+    /// What this client counted for in its shard's `clients_mem` when last
+    /// accounted (the shard loop's `flush_dirty`).
+    pub accounted_mem: usize,
 }
 
 impl Conn {
@@ -108,8 +115,7 @@ impl Conn {
             stream,
             session,
             rbuf: BytesMut::with_capacity(16 * 1024),
-            wbuf: Vec::with_capacity(16 * 1024),
-            wpos: 0,
+            out: Output::default(),
             parser,
             slots: VecDeque::new(),
             base_seq: 0,
@@ -119,13 +125,18 @@ impl Conn {
             wants_write: false,
             tx: None,
             soft_limit_since: None,
+            close_asap: false,
+            accounted_mem: 0,
         }
     }
 
     /// Queues a finished reply (written straight out when nothing is pending).
     pub fn push_reply(&mut self, frame: Frame) {
+        if self.close_asap {
+            return;
+        }
         if self.slots.is_empty() {
-            encode(&frame, self.session.proto, &mut self.wbuf);
+            encode(&frame, self.session.proto, &mut self.out);
         } else {
             self.slots.push_back(Slot::Ready(frame));
         }
@@ -234,7 +245,9 @@ impl Conn {
             let Some(Slot::Ready(frame)) = self.slots.pop_front() else {
                 unreachable!()
             };
-            encode(&frame, self.session.proto, &mut self.wbuf);
+            if !self.close_asap {
+                encode(&frame, self.session.proto, &mut self.out);
+            }
             self.base_seq += 1;
         }
     }
@@ -248,33 +261,14 @@ impl Conn {
         read_once(&mut self.stream, &mut self.rbuf, scratch)
     }
 
-    /// Writes as much of `wbuf` as the socket takes. Returns bytes written and
-    /// whether everything went out.
+    /// Writes as much of the output as the socket takes. Returns bytes
+    /// written and whether everything went out.
     pub fn flush(&mut self) -> io::Result<(usize, bool)> {
-        let mut written = 0;
-        while self.wpos < self.wbuf.len() {
-            match self.stream.write(&self.wbuf[self.wpos..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.wpos += n;
-                    written += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((written, false)),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        self.wbuf.clear();
-        self.wpos = 0;
-        // Give back memory after a huge reply instead of keeping it per client.
-        if self.wbuf.capacity() > 1024 * 1024 {
-            self.wbuf.shrink_to(16 * 1024);
-        }
-        Ok((written, true))
+        self.out.write_to(&mut self.stream)
     }
 
     pub fn output_len(&self) -> usize {
-        self.wbuf.len() - self.wpos
+        self.out.len()
     }
 }
 

@@ -3,6 +3,8 @@
 
 mod conn;
 mod listener;
+mod output;
 
 pub use conn::{Conn, Received, Slot};
 pub use listener::listen;
+pub use output::Output;

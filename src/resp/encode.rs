@@ -2,14 +2,35 @@
 //!
 //! RESP3-only frame kinds degrade in RESP2 exactly as Redis 7 sends them, so
 //! one command implementation serves both protocols. Integers and lengths
-//! are written with [`format_i64`] (no allocation), since every reply passes
+//! are formatted on the stack (no allocation), since every reply passes
 //! through here.
 
+use bytes::Bytes;
+
 use super::{Frame, Protocol};
-use crate::util::num::{format_i64, format_u64, write_double};
+use crate::util::num::write_double;
+
+/// Where encoded replies go: a plain `Vec<u8>`, or a connection's output
+/// queue, which keeps large bulk payloads as the value's own `Bytes`
+/// instead of copying them (`net::Output`).
+pub trait Sink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// Appends a bulk payload; a sink may hold `data` itself rather than a copy.
+    fn payload(&mut self, data: &Bytes) {
+        self.put(data);
+    }
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
 
 /// Appends the wire form of `frame` in protocol `proto` to `out`.
-pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
+pub fn encode<S: Sink + ?Sized>(frame: &Frame, proto: Protocol, out: &mut S) {
     let resp3 = proto == Protocol::Resp3;
     match frame {
         Frame::Simple(s) => line(b'+', s.as_bytes(), out),
@@ -17,13 +38,20 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
         Frame::Error(s) => line(b'-', s.as_bytes(), out),
         Frame::ErrorBytes(s) => line(b'-', s, out),
         Frame::Integer(n) => {
-            out.push(b':');
-            format_i64(*n, out);
-            out.extend_from_slice(b"\r\n");
+            let mut buf = [0u8; 24];
+            buf[0] = b':';
+            let mut at = 1 + digits_i64(*n, &mut buf[1..]);
+            buf[at..at + 2].copy_from_slice(b"\r\n");
+            at += 2;
+            out.put(&buf[..at]);
         }
-        Frame::Bulk(data) => bulk(data, out),
-        Frame::Null => out.extend_from_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
-        Frame::NullArray => out.extend_from_slice(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
+        Frame::Bulk(data) => {
+            header(b'$', data.len(), out);
+            out.payload(data);
+            out.put(b"\r\n");
+        }
+        Frame::Null => out.put(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
+        Frame::NullArray => out.put(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
         Frame::Array(items) => aggregate(b'*', items, proto, out),
         Frame::Set(items) => aggregate(if resp3 { b'~' } else { b'*' }, items, proto, out),
         Frame::Push(items) => aggregate(if resp3 { b'>' } else { b'*' }, items, proto, out),
@@ -60,19 +88,21 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
             }
         }
         Frame::Double(v) => {
+            // Formatted aside first: the bulk length prefix must precede
+            // the text (doubles are rare on the hot path).
+            let mut text = Vec::with_capacity(32);
+            write_double(*v, &mut text);
             if resp3 {
-                out.push(b',');
-                write_double(*v, out);
-                out.extend_from_slice(b"\r\n");
+                out.put(b",");
+                out.put(&text);
+                out.put(b"\r\n");
             } else {
-                // The bulk length prefix must precede the text, so format
-                // it aside first (doubles are rare on the hot path).
-                let mut text = Vec::with_capacity(32);
-                write_double(*v, &mut text);
-                bulk(&text, out);
+                header(b'$', text.len(), out);
+                out.put(&text);
+                out.put(b"\r\n");
             }
         }
-        Frame::Boolean(b) => out.extend_from_slice(match (resp3, b) {
+        Frame::Boolean(b) => out.put(match (resp3, b) {
             (true, true) => b"#t\r\n",
             (true, false) => b"#f\r\n",
             (false, true) => b":1\r\n",
@@ -81,12 +111,12 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
         Frame::Verbatim(text) => {
             if resp3 {
                 header(b'=', text.len() + 4, out);
-                out.extend_from_slice(b"txt:");
-                out.extend_from_slice(text);
-                out.extend_from_slice(b"\r\n");
+                out.put(b"txt:");
             } else {
-                bulk(text, out);
+                header(b'$', text.len(), out);
             }
+            out.payload(text);
+            out.put(b"\r\n");
         }
     }
 }
@@ -94,36 +124,62 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut Vec<u8>) {
 /// `<prefix><text>\r\n` for simple strings and errors. CR and LF in the
 /// text would break framing, so they become spaces (as Redis's
 /// `addReplyErrorFormat` does).
-fn line(prefix: u8, text: &[u8], out: &mut Vec<u8>) {
-    out.push(prefix);
+fn line<S: Sink + ?Sized>(prefix: u8, text: &[u8], out: &mut S) {
+    out.put(&[prefix]);
     if text.iter().any(|&c| c == b'\r' || c == b'\n') {
-        out.extend(
-            text.iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        let clean: Vec<u8> = text
+            .iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+            .collect();
+        out.put(&clean);
     } else {
-        out.extend_from_slice(text);
+        out.put(text);
     }
-    out.extend_from_slice(b"\r\n");
+    out.put(b"\r\n");
 }
 
-/// `<prefix><len>\r\n`.
+/// `<prefix><len>\r\n`, put as one piece.
 #[inline]
-fn header(prefix: u8, len: usize, out: &mut Vec<u8>) {
-    out.push(prefix);
-    format_u64(len as u64, out);
-    out.extend_from_slice(b"\r\n");
+fn header<S: Sink + ?Sized>(prefix: u8, len: usize, out: &mut S) {
+    let mut buf = [0u8; 24];
+    buf[0] = prefix;
+    let mut at = 1 + digits_u64(len as u64, &mut buf[1..]);
+    buf[at..at + 2].copy_from_slice(b"\r\n");
+    at += 2;
+    out.put(&buf[..at]);
 }
 
+/// Writes the decimal digits of `v` at the start of `buf` (room for 20);
+/// returns how many.
 #[inline]
-fn bulk(data: &[u8], out: &mut Vec<u8>) {
-    out.reserve(data.len() + 16);
-    header(b'$', data.len(), out);
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
+fn digits_u64(mut v: u64, buf: &mut [u8]) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut pos = tmp.len();
+    loop {
+        pos -= 1;
+        tmp[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let n = tmp.len() - pos;
+    buf[..n].copy_from_slice(&tmp[pos..]);
+    n
 }
 
-fn aggregate(prefix: u8, items: &[Frame], proto: Protocol, out: &mut Vec<u8>) {
+/// As [`digits_u64`], with a leading `-` for negatives (room for 21).
+#[inline]
+fn digits_i64(v: i64, buf: &mut [u8]) -> usize {
+    if v < 0 {
+        buf[0] = b'-';
+        1 + digits_u64(v.unsigned_abs(), &mut buf[1..])
+    } else {
+        digits_u64(v as u64, buf)
+    }
+}
+
+fn aggregate<S: Sink + ?Sized>(prefix: u8, items: &[Frame], proto: Protocol, out: &mut S) {
     header(prefix, items.len(), out);
     for item in items {
         encode(item, proto, out);
@@ -133,7 +189,6 @@ fn aggregate(prefix: u8, items: &[Frame], proto: Protocol, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     fn enc(frame: &Frame, proto: Protocol) -> String {
         let mut out = Vec::new();

@@ -7,6 +7,6 @@ mod encode;
 mod frame;
 mod parse;
 
-pub use encode::encode;
+pub use encode::{encode, Sink};
 pub use frame::{Frame, Protocol};
 pub use parse::{ParseLimits, Parser, ProtocolError};

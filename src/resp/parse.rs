@@ -56,8 +56,16 @@ pub struct Parser {
     limits: ParseLimits,
     /// Arguments of the current multibulk not yet received; 0 between commands.
     remaining: usize,
-    /// Arguments of the current multibulk received so far.
-    args: Vec<Bytes>,
+    /// Arguments of the current multibulk.
+    count: usize,
+    /// Where the next argument of the current multibulk starts in the
+    /// buffer: the arguments received so far stay there, in their wire
+    /// form, until the last one is in; only then are they cut into
+    /// `Bytes`. An unfinished multibulk of 5M empty arguments so costs its
+    /// 30 MB of wire bytes, not 5M `Bytes` in a doubling vector (371 MB).
+    pos: usize,
+    /// Payload bytes of the arguments received so far (CLIENT LIST `argv-mem`).
+    argv_len: usize,
     /// Payload length of the bulk whose `$len` line was already consumed.
     bulk_len: Option<usize>,
     /// Bytes at the front of the buffer already searched for the current
@@ -117,7 +125,20 @@ impl Parser {
     /// CRLF), given `buffered` bytes already in the buffer. Lets the
     /// connection reserve room for a large argument in one allocation.
     pub fn pending_bulk_bytes(&self, buffered: usize) -> Option<usize> {
-        self.bulk_len.map(|len| (len + 2).saturating_sub(buffered))
+        self.bulk_len
+            .map(|len| (len + 2).saturating_sub(buffered.saturating_sub(self.pos)))
+    }
+
+    /// Bytes at the front of the buffer that hold the arguments received
+    /// so far of an unfinished multibulk (Redis holds those in the
+    /// client's argv, outside its query buffer).
+    pub fn held(&self) -> usize {
+        self.pos
+    }
+
+    /// Payload bytes of those arguments (Redis's `argv-mem`).
+    pub fn argv_len(&self) -> usize {
+        self.argv_len
     }
 
     /// True when the parser is between commands (no partial multibulk held).
@@ -154,7 +175,9 @@ impl Parser {
 
     fn reset(&mut self) {
         self.remaining = 0;
-        self.args = Vec::new();
+        self.count = 0;
+        self.pos = 0;
+        self.argv_len = 0;
         self.bulk_len = None;
         self.scanned = 0;
     }
@@ -244,7 +267,9 @@ impl Parser {
                     continue;
                 }
                 self.remaining = count as usize;
-                self.args = Vec::with_capacity(self.remaining.min(1024));
+                self.count = self.remaining;
+                self.pos = 0;
+                self.argv_len = 0;
             }
             while self.remaining > 0 {
                 let len = match self.bulk_len {
@@ -254,32 +279,60 @@ impl Parser {
                         None => return Ok(None),
                     },
                 };
-                if buf.len() < len.saturating_add(2) {
+                if buf.len() - self.pos < len.saturating_add(2) {
                     return Ok(None);
                 }
-                self.args.push(buf.split_to(len).freeze());
                 // Redis skips the two bytes after the payload without checking them.
-                buf.advance(2);
+                self.pos += len + 2;
+                self.argv_len += len;
                 self.bulk_len = None;
                 self.remaining -= 1;
             }
-            return Ok(Some(std::mem::take(&mut self.args)));
+            let request = buf.split_to(self.pos).freeze();
+            let args = self.cut_args(&request);
+            self.pos = 0;
+            self.argv_len = 0;
+            return Ok(Some(args));
         }
+    }
+
+    /// The `count` arguments of a multibulk whose header is already off
+    /// `request`, read again now that all are in: each `$<len>\r` line and
+    /// its length were checked as they arrived, so this only slices.
+    fn cut_args(&mut self, request: &Bytes) -> Vec<Bytes> {
+        let mut args = std::mem::take(&mut self.spare);
+        args.reserve_exact(self.count);
+        let mut at = 0;
+        for _ in 0..self.count {
+            let end = at + 1 + memchr(b'\r', &request[at + 1..]).expect("a checked line");
+            let len = crate::util::num::parse_i64(&request[at + 1..end]).expect("a checked length");
+            let start = end + 2;
+            args.push(request.slice(start..start + len as usize));
+            at = start + len as usize + 2;
+        }
+        args
     }
 
     /// Finds the `\r` ending a count line (Redis: `strchr(..., '\r')`), which
     /// must be followed by one more byte (assumed `\n`).
-    fn find_count_line(&mut self, buf: &BytesMut, too_big: &str) -> Result<Line, ProtocolError> {
-        match memchr(b'\r', &buf[self.scanned..]) {
+    /// The line starts at `from`.
+    fn find_count_line(
+        &mut self,
+        buf: &BytesMut,
+        from: usize,
+        too_big: &str,
+    ) -> Result<Line, ProtocolError> {
+        let start = self.scanned.max(from);
+        match memchr(b'\r', &buf[start..]) {
             None => {
-                if buf.len() > self.limits.max_inline_len {
+                if buf.len() - from > self.limits.max_inline_len {
                     return Err(ProtocolError::new(too_big));
                 }
                 self.scanned = buf.len();
                 Ok(Line::NeedMore)
             }
             Some(off) => {
-                let end = self.scanned + off;
+                let end = start + off;
                 if end + 2 > buf.len() {
                     self.scanned = end;
                     return Ok(Line::NeedMore);
@@ -296,7 +349,7 @@ impl Parser {
     /// Parses `*<count>\r\n`; `Some(count)` may be zero or negative.
     fn parse_multibulk_len(&mut self, buf: &mut BytesMut) -> Result<Option<i64>, ProtocolError> {
         let Line::Found { end, consumed } =
-            self.find_count_line(buf, "too big mbulk count string")?
+            self.find_count_line(buf, 0, "too big mbulk count string")?
         else {
             return Ok(None);
         };
@@ -312,11 +365,11 @@ impl Parser {
     /// Parses `$<len>\r\n` and records the length as pending.
     fn parse_bulk_len(&mut self, buf: &mut BytesMut) -> Result<Option<usize>, ProtocolError> {
         let Line::Found { end, consumed } =
-            self.find_count_line(buf, "too big bulk count string")?
+            self.find_count_line(buf, self.pos, "too big bulk count string")?
         else {
             return Ok(None);
         };
-        let first = buf[0];
+        let first = buf[self.pos];
         if first != b'$' {
             // Redis's addReplyErrorFormat turns CR/LF into spaces.
             let shown = if first == b'\r' || first == b'\n' {
@@ -328,9 +381,9 @@ impl Parser {
                 "Protocol error: expected '$', got '{shown}'"
             )));
         }
-        match crate::util::num::parse_i64(&buf[1..end]) {
+        match crate::util::num::parse_i64(&buf[self.pos + 1..end]) {
             Some(n) if n >= 0 && n as u64 <= self.limits.max_bulk_len as u64 => {
-                buf.advance(consumed);
+                self.pos = consumed;
                 let len = n as usize;
                 self.bulk_len = Some(len);
                 Ok(Some(len))

@@ -36,12 +36,22 @@ pub struct Peer {
 pub struct Limits {
     pub max_bulk_len: AtomicU64,
     pub query_buffer_limit: AtomicU64,
+    /// `client-output-buffer-limit`, per class (`config::ObufClass`).
+    pub obuf: [ObufAtomics; 3],
     pub maxclients: AtomicUsize,
     /// `hash-max-listpack-entries` and `hash-max-listpack-value`.
     pub hash_listpack_entries: AtomicUsize,
     pub hash_listpack_value: AtomicUsize,
     /// `latency-monitor-threshold`, ms (0: the latency monitor is off).
     pub latency_threshold_ms: AtomicU64,
+}
+
+/// One class's `client-output-buffer-limit` (`config::ObufLimit`).
+#[derive(Default)]
+pub struct ObufAtomics {
+    pub hard: AtomicU64,
+    pub soft: AtomicU64,
+    pub soft_seconds: AtomicU64,
 }
 
 impl Limits {
@@ -133,6 +143,11 @@ impl Shared {
             .query_buffer_limit
             .store(c.client_query_buffer_limit, Relaxed);
         self.limits.maxclients.store(c.maxclients, Relaxed);
+        for (to, from) in self.limits.obuf.iter().zip(&c.client_output_buffer_limit) {
+            to.hard.store(from.hard, Relaxed);
+            to.soft.store(from.soft, Relaxed);
+            to.soft_seconds.store(from.soft_seconds, Relaxed);
+        }
         self.limits
             .hash_listpack_entries
             .store(c.hash_max_listpack_entries, Relaxed);

@@ -57,11 +57,6 @@ fn full_name(spec: &cmd::CommandSpec, argv: &[Bytes]) -> std::borrow::Cow<'stati
     }
 }
 
-/// `client-output-buffer-limit pubsub 32mb 8mb 60`: a subscriber whose unsent
-/// output passes the hard limit, or stays over the soft one for 60 s, is dropped.
-const PUBSUB_HARD_LIMIT: usize = 32 * 1024 * 1024;
-const PUBSUB_SOFT_LIMIT: usize = 8 * 1024 * 1024;
-const PUBSUB_SOFT_SECONDS: u64 = 60;
 /// Largest single read from a socket.
 const READ_CHUNK: usize = 64 * 1024;
 /// A connection's turn in a pass of the loop: at most this many commands
@@ -204,6 +199,7 @@ impl Worker {
                 deliveries: Vec::new(),
                 locks: Default::default(),
                 current_tx: None,
+                clients_mem: 0,
             },
             poll,
             listener,
@@ -531,6 +527,22 @@ impl Worker {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
+        if conn.close_asap {
+            return; // over its output limit: closed at the end of the pass
+        }
+        let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
+        // A large bulk being received gets the room it needs at once (up
+        // to just past the query buffer limit), where growing the buffer a
+        // read at a time doubled it and copied what it held: a 1.5 GB bulk
+        // cut at the 1 GB limit peaked at 2-3 GB of RSS. Redis sizes its
+        // query buffer for a big argument the same way.
+        if let Some(missing) = conn.parser.pending_bulk_bytes(conn.rbuf.len()) {
+            let queued = conn.rbuf.len() - conn.parser.held();
+            let room = missing.min((limit + READ_CHUNK).saturating_sub(queued));
+            if room > READ_CHUNK && conn.rbuf.capacity() - conn.rbuf.len() < room {
+                conn.rbuf.reserve(room);
+            }
+        }
         // With commands still to run from the last turn, reading more would
         // only grow the buffer.
         let received = if conn.commands_left {
@@ -545,11 +557,13 @@ impl Worker {
         match received {
             Ok(received) => {
                 self.data.counters.net_input_bytes += received.bytes as u64;
-                let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
-                if conn.rbuf.len() > limit {
+                // The complete arguments of an unfinished multibulk are
+                // not query buffer: Redis holds them in argv, unlimited.
+                if conn.rbuf.len() - conn.parser.held() > limit {
                     log::warn!(
-                        "closing client {} that reached max query buffer length",
-                        conn.session.addr
+                        "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
+                        client_line(conn, self.data.now_ms),
+                        repr(&conn.rbuf[conn.parser.held()..][..64.min(conn.rbuf.len() - conn.parser.held())])
                     );
                     self.close(token);
                     return;
@@ -618,6 +632,7 @@ impl Worker {
                 }
             };
             clock = self.execute(token, argv, clock);
+            self.check_output_limit(token);
             run += 1;
             self.serve_ready_keys();
             self.route_deliveries();
@@ -677,24 +692,51 @@ impl Worker {
             return;
         }
         conn.push_reply(frame);
-        let pending = conn.output_len();
-        let now_s = self.data.now_ms / 1000;
-        let soft_expired = if pending > PUBSUB_SOFT_LIMIT {
-            let since = *conn.soft_limit_since.get_or_insert(now_s);
-            now_s.saturating_sub(since) >= PUBSUB_SOFT_SECONDS
-        } else {
-            conn.soft_limit_since = None;
-            false
+        self.check_output_limit(token);
+        self.dirty.push(token);
+    }
+
+    /// Redis's `closeClientOnOutputBufferLimitReached`, checked whenever a
+    /// client's output grows: a client whose unsent replies hold its
+    /// class's `client-output-buffer-limit` hard bytes or more, or the soft
+    /// bytes or more for longer than the soft seconds, gets no more replies
+    /// and is closed at the end of the pass (`Conn::close_asap`). Without
+    /// it a client that sends and never reads holds memory without bound.
+    fn check_output_limit(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
         };
-        if pending > PUBSUB_HARD_LIMIT || soft_expired {
-            log::warn!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                conn.session.id,
-                conn.session.addr
-            );
-            self.close(token);
+        if conn.close_asap {
             return;
         }
+        let limit = &self.data.shared.limits.obuf[obuf_class(&conn.session) as usize];
+        let used = conn.out.mem() as u64;
+        let hard = limit.hard.load(Relaxed);
+        let soft = limit.soft.load(Relaxed);
+        let over_hard = hard > 0 && used >= hard;
+        let mut over_soft = false;
+        if soft > 0 && used >= soft {
+            // As Redis: the first time over only starts the clock, and the
+            // soft limit counts once more than its seconds have passed.
+            let now_s = self.data.now_ms / 1000;
+            match conn.soft_limit_since {
+                None => conn.soft_limit_since = Some(now_s),
+                Some(since) => {
+                    over_soft = now_s.saturating_sub(since) > limit.soft_seconds.load(Relaxed)
+                }
+            }
+        } else {
+            conn.soft_limit_since = None;
+        }
+        if !(over_hard || over_soft) {
+            return;
+        }
+        log::warn!(
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            client_line(conn, self.data.now_ms)
+        );
+        conn.close_asap = true;
+        conn.closing = true;
         self.dirty.push(token);
     }
 
@@ -1093,6 +1135,10 @@ impl Worker {
         conn.resolve(to.seq, frame);
         conn.closing |= close;
         self.dirty.push(to.token);
+        self.check_output_limit(to.token);
+        let Some(conn) = self.conns.get_mut(to.token) else {
+            return;
+        };
         if conn.barrier == Some(to.seq) {
             conn.barrier = None;
             self.process_input(to.token);
@@ -1195,9 +1241,21 @@ impl Worker {
                 continue;
             };
             conn.drain_ready();
+            // Replies from other shards and woken blocked clients land here.
+            self.check_output_limit(token);
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            if conn.close_asap {
+                self.close(token);
+                continue;
+            }
             match conn.flush() {
                 Ok((written, all)) => {
                     self.data.counters.net_output_bytes += written as u64;
+                    let mem = client_memory(conn);
+                    self.data.clients_mem = (self.data.clients_mem + mem as u64)
+                        .saturating_sub(std::mem::replace(&mut conn.accounted_mem, mem) as u64);
                     if all && conn.closing && !conn.has_pending() {
                         self.close(token);
                         continue;
@@ -1225,6 +1283,10 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.data.clients_mem = self
+                .data
+                .clients_mem
+                .saturating_sub(conn.accounted_mem as u64);
             self.forget_blocked(conn.session.id);
             cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
             if let Some(tx) = conn.tx {
@@ -1291,6 +1353,15 @@ fn current_params(shared: &Shared) -> ExpireParams {
     )
 }
 
+/// The `client-output-buffer-limit` class of a client (no replicas yet).
+fn obuf_class(s: &Session) -> crate::config::ObufClass {
+    match client_type(s) {
+        ClientType::PubSub => crate::config::ObufClass::PubSub,
+        ClientType::Replica => crate::config::ObufClass::Replica,
+        _ => crate::config::ObufClass::Normal,
+    }
+}
+
 fn client_type(s: &Session) -> ClientType {
     if s.subscriptions() > 0 {
         ClientType::PubSub
@@ -1326,11 +1397,58 @@ fn client_flags(s: &Session) -> String {
     flags
 }
 
+/// Bytes as Redis's `sdscatrepr` quotes them in its log.
+fn repr(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &c in bytes {
+        match c {
+            b'\\' | b'"' => {
+                out.push('\\');
+                out.push(c as char);
+            }
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(c as char),
+            _ => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// What the commands queued in MULTI hold (CLIENT LIST `multi-mem`).
+fn multi_mem(s: &Session) -> usize {
+    s.multi.as_ref().map_or(0, |tx| {
+        tx.queued
+            .iter()
+            .map(|argv| {
+                argv.capacity() * std::mem::size_of::<Bytes>()
+                    + argv.iter().map(|a| a.len()).sum::<usize>()
+            })
+            .sum()
+    })
+}
+
+/// Everything a client holds: the connection itself, its read buffer (with
+/// the arguments of an unfinished command), its pending and spare output
+/// and its queued MULTI commands (CLIENT LIST `tot-mem`, INFO
+/// `mem_clients_normal`).
+pub fn client_memory(c: &Conn) -> usize {
+    std::mem::size_of::<Conn>()
+        + c.rbuf.capacity()
+        + c.out.mem()
+        + c.out.spare_mem()
+        + multi_mem(&c.session)
+}
+
 /// One CLIENT LIST line, with Redis's field names.
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs={} rbp=0 obl={} oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -1342,10 +1460,18 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.channels.len(),
         s.patterns.len(),
         s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
-        c.rbuf.len(),
+        // The arguments of an unfinished multibulk stay in the read
+        // buffer; Redis counts them as argv, not query buffer.
+        c.rbuf.len() - c.parser.held(),
+        c.rbuf.capacity() - c.rbuf.len(),
+        c.parser.argv_len(),
+        multi_mem(s),
         c.rbuf.capacity(),
-        c.output_len(),
-        c.rbuf.capacity() + c.wbuf.capacity(),
+        c.out.front_len(),
+        c.out.blocks().saturating_sub(1),
+        c.out.mem(),
+        client_memory(c),
+        if c.wants_write { "rw" } else { "r" },
         match &s.last_sub {
             Some(sub) => format!("{}|{sub}", s.last_cmd),
             None => s.last_cmd.to_string(),

@@ -76,6 +76,11 @@ impl Server {
         Raw::connect(self.port)
     }
 
+    /// The server's process id (to read its memory from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
