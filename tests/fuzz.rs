@@ -26,13 +26,13 @@
 //!   an in-process [`Parser`] in random chunks, and over a connection of
 //!   its own to the server (which replies or closes the connection).
 //!
-//! Left out, because they stop or stall the server by design: SHUTDOWN,
-//! DEBUG SLEEP, CLIENT KILL / PAUSE / REPLY, SUBSCRIBE (it switches the
+//! Left out, because they stop or stall the server by design: SHUTDOWN
+//! (but inside MULTI, where it must be refused), DEBUG SLEEP, CLIENT KILL / PAUSE / REPLY, SUBSCRIBE (it switches the
 //! connection's mode), QUIT. Blocking commands always get a timeout of a
 //! few milliseconds (0 would block for ever). Sizes are bounded so memory
 //! stays small: SETRANGE offsets below 64 KiB, random-member counts small,
-//! LCS only on its own keys holding at most a few KB (a big LCS is a known
-//! issue being fixed apart), occasional FLUSHALLs.
+//! LCS only on its own keys holding at most a few KB or, rarely, 8 MiB
+//! (whose table LCS refuses), occasional FLUSHALLs.
 //!
 //! # How it drives the server
 //!
@@ -950,13 +950,17 @@ impl Gen {
             .to_vec()
     }
 
-    /// LCS on keys of its own, each set first to at most a few KB (a big
-    /// LCS is a known issue being fixed apart).
+    /// LCS on keys of its own, each set first to at most a few KB, or now
+    /// and then to 8 MiB (a table LCS must refuse).
     fn lcs(&mut self) -> Vec<Argv> {
         let keys = ["{lcs}a", "{lcs}b", "lcs-x"];
         let mut out = Vec::new();
         for key in keys {
-            if self.chance(60) {
+            if self.chance(1) {
+                // 8 MiB: LCS with any but an empty string must refuse its
+                // table (over proto-max-bulk-len), not try to allocate it.
+                out.push(words(&["SETRANGE", key, "8388607", "x"]));
+            } else if self.chance(60) {
                 let max = if self.chance(10) { 3000 } else { 40 };
                 let len = self.below(max);
                 let v: Vec<u8> = (0..len).map(|_| b"abc"[self.below(3)]).collect();
@@ -996,6 +1000,11 @@ impl Gen {
                     for _ in 0..1 + self.below(6) {
                         let c = self.command();
                         out.push(c);
+                    }
+                    if self.chance(5) {
+                        // Refused when queued (no_multi): EXEC must not
+                        // stop the server.
+                        out.push(words(&["SHUTDOWN", "NOSAVE"]));
                     }
                     out.push(words(&[self.pick(&["EXEC", "EXEC", "EXEC", "DISCARD"])]));
                 }
