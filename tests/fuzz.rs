@@ -997,14 +997,15 @@ impl Gen {
                         out.push(watch);
                     }
                     out.push(words(&["MULTI"]));
+                    if self.chance(5) {
+                        // Refused when queued (no_multi): EXEC must not stop
+                        // the server. Right after MULTI, before a random
+                        // DISCARD or RESET could end the transaction.
+                        out.push(words(&["SHUTDOWN", "NOSAVE"]));
+                    }
                     for _ in 0..1 + self.below(6) {
                         let c = self.command();
                         out.push(c);
-                    }
-                    if self.chance(5) {
-                        // Refused when queued (no_multi): EXEC must not
-                        // stop the server.
-                        out.push(words(&["SHUTDOWN", "NOSAVE"]));
                     }
                     out.push(words(&[self.pick(&["EXEC", "EXEC", "EXEC", "DISCARD"])]));
                 }
