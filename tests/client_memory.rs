@@ -304,7 +304,7 @@ fn an_unfinished_multibulk_costs_about_its_wire_bytes() {
     let pid = server.pid();
     let mut admin = server.raw();
     let before = proc_status(pid, "VmRSS");
-    let args = 2_000_000;
+    let args = 5_000_000;
     let mut raw = server.raw();
     raw.send(format!("*{}\r\n", args + 1).as_bytes());
     let block = b"$0\r\n\r\n".repeat(100_000);
@@ -317,11 +317,12 @@ fn an_unfinished_multibulk_costs_about_its_wire_bytes() {
         client_line(&mut admin, &addr).is_some_and(|l| field(&l, "tot-mem") >= sent)
     }));
     let grown = proc_status(pid, "VmRSS").saturating_sub(before);
-    // The wire bytes in a buffer that doubled as it grew (the smaller
-    // copies not yet given back by the allocator); Redis spends some 40
-    // bytes an argument on the same request, over six times the bytes sent.
+    // The wire bytes, moved out of the read buffer in parts of their own
+    // size (left in the buffer, which doubled as it grew, they cost twice
+    // that); Redis spends some 40 bytes an argument on the same request,
+    // over six times the bytes sent.
     assert!(
-        grown <= 3 * sent,
+        grown as f64 <= 1.2 * sent as f64,
         "RSS grew {} MB for {} MB sent",
         grown / MB,
         sent / MB

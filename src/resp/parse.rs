@@ -49,6 +49,10 @@ impl ProtocolError {
     }
 }
 
+/// Complete arguments of an unfinished multibulk are moved out of the read
+/// buffer in parts of at least this many bytes (see `Parser::stashed`).
+const STASH_MIN: usize = 1024 * 1024;
+
 /// Incremental request parser: keeps its place inside a partly received
 /// multibulk so a large argument is not rescanned on every read.
 #[derive(Debug, Default)]
@@ -66,6 +70,15 @@ pub struct Parser {
     pos: usize,
     /// Payload bytes of the arguments received so far (CLIENT LIST `argv-mem`).
     argv_len: usize,
+    /// Complete arguments of the current multibulk moved out of the buffer
+    /// once they passed [`STASH_MIN`] bytes, each part whole arguments in
+    /// their wire form. Left in one buffer, they made it double as it grew
+    /// and the copies it left behind stayed in RSS: 5M empty arguments (30
+    /// MB sent) cost 60 MB. Moved out, they cost their bytes and the buffer
+    /// stays small.
+    stashed: Vec<Bytes>,
+    /// Bytes in `stashed`.
+    stashed_len: usize,
     /// Payload length of the bulk whose `$len` line was already consumed.
     bulk_len: Option<usize>,
     /// Bytes at the front of the buffer already searched for the current
@@ -136,6 +149,12 @@ impl Parser {
         self.pos
     }
 
+    /// Bytes of those arguments already moved out of the buffer (counted
+    /// in the client's memory beside the buffer itself).
+    pub fn stashed(&self) -> usize {
+        self.stashed_len
+    }
+
     /// Payload bytes of those arguments (Redis's `argv-mem`).
     pub fn argv_len(&self) -> usize {
         self.argv_len
@@ -178,6 +197,8 @@ impl Parser {
         self.count = 0;
         self.pos = 0;
         self.argv_len = 0;
+        self.stashed = Vec::new();
+        self.stashed_len = 0;
         self.bulk_len = None;
         self.scanned = 0;
     }
@@ -276,7 +297,10 @@ impl Parser {
                     Some(len) => len,
                     None => match self.parse_bulk_len(buf)? {
                         Some(len) => len,
-                        None => return Ok(None),
+                        None => {
+                            self.stash(buf);
+                            return Ok(None);
+                        }
                     },
                 };
                 if buf.len() - self.pos < len.saturating_add(2) {
@@ -288,28 +312,54 @@ impl Parser {
                 self.bulk_len = None;
                 self.remaining -= 1;
             }
-            let request = buf.split_to(self.pos).freeze();
-            let args = self.cut_args(&request);
+            let last = buf.split_to(self.pos).freeze();
+            let args = self.cut_args(last);
             self.pos = 0;
             self.argv_len = 0;
             return Ok(Some(args));
         }
     }
 
-    /// The `count` arguments of a multibulk whose header is already off
-    /// `request`, read again now that all are in: each `$<len>\r` line and
-    /// its length were checked as they arrived, so this only slices.
-    fn cut_args(&mut self, request: &Bytes) -> Vec<Bytes> {
+    /// Moves the complete arguments at the front of `buf` to `stashed` once
+    /// they are [`STASH_MIN`] bytes or more. Only between arguments, where
+    /// `pos` is the boundary of the last complete one.
+    fn stash(&mut self, buf: &mut BytesMut) {
+        if self.pos < STASH_MIN || self.bulk_len.is_some() {
+            return;
+        }
+        self.scanned = self.scanned.saturating_sub(self.pos);
+        self.stashed_len += self.pos;
+        // A copy of exactly its size: a part split off the buffer would
+        // keep the buffer's whole allocation alive (up to twice its bytes),
+        // and the buffer would move to a new one; copied out, the buffer
+        // keeps its allocation and reuses it.
+        self.stashed.push(Bytes::copy_from_slice(&buf[..self.pos]));
+        buf.advance(self.pos);
+        self.pos = 0;
+    }
+
+    /// The `count` arguments of a multibulk whose header is already off,
+    /// read again from their parts (the stashed ones, then `last`) now that
+    /// all are in: each `$<len>\r` line and its length were checked as they
+    /// arrived, and each part holds whole arguments, so this only slices.
+    fn cut_args(&mut self, last: Bytes) -> Vec<Bytes> {
         let mut args = std::mem::take(&mut self.spare);
         args.reserve_exact(self.count);
-        let mut at = 0;
-        for _ in 0..self.count {
-            let end = at + 1 + memchr(b'\r', &request[at + 1..]).expect("a checked line");
-            let len = crate::util::num::parse_i64(&request[at + 1..end]).expect("a checked length");
-            let start = end + 2;
-            args.push(request.slice(start..start + len as usize));
-            at = start + len as usize + 2;
+        let mut parts = std::mem::take(&mut self.stashed);
+        self.stashed_len = 0;
+        parts.push(last);
+        for part in &parts {
+            let mut at = 0;
+            while at < part.len() {
+                let end = at + 1 + memchr(b'\r', &part[at + 1..]).expect("a checked line");
+                let len =
+                    crate::util::num::parse_i64(&part[at + 1..end]).expect("a checked length");
+                let start = end + 2;
+                args.push(part.slice(start..start + len as usize));
+                at = start + len as usize + 2;
+            }
         }
+        debug_assert_eq!(args.len(), self.count);
         args
     }
 
@@ -666,6 +716,40 @@ mod tests {
             p.next_command(&mut buf).unwrap_err().0,
             "Protocol error: invalid bulk length"
         );
+    }
+
+    #[test]
+    fn a_long_unfinished_multibulk_leaves_the_buffer_small() {
+        const N: usize = 400_000;
+        let mut wire = format!("*{N}\r\n").into_bytes();
+        for i in 0..N {
+            let arg = i.to_string();
+            wire.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+        }
+        let mut p = Parser::default();
+        let mut buf = BytesMut::new();
+        let mut largest = 0;
+        let mut args = None;
+        let (header, mut fed) = (format!("*{N}\r\n").len(), 0);
+        for chunk in wire.chunks(64 * 1024 + 7) {
+            assert!(args.is_none(), "one command");
+            buf.extend_from_slice(chunk);
+            fed += chunk.len();
+            args = p.next_command(&mut buf).unwrap();
+            largest = largest.max(buf.len());
+            if args.is_none() {
+                // Every byte but the header's is in the buffer or stashed.
+                assert_eq!(p.stashed() + buf.len() + header, fed);
+            }
+        }
+        let args = args.expect("the whole command");
+        assert_eq!(args.len(), N);
+        for (i, arg) in args.iter().enumerate() {
+            assert_eq!(arg, i.to_string().as_bytes());
+        }
+        assert!(largest < 2 * STASH_MIN, "the buffer held {largest} bytes");
+        assert_eq!(p.stashed(), 0);
+        assert!(buf.is_empty());
     }
 
     #[test]

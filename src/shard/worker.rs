@@ -1439,6 +1439,7 @@ fn multi_mem(s: &Session) -> usize {
 pub fn client_memory(c: &Conn) -> usize {
     std::mem::size_of::<Conn>()
         + c.rbuf.capacity()
+        + c.parser.stashed()
         + c.out.mem()
         + c.out.spare_mem()
         + multi_mem(&c.session)
