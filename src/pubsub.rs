@@ -31,11 +31,13 @@ pub struct Registry {
     patterns: DashMap<Bytes, Vec<Subscriber>>,
 }
 
+/// Requires: `sub` is not yet subscribed to `name` (the connection's own
+/// set of names says so first, in O(1), where a scan of the channel's
+/// subscribers made N clients subscribing to one channel cost O(N²)).
 fn add(map: &DashMap<Bytes, Vec<Subscriber>>, name: Bytes, sub: Subscriber) {
     let mut subs = map.entry(name).or_default();
-    if !subs.contains(&sub) {
-        subs.push(sub);
-    }
+    debug_assert!(!subs.contains(&sub), "subscribed twice");
+    subs.push(sub);
 }
 
 fn remove(map: &DashMap<Bytes, Vec<Subscriber>>, name: &[u8], sub: Subscriber) {
@@ -143,7 +145,6 @@ mod tests {
     fn channels_and_patterns_receive() {
         let r = Registry::default();
         r.subscribe(Bytes::from_static(b"news"), sub(0, 1));
-        r.subscribe(Bytes::from_static(b"news"), sub(1, 2));
         r.subscribe(Bytes::from_static(b"news"), sub(1, 2));
         r.psubscribe(Bytes::from_static(b"n*"), sub(1, 3));
         let mut out = Vec::new();

@@ -379,3 +379,53 @@ fn killing_ones_own_connection_replies_first() {
     assert!(other.closed());
     assert_eq!(r.cmd(&["PING"]), Reply::Simple("PONG".into()));
 }
+
+#[test]
+fn unsubscribing_from_many_channels_is_linear() {
+    let server = Server::start(1, &[]);
+    let mut r = server.raw();
+    r.set_read_timeout(Duration::from_secs(120));
+    const N: usize = 100_000;
+    let names: Vec<String> = (0..N).map(|i| format!("ch:{i}")).collect();
+    let subscribe_all = |r: &mut Raw| {
+        let mut argv = vec!["SUBSCRIBE"];
+        argv.extend(names.iter().map(String::as_str));
+        r.send_cmd(&argv.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+        for i in 0..N {
+            assert_eq!(r.read().unwrap().items()[2], int(i as i64 + 1));
+        }
+    };
+    let read_unsubscribes = |r: &mut Raw| {
+        for i in 0..N {
+            let reply = r.read().unwrap().items();
+            assert_eq!(reply[2], int((N - i - 1) as i64));
+        }
+    };
+    let worst = worst_ping_during(&server, 1, || {
+        // Leaving every channel shifted the rest of the set per channel:
+        // O(N²), seconds for 100,000.
+        subscribe_all(&mut r);
+        let started = Instant::now();
+        r.send_cmd(&[b"UNSUBSCRIBE"]);
+        read_unsubscribes(&mut r);
+        assert!(
+            started.elapsed() < GENEROUS,
+            "UNSUBSCRIBE took {:?}",
+            started.elapsed()
+        );
+        // By name, in the order subscribed: the same.
+        subscribe_all(&mut r);
+        let started = Instant::now();
+        let mut argv = vec!["UNSUBSCRIBE"];
+        argv.extend(names.iter().map(String::as_str));
+        r.send_cmd(&argv.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+        read_unsubscribes(&mut r);
+        assert!(
+            started.elapsed() < GENEROUS,
+            "UNSUBSCRIBE took {:?}",
+            started.elapsed()
+        );
+    });
+    assert!(worst < GENEROUS, "a PING waited {worst:?}");
+    assert_eq!(r.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}

@@ -69,38 +69,55 @@ fn subscribe_generic(
     Frame::Sequence(replies).into()
 }
 
-/// Without arguments, leaves every subscription of the kind, in the order made.
+/// Without arguments, leaves every subscription of the kind, in the order
+/// made. Each removal costs O(1): the set is taken whole when all go, and a
+/// named one is swapped out (Redis's own order is its dict's, so any order
+/// of what remains is Redis's behaviour); removing in place shifted the
+/// rest of the set, and UNSUBSCRIBE of 50,000 channels took seconds.
 fn unsubscribe_generic(
     shard: &ShardData,
     session: &mut Session,
     argv: &[Bytes],
     kind: Kind,
 ) -> Action {
-    let names: Vec<Bytes> = if argv.len() > 1 {
-        argv[1..].to_vec()
-    } else {
-        kind.names(session).iter().cloned().collect()
-    };
-    if names.is_empty() {
-        return Frame::Sequence(vec![confirmation(
-            kind.confirm(false),
-            None,
-            session.subscriptions(),
-        )])
-        .into();
-    }
     let me = session.subscriber();
     let registry = &shard.shared.pubsub;
-    let replies = names
-        .into_iter()
+    let leave = |name: &[u8]| match kind {
+        Kind::Channel => registry.unsubscribe(name, me),
+        Kind::Pattern => registry.punsubscribe(name, me),
+    };
+    if argv.len() == 1 {
+        let names = std::mem::take(kind.names(session));
+        if names.is_empty() {
+            return Frame::Sequence(vec![confirmation(
+                kind.confirm(false),
+                None,
+                session.subscriptions(),
+            )])
+            .into();
+        }
+        let mut left = session.subscriptions() + names.len();
+        let replies = names
+            .into_iter()
+            .map(|name| {
+                leave(&name);
+                left -= 1;
+                confirmation(kind.confirm(false), Some(name), left)
+            })
+            .collect();
+        return Frame::Sequence(replies).into();
+    }
+    let replies = argv[1..]
+        .iter()
         .map(|name| {
-            if kind.names(session).shift_remove(&name) {
-                match kind {
-                    Kind::Channel => registry.unsubscribe(&name, me),
-                    Kind::Pattern => registry.punsubscribe(&name, me),
-                }
+            if kind.names(session).swap_remove(name) {
+                leave(name);
             }
-            confirmation(kind.confirm(false), Some(name), session.subscriptions())
+            confirmation(
+                kind.confirm(false),
+                Some(name.clone()),
+                session.subscriptions(),
+            )
         })
         .collect();
     Frame::Sequence(replies).into()

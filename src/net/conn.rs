@@ -87,6 +87,11 @@ pub struct Conn {
     base_seq: u64,
     /// Close once everything queued is written (QUIT, protocol error, kill).
     pub closing: bool,
+    /// Some while the shard loop has this connection's input queued for
+    /// its next pass (`Worker::unread`): whether the peer closed its side.
+    /// Kept here so an event for it is matched in O(1), not by a search of
+    /// the queue per event.
+    pub deferred_input: Option<bool>,
     /// Its last turn ended with commands left in `rbuf` (the shard loop
     /// runs one connection's commands for a bounded time per pass).
     pub commands_left: bool,
@@ -120,6 +125,7 @@ impl Conn {
             slots: VecDeque::new(),
             base_seq: 0,
             closing: false,
+            deferred_input: None,
             commands_left: false,
             barrier: None,
             wants_write: false,

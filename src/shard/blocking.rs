@@ -135,24 +135,39 @@ pub enum BlockMsg {
     Waiting { id: WaiterId },
 }
 
+/// One key's waiters in arrival order. A waiter that leaves is dropped
+/// from its keys' queues lazily: at once when it is at the front (serving
+/// takes waiters from the front), otherwise when it reaches the front or
+/// when the dead outnumber the living (one pass then). Removing it in place
+/// scanned the queue, and serving N clients blocked on one key cost O(N²).
+#[derive(Default)]
+struct KeyQueue {
+    ids: VecDeque<WaiterId>,
+    /// Entries of `ids` still waiting.
+    live: usize,
+}
+
 /// The waiters of one shard's keys.
 #[derive(Default)]
 pub struct Registry {
-    /// Per (db, key), its waiters in arrival order.
-    queues: HashMap<(usize, Bytes), VecDeque<WaiterId>, RandomState>,
+    /// Per (db, key), its waiters in arrival order (and some that left).
+    queues: HashMap<(usize, Bytes), KeyQueue, RandomState>,
     waiters: HashMap<WaiterId, Waiter, RandomState>,
 }
 
 impl Registry {
     /// Queues `waiter` on each of its keys, watching the keys that had none.
+    /// A key named twice (`BLPOP k k 0`) queues it once: its entries for a
+    /// key go in one after another, so the last one is its own.
     pub fn add(&mut self, waiter: Waiter, ready: &mut ReadyKeys) {
         for key in &waiter.keys {
             let queue = self.queues.entry((waiter.db, key.clone())).or_default();
-            if queue.is_empty() {
+            if queue.live == 0 {
                 ready.watch(waiter.db, key);
             }
-            if !queue.contains(&waiter.id) {
-                queue.push_back(waiter.id);
+            if queue.ids.back() != Some(&waiter.id) {
+                queue.ids.push_back(waiter.id);
+                queue.live += 1;
             }
         }
         self.waiters.insert(waiter.id, waiter);
@@ -161,24 +176,46 @@ impl Registry {
     /// Removes a waiter from every queue it is in; None if it was not waiting.
     pub fn remove(&mut self, id: WaiterId, ready: &mut ReadyKeys) -> Option<Waiter> {
         let waiter = self.waiters.remove(&id)?;
+        let mut seen = std::collections::HashSet::with_capacity_and_hasher(
+            if waiter.keys.len() > 1 {
+                waiter.keys.len()
+            } else {
+                0
+            },
+            RandomState::new(),
+        );
         for key in &waiter.keys {
+            if waiter.keys.len() > 1 && !seen.insert(key) {
+                continue;
+            }
             let slot = (waiter.db, key.clone());
-            if let Some(queue) = self.queues.get_mut(&slot) {
-                queue.retain(|w| *w != id);
-                if queue.is_empty() {
-                    self.queues.remove(&slot);
-                    ready.unwatch(waiter.db, key);
-                }
+            let Some(queue) = self.queues.get_mut(&slot) else {
+                continue;
+            };
+            queue.live -= 1;
+            if queue.live == 0 {
+                self.queues.remove(&slot);
+                ready.unwatch(waiter.db, key);
+                continue;
+            }
+            let waiting = |w: &WaiterId| self.waiters.contains_key(w);
+            while queue.ids.front().is_some_and(|w| !waiting(w)) {
+                queue.ids.pop_front();
+            }
+            if queue.ids.len() > 2 * queue.live + 16 {
+                queue.ids.retain(waiting);
             }
         }
         Some(waiter)
     }
 
-    /// The waiters of a key, first come first.
-    pub fn queue(&self, db: usize, key: &Bytes) -> Vec<WaiterId> {
+    /// The waiters of a key, first come first (some may have left: look
+    /// each up with [`get`](Self::get)).
+    pub fn queue(&self, db: usize, key: &Bytes) -> impl Iterator<Item = WaiterId> + '_ {
         self.queues
             .get(&(db, key.clone()))
-            .map_or_else(Vec::new, |q| q.iter().copied().collect())
+            .into_iter()
+            .flat_map(|q| q.ids.iter().copied())
     }
 
     pub fn get(&self, id: WaiterId) -> Option<&Waiter> {
@@ -304,8 +341,9 @@ pub struct Blocking {
     /// Serving is under way: a reply it delivers may run the served client's
     /// next commands, which must not start a second, nested serve.
     pub serving: bool,
-    /// Waited keys a transaction held when they were due to be served.
-    pub deferred: Vec<(usize, Bytes)>,
+    /// Waited keys a transaction held when they were due to be served, in
+    /// the order they were put aside.
+    pub deferred: indexmap::IndexSet<(usize, Bytes), RandomState>,
 }
 
 /// Turns an attempt job's final reply into `Wait::Attempted`, so the job's
@@ -349,10 +387,11 @@ mod tests {
         }
     }
 
+    /// The waiters still waiting on `key`, in order.
     fn ids(registry: &Registry, key: &'static str) -> Vec<u64> {
         registry
             .queue(0, &Bytes::from_static(key.as_bytes()))
-            .iter()
+            .filter(|w| registry.get(*w).is_some())
             .map(|w| w.conn_id)
             .collect()
     }
@@ -378,6 +417,40 @@ mod tests {
         registry.remove(WaiterId { conn_id: 3, seq: 0 }, &mut ready);
         assert!(registry.is_empty());
         assert!(ready.is_empty(), "keys nobody waits on are unwatched");
+    }
+
+    #[test]
+    fn waiters_leaving_from_anywhere_keep_the_queue_short_and_in_order() {
+        let (mut registry, mut ready) = (Registry::default(), ReadyKeys::default());
+        let id = |conn_id| WaiterId { conn_id, seq: 0 };
+        registry.add(waiter(1, &["k", "k", "k"]), &mut ready);
+        for n in 2..=1000 {
+            registry.add(waiter(n, &["k"]), &mut ready);
+        }
+        assert_eq!(ids(&registry, "k"), (1..=1000).collect::<Vec<_>>());
+        // From the middle: left in place, skipped, and swept once the dead
+        // outnumber the living.
+        for n in (2..=1000).filter(|n| n % 3 != 0) {
+            registry.remove(id(n), &mut ready);
+        }
+        let queued = registry.queue(0, &Bytes::from_static(b"k")).count();
+        assert!(queued <= 2 * 334 + 16, "{queued} entries for 334 waiters");
+        let left: Vec<u64> = std::iter::once(1).chain((3..=999).step_by(3)).collect();
+        assert_eq!(ids(&registry, "k"), left);
+        // From the front: popped at once, with the dead behind them.
+        registry.remove(id(1), &mut ready);
+        assert_eq!(
+            registry.queue(0, &Bytes::from_static(b"k")).next(),
+            Some(id(3))
+        );
+        for n in left.iter().skip(1) {
+            registry.remove(id(*n), &mut ready);
+        }
+        assert!(registry.is_empty());
+        assert!(
+            ready.is_empty(),
+            "the key is unwatched with its last waiter"
+        );
     }
 
     #[test]

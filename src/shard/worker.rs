@@ -131,11 +131,11 @@ pub struct Worker {
     outbox: Vec<Vec<Msg>>,
     /// Connections with output to write at the end of the iteration.
     dirty: Vec<usize>,
-    /// Connections with input left for the next pass (and whether their
-    /// peer has closed): a socket that may hold more than the last read
-    /// took, or commands left when their turn ended (`TURN_US`). The next
-    /// pass does not wait for events.
-    unread: Vec<(usize, bool)>,
+    /// Connections with input left for the next pass (each marked in its
+    /// `deferred_input`, with whether its peer has closed): a socket that
+    /// may hold more than the last read took, or commands left when their
+    /// turn ended (`TURN_US`). The next pass does not wait for events.
+    unread: Vec<usize>,
     scratch: Vec<u8>,
     next_tick: Instant,
     next_cron: Instant,
@@ -269,7 +269,7 @@ impl Worker {
             let served_from = Instant::now();
             let mut sweep_time = None;
             self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
-            let mut deferred = std::mem::take(&mut self.unread);
+            let deferred = std::mem::take(&mut self.unread);
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
                 match event.token() {
@@ -280,10 +280,10 @@ impl Worker {
                             event.is_readable() || event.is_read_closed() || event.is_error();
                         // A connection with input left over reads once, below,
                         // knowing what this event says of its peer.
-                        match deferred.iter_mut().find(|(d, _)| *d == t) {
-                            Some((_, closed)) => *closed |= event.is_read_closed(),
-                            None if readable => self.on_readable(t, event.is_read_closed()),
-                            None => {}
+                        match self.conns.get_mut(t).map(|c| &mut c.deferred_input) {
+                            Some(Some(closed)) => *closed |= event.is_read_closed(),
+                            _ if readable => self.on_readable(t, event.is_read_closed()),
+                            _ => {}
                         }
                         if event.is_writable() {
                             self.dirty.push(t);
@@ -292,8 +292,16 @@ impl Worker {
                 }
             }
             // Input left over from the last pass, after this pass's events.
-            for (token, peer_closed) in deferred {
-                self.on_readable(token, peer_closed);
+            for token in deferred {
+                // The token may have been closed and reused since: only a
+                // connection still marked deferred reads here.
+                let marked = self
+                    .conns
+                    .get_mut(token)
+                    .and_then(|c| c.deferred_input.take());
+                if let Some(peer_closed) = marked {
+                    self.on_readable(token, peer_closed);
+                }
             }
             served |= self.drain_inbox();
             self.expire_blocked();
@@ -592,9 +600,15 @@ impl Worker {
 
     /// Comes back to `token`'s input next pass (once, however often asked).
     fn defer_input(&mut self, token: usize, peer_closed: bool) {
-        match self.unread.iter_mut().find(|(t, _)| *t == token) {
-            Some((_, closed)) => *closed |= peer_closed,
-            None => self.unread.push((token, peer_closed)),
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        match &mut conn.deferred_input {
+            Some(closed) => *closed |= peer_closed,
+            None => {
+                conn.deferred_input = Some(peer_closed);
+                self.unread.push(token);
+            }
         }
     }
 
@@ -1311,14 +1325,19 @@ impl Worker {
 
     fn clients_op(&mut self, op: ClientsOp) -> Out {
         match op {
-            ClientsOp::List { ids, kind } => Out::Lines(
-                self.conns
-                    .iter()
-                    .filter(|(_, c)| ids.as_ref().is_none_or(|ids| ids.contains(&c.session.id)))
-                    .filter(|(_, c)| kind.is_none_or(|k| k == client_type(&c.session)))
-                    .map(|(_, c)| client_line(c, self.data.now_ms))
-                    .collect(),
-            ),
+            ClientsOp::List { ids, kind } => {
+                // A set: CLIENT LIST ID with thousands of ids is O(clients + ids).
+                let ids: Option<std::collections::HashSet<u64>> =
+                    ids.map(|ids| ids.into_iter().collect());
+                Out::Lines(
+                    self.conns
+                        .iter()
+                        .filter(|(_, c)| ids.as_ref().is_none_or(|ids| ids.contains(&c.session.id)))
+                        .filter(|(_, c)| kind.is_none_or(|k| k == client_type(&c.session)))
+                        .map(|(_, c)| client_line(c, self.data.now_ms))
+                        .collect(),
+                )
+            }
             ClientsOp::Kill(filter) => {
                 let victims: Vec<usize> = self
                     .conns

@@ -2,6 +2,7 @@
 //! `shard::blocking`): starting a wait, the messages about waiters, serving
 //! ready keys, deadlines, `CLIENT UNBLOCK` and disconnects.
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -357,10 +358,7 @@ impl Worker {
 
     /// Puts a key aside until no transaction holds it.
     fn defer(&mut self, db: usize, key: &Bytes) {
-        let deferred = &mut self.blocking.deferred;
-        if !deferred.iter().any(|(d, k)| *d == db && k == key) {
-            deferred.push((db, key.clone()));
-        }
+        self.blocking.deferred.insert((db, key.clone()));
     }
 
     /// Keys put aside while a transaction held them are signalled again
@@ -387,18 +385,27 @@ impl Worker {
             self.defer(db, key);
             return;
         }
+        // The walk reads the queue in place (a copy of it per signal made a
+        // push that serves one of N waiters cost O(N)); the served leave it
+        // after the walk, each from the front in O(1).
         let mut promised = 0;
+        let mut served: HashSet<WaiterId, ahash::RandomState> = HashSet::default();
         for id in self.blocking.registry.queue(db, key) {
             let mut ctx = Ctx::new(&mut self.data, db);
             // Gone, or a type nobody can be served from: nothing to hand out.
             let Some((kind, len)) = commands::holding(&mut ctx, key) else {
-                return;
+                break;
             };
             if len <= promised {
-                return;
+                break;
             }
-            let Some(waiter) = self.blocking.registry.get(id) else {
-                continue;
+            let Some(waiter) = self
+                .blocking
+                .registry
+                .get(id)
+                .filter(|_| !served.contains(&id))
+            else {
+                continue; // left, or served on this walk; dropped from the queue later
             };
             let home = waiter.home;
             match &waiter.task {
@@ -412,13 +419,16 @@ impl Worker {
                 // A key of another type wakes nobody (Redis 7.0).
                 Task::Serve(want) if want.kind() == kind => {
                     if let Ok(Some(frame)) | Err(frame) = want.take_from(&mut ctx, key) {
-                        let ready = &mut self.data.store.stats.notify.ready;
-                        self.blocking.registry.remove(id, ready);
+                        served.insert(id);
                         replies.push((home, BlockMsg::Served { id, frame }));
                     }
                 }
                 _ => {}
             }
+        }
+        let ready = &mut self.data.store.stats.notify.ready;
+        for id in served {
+            self.blocking.registry.remove(id, ready);
         }
     }
 
