@@ -538,6 +538,10 @@ pub fn algebra_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> 
     };
     let n = shard.shared.nshards;
     let db = session.db;
+    if call.op == Algebra::Inter {
+        let keys = argv[call.sources.clone()].to_vec();
+        return intersection_job(call, keys, n, db);
+    }
     let reads = argv[call.sources.clone()]
         .iter()
         .map(|key| (shard_of(key, n), read_set_op(db, key.clone())))
@@ -568,6 +572,123 @@ pub fn algebra_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> 
         }
     });
     Action::Job(if stores { job.ordered() } else { job })
+}
+
+/// SINTER, SINTERSTORE and SINTERCARD with their keys on several shards,
+/// at Redis's cost, O(smallest set × sets), in three steps: each owner
+/// tells its set's size (WRONGTYPE in argument order, as Redis checks); the
+/// smallest set alone is copied here; each other owner keeps those of its
+/// members that its own set holds, and what all kept is the intersection.
+/// Copying every set was O(sum of the sets): an intersection of a 3-member
+/// set with a 1M-member one on another shard took 60-80 ms (0.1 ms on one
+/// shard, as in Redis).
+fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action {
+    let sizes = keys
+        .iter()
+        .map(|key| {
+            let owner = shard_of(key, n);
+            let key = key.clone();
+            let op = store_op(move |ctx| {
+                ctx.db = db;
+                match ctx.ks().read(&key) {
+                    None => Out::Count(0),
+                    Some(entry) => match as_set(entry) {
+                        Ok(set) => Out::Count(set.len() as i64),
+                        Err(e) => Out::Frame(e),
+                    },
+                }
+            });
+            (owner, op)
+        })
+        .collect();
+    let done = move |call: Call, members: Set| -> Action {
+        let outcome = match call.output {
+            Output::Count(limit) if limit > 0 => Outcome::Count(members.len().min(limit)),
+            Output::Count(_) => Outcome::Count(members.len()),
+            _ => Outcome::Members(members),
+        };
+        match &call.output {
+            Output::Store(dst, _) => Action::Job(Job::single(shard_of(dst, n), move |ctx| {
+                ctx.db = db;
+                Out::Frame(call.finish(&mut ctx.ks(), outcome))
+            })),
+            _ => Action::Reply(answer(outcome)),
+        }
+    };
+    let job = Job::new(sizes, move |outs| {
+        let mut sizes = Vec::with_capacity(outs.len());
+        for out in outs {
+            match out {
+                Out::Count(len) => sizes.push(len as usize),
+                other => return Action::Reply(other.frame()),
+            }
+        }
+        let smallest = (0..sizes.len()).min_by_key(|&i| sizes[i]).unwrap_or(0);
+        if sizes[smallest] == 0 {
+            return done(call, Set::default());
+        }
+        let from = keys[smallest].clone();
+        let others: Vec<Bytes> = (0..keys.len())
+            .filter(|&i| i != smallest)
+            .map(|i| keys[i].clone())
+            .collect();
+        // The first step counted each key's hit; these look up without.
+        let copy = store_op(move |ctx| {
+            ctx.db = db;
+            let set = match ctx.ks().get(&from).map(|e| as_set(e)) {
+                Some(Ok(set)) => set.clone(),
+                _ => Set::default(),
+            };
+            Out::Entry(Some((Value::Set(Box::new(Encoded::new(set))), None)))
+        });
+        Action::Job(Job::new(
+            vec![(shard_of(&keys[smallest], n), copy)],
+            move |mut outs| {
+                let candidates = match outs.pop() {
+                    Some(Out::Entry(Some((Value::Set(set), _)))) => {
+                        std::sync::Arc::new(set.iter().cloned().collect::<Set>())
+                    }
+                    _ => return done(call, Set::default()),
+                };
+                let filters = others
+                    .into_iter()
+                    .map(|key| {
+                        let owner = shard_of(&key, n);
+                        let candidates = candidates.clone();
+                        let op = store_op(move |ctx| {
+                            ctx.db = db;
+                            let kept: Set = match ctx.ks().get(&key).map(|e| as_set(e)) {
+                                Some(Ok(set)) => candidates
+                                    .iter()
+                                    .filter(|m| set.contains(*m))
+                                    .cloned()
+                                    .collect(),
+                                _ => Set::default(),
+                            };
+                            Out::Entry(Some((Value::Set(Box::new(Encoded::new(kept))), None)))
+                        });
+                        (owner, op)
+                    })
+                    .collect();
+                Action::Job(Job::new(filters, move |outs| {
+                    let kept: Vec<Set> = outs
+                        .into_iter()
+                        .map(|out| match out {
+                            Out::Entry(Some((Value::Set(set), _))) => set.iter().cloned().collect(),
+                            _ => Set::default(),
+                        })
+                        .collect();
+                    let sets: Vec<Option<&Set>> = kept.iter().map(Some).collect();
+                    let members = match sets.is_empty() {
+                        true => candidates.iter().cloned().collect(),
+                        false => combine(Algebra::Inter, &sets),
+                    };
+                    done(call, members)
+                }))
+            },
+        ))
+    });
+    Action::Job(job.ordered())
 }
 
 /// A copy of the set at `key` for another shard: `Out::Entry(None)` when
