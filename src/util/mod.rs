@@ -32,7 +32,7 @@ pub fn drop_off_thread<T: Send + 'static>(value: T) {
 /// Buffers of at least this many bytes are freed by [`free_buffer`] off the
 /// calling thread: jemalloc hands allocations of 8 MiB and more straight back
 /// to the OS when freed, which held a shard for milliseconds.
-const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
+pub const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
 
 /// Frees `buffer`, on a helper thread when it is large (see
 /// [`OFF_THREAD_FREE_BYTES`]); shard threads free big buffers through this.

@@ -112,6 +112,104 @@ fn large_removals_shrink_the_arena() {
     assert_eq!(names(z.iter()).first().map(String::as_str), Some("m9990"));
 }
 
+/// The input, scaled down: a big set, half of it removed by rank,
+/// then one ZREM. That ZREM rebuilt the whole skiplist (52 ms at 1M
+/// members); now each write does a bounded share of the compaction.
+#[test]
+fn a_remove_after_a_big_range_removal_does_bounded_work() {
+    const N: u32 = 200_000;
+    let pairs = (0..N).map(|i| (Bytes::from(format!("m{i}")), f64::from(i)));
+    let mut z = ZSet::from_pairs(pairs.collect());
+    let full = z.heap_size();
+    z.remove_ranks(0, N as usize / 2 - 1);
+    let before = z.tidy_work;
+    assert_eq!(
+        z.remove(format!("m{}", N - 1).as_bytes()),
+        Some(f64::from(N - 1))
+    );
+    let one = z.tidy_work - before;
+    // The budget, overrun at most by the last step's search (one unit a
+    // level, 32 at most) and the two steps that end a compaction.
+    let bound = TIDY_BUDGET + 1 + 1 + 32 + 2;
+    assert!(one <= bound, "one ZREM did {one} units of compaction");
+    // Every later write does its share, and the set's memory comes back:
+    // the arena's free slots and the map's old table are gone after some
+    // writes (at most about 2 units of work per member left, 16 a write).
+    let mut writes = 0;
+    while z.compacting || z.scores.old.is_some() {
+        let before = z.tidy_work;
+        let m = format!("m{}", N / 2 + writes % 1000);
+        z.insert(m.as_bytes(), -f64::from(writes));
+        assert!(z.tidy_work - before <= bound);
+        writes += 1;
+        assert!(writes < N, "compaction never ended");
+    }
+    z.list.check();
+    z.check_invariants().unwrap();
+    assert_eq!(z.list.free_slots(), 0);
+    assert_eq!(z.len(), N as usize / 2 - 1);
+    assert!(z.heap_size() < full * 3 / 5, "{} of {full}", z.heap_size());
+}
+
+/// Compaction and the map's move to a smaller table, interleaved with every
+/// kind of write, keep the set's invariants and its content.
+#[test]
+fn writes_during_compaction_keep_the_set_whole() {
+    let mut z = ZSet::default();
+    let mut model = std::collections::BTreeMap::new();
+    let mut rng = 0x1234_5678_9abc_def0u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for round in 0..6 {
+        for i in 0..6000u64 {
+            let m = format!("m{}", next() % 8000);
+            let score = (next() % 100) as f64;
+            z.insert(m.as_bytes(), score);
+            model.insert(m, score);
+            if i % 7 == 0 {
+                let m = format!("m{}", next() % 8000);
+                assert_eq!(z.remove(m.as_bytes()), model.remove(&m), "round {round}");
+            }
+        }
+        // Empty most of it by rank, then write a little at a time.
+        let keep = 50 + round * 10;
+        let removed = z.remove_ranks(0, z.len() - keep - 1);
+        for (m, _) in removed {
+            model.remove(std::str::from_utf8(&m).unwrap());
+        }
+        for i in 0..3000u64 {
+            let m = format!("m{}", next() % 8000);
+            match i % 3 {
+                0 => {
+                    let score = (next() % 100) as f64;
+                    z.insert(m.as_bytes(), score);
+                    model.insert(m, score);
+                }
+                1 => assert_eq!(z.remove(m.as_bytes()), model.remove(&m)),
+                _ => {
+                    if let Some((m, _)) = z.pop(End::Min, 1).pop() {
+                        model.remove(std::str::from_utf8(&m).unwrap());
+                    }
+                }
+            }
+            if i % 500 == 0 {
+                z.list.check();
+                z.check_invariants().unwrap();
+            }
+        }
+        z.list.check();
+        z.check_invariants().unwrap();
+        assert_eq!(z.len(), model.len());
+        for (m, s) in &model {
+            assert_eq!(z.score(m.as_bytes()), Some(*s), "{m}");
+        }
+    }
+}
+
 #[test]
 fn from_pairs_builds_a_valid_list() {
     let pairs: Vec<(Bytes, f64)> = (0..500)
