@@ -159,7 +159,8 @@ const TIDY_BUDGET: usize = 16;
 /// removals pay for much of their own compaction, few enough not to slow
 /// them much (a unit per member made ZREMRANGEBYRANK of 500k members of a
 /// 1M set 2.3 times as slow, 170 ms against 75 ms: its nodes left were all
-/// at the arena's end, each to be moved).
+/// at the arena's end, each to be moved). One that removed at least as
+/// many as are left rebuilds the set instead (see [`ZSet::tidy`]).
 const PER_REMOVED: usize = 4;
 
 /// Member to score, a map that shrinks a step at a time: once it is less
@@ -442,8 +443,23 @@ impl ZSet {
     /// written to goes on shrinking; one never written again keeps its
     /// slack, as a Redis dict keeps its table until it is next touched.
     fn tidy(&mut self, removed: usize) {
-        let budget = TIDY_BUDGET + removed / PER_REMOVED;
+        if removed >= self.len() && self.list.mostly_free() {
+            // This write removed at least as many members as are left, so
+            // building the set afresh costs it no more than its own work,
+            // and less than moving the nodes one by one.
+            let pairs: Vec<(Bytes, f64)> = self.list.iter().map(|(m, s)| (m.clone(), s)).collect();
+            #[cfg(test)]
+            let work = self.tidy_work + pairs.len();
+            let old = std::mem::replace(self, ZSet::from_pairs(pairs));
+            #[cfg(test)]
+            {
+                self.tidy_work = work;
+            }
+            crate::util::drop_off_thread(old);
+            return;
+        }
         let mut spent = 0;
+        let budget = TIDY_BUDGET + removed / PER_REMOVED;
         if self.list.free_slots() > 0 && (self.compacting || self.list.mostly_free()) {
             self.compacting = true;
             let scores = &mut self.scores;
