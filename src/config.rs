@@ -123,6 +123,8 @@ pub struct Config {
     pub active_expire_storm_defer_purge: bool,
     /// Events that block a shard this many ms or more are logged (LATENCY); 0: off.
     pub latency_monitor_threshold: u64,
+    /// The `lazyfree-lazy-*` switches (`util::lazyfree`).
+    pub lazyfree: LazyFree,
     pub config_file: Option<PathBuf>,
 }
 
@@ -162,9 +164,28 @@ impl Default for Config {
             jemalloc_bg_thread: true,
             active_expire_storm_defer_purge: true,
             latency_monitor_threshold: 0,
+            lazyfree: LazyFree::default(),
             config_file: None,
         }
     }
+}
+
+/// Redis 7.0's `lazyfree-lazy-*` parameters, all `no` by default: which
+/// frees go to the lazy-free thread (`util::lazyfree`) besides UNLINK's and
+/// FLUSHALL ASYNC's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LazyFree {
+    /// Freeing for an eviction; ember evicts nothing yet (no `maxmemory`).
+    pub eviction: bool,
+    /// Freeing an expired key's value (the sweep and lazy expiry).
+    pub expire: bool,
+    /// Freeing a value a write replaces (SET, RENAME, *STORE onto a key).
+    pub server_del: bool,
+    /// DEL frees as UNLINK does.
+    pub user_del: bool,
+    /// A FLUSHALL / FLUSHDB naming no mode is ASYNC; ember flushes off the
+    /// shard thread in either mode (`cmd::keys::check_flush_mode`).
+    pub user_flush: bool,
 }
 
 /// The client classes of `client-output-buffer-limit`, in the order Redis
@@ -575,6 +596,11 @@ pub static PARAMS: &[Param] = &[
     Param { name: "jemalloc-bg-thread", alias: None, mutable: true, get: |c| yes_no(c.jemalloc_bg_thread), set: |c, v| { c.jemalloc_bg_thread = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
     Param { name: "active-expire-storm-defer-purge", alias: None, mutable: true, get: |c| yes_no(c.active_expire_storm_defer_purge), set: |c, v| { c.active_expire_storm_defer_purge = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
     Param { name: "latency-monitor-threshold", alias: None, mutable: true, get: |c| c.latency_monitor_threshold.to_string(), set: |c, v| { c.latency_monitor_threshold = int_in(v, 0, i64::MAX)? as u64; Ok(()) } },
+    Param { name: "lazyfree-lazy-eviction", alias: None, mutable: true, get: |c| yes_no(c.lazyfree.eviction), set: |c, v| { c.lazyfree.eviction = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "lazyfree-lazy-expire", alias: None, mutable: true, get: |c| yes_no(c.lazyfree.expire), set: |c, v| { c.lazyfree.expire = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "lazyfree-lazy-server-del", alias: None, mutable: true, get: |c| yes_no(c.lazyfree.server_del), set: |c, v| { c.lazyfree.server_del = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "lazyfree-lazy-user-del", alias: None, mutable: true, get: |c| yes_no(c.lazyfree.user_del), set: |c, v| { c.lazyfree.user_del = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
+    Param { name: "lazyfree-lazy-user-flush", alias: None, mutable: true, get: |c| yes_no(c.lazyfree.user_flush), set: |c, v| { c.lazyfree.user_flush = one_of(v, &["yes", "no"])? == "yes"; Ok(()) } },
     Param { name: "enable-debug-command", alias: None, mutable: false, get: |c| c.enable_debug_command.clone(), set: |c, v| { c.enable_debug_command = one_of(v, &["yes", "no", "local"])?; Ok(()) } },
     // Accepted for compatibility with tools that read them (redis-benchmark
     // asks for both); ember keeps no persistence yet.

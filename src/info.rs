@@ -380,6 +380,15 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 let clients: u64 = reports.iter().map(|r| r.clients_mem).sum();
                 line("mem_clients_normal", clients.to_string());
                 line("mem_allocator", "jemalloc".into());
+                // Redis 7.0 lists both here, in the memory section.
+                line(
+                    "lazyfree_pending_objects",
+                    crate::util::lazyfree::pending_objects().to_string(),
+                );
+                line(
+                    "lazyfreed_objects",
+                    crate::util::lazyfree::freed_objects().to_string(),
+                );
             }
             "persistence" => {
                 line("loading", "0".into());

@@ -40,7 +40,8 @@
 //! - [`info`]: per-shard counters and the INFO text.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
-//!   housekeeping threads (allocator purging, off-thread frees) off the shards' cores
+//!   housekeeping threads (allocator purging, the lazy-free thread behind UNLINK and
+//!   `lazyfree-lazy-*`, `util::lazyfree`) off the shards' cores
 //!   and purging paused while a storm is reclaimed (`util::purge`),
 //!   the thread CPU clock, the cheap timestamps commands are timed with, and
 //!   INCRBYFLOAT's `long double` arithmetic (through `longdouble.c`, built by `build.rs`).

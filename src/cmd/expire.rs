@@ -110,8 +110,11 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
         return Ok(Frame::Integer(0));
     }
     if at <= now as i64 {
-        // A deadline already past deletes the key at once (a `del`, not an expiry).
-        ks.remove(key);
+        // A deadline already past deletes the key at once (a `del`, not an
+        // expiry, though Redis frees it as `lazyfree-lazy-expire` says).
+        if let Some(old) = ks.remove(key) {
+            crate::util::lazyfree::free_value_if(crate::util::lazyfree::expire(), old.value);
+        }
         ks.notify(GENERIC, "del", key);
     } else {
         ks.set_expire(key, Some(at as u64));

@@ -291,6 +291,7 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                     (s, Op::keyless(op))
                 })
                 .collect();
+            crate::util::lazyfree::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {

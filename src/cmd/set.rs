@@ -491,7 +491,8 @@ fn smallest_first<'s>(sets: &[Option<&'s Set>]) -> Option<(&'s Set, Vec<&'s Set>
 fn store_result(ks: &mut Keyspace, dst: &[u8], members: Set, event: &'static str) -> Frame {
     let count = members.len() as i64;
     if members.is_empty() {
-        if ks.remove(dst).is_some() {
+        if let Some(old) = ks.remove(dst) {
+            crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
             ks.notify(GENERIC, "del", dst);
         }
     } else {

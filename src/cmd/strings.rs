@@ -217,7 +217,9 @@ pub fn getset(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
     if old.is_some() {
-        ctx.ks().remove(&argv[1]);
+        if let Some(old) = ctx.ks().remove(&argv[1]) {
+            crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
+        }
         ctx.notify(GENERIC, "del", &argv[1]);
     }
     Ok(bulk_or_null(old))
@@ -237,8 +239,14 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             let amount = super::args::int_arg(amount)?;
             let at = positive_deadline(amount, unit, now, "getex")?;
             if at <= now {
-                // A deadline already past deletes the key (a `del`, not an expiry).
-                ctx.ks().remove(key);
+                // A deadline already past deletes the key (a `del`, not an
+                // expiry, though Redis frees it as `lazyfree-lazy-expire` says).
+                if let Some(old) = ctx.ks().remove(key) {
+                    crate::util::lazyfree::free_value_if(
+                        crate::util::lazyfree::expire(),
+                        old.value,
+                    );
+                }
                 ctx.notify(GENERIC, "del", key);
             } else {
                 ctx.ks().set_expire(key, Some(at));

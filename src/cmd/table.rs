@@ -333,7 +333,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zscan", -3, R, ONE, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", container::zscan, Split::One),
     // Keyspace
     keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
-    keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del, Split::Sum),
+    keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::unlink, Split::Sum),
     keyed("exists", -2, RF, ALL, "generic", "1.0.0", "Determines whether one or more keys exist.", keys::exists, Split::Sum),
     keyed("touch", -2, RF, ALL, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", keys::touch, Split::Sum),
     keyed("type", 2, RF, ONE, "generic", "1.0.0", "Determines the type of value stored at a key.", keys::type_, Split::One),

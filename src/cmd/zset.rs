@@ -84,7 +84,8 @@ fn store_result(
     if len > 0 {
         ks.set(dst, Value::ZSet(Box::new(result)), None);
         ks.notify(ZSET, event, dst);
-    } else if ks.remove(dst).is_some() {
+    } else if let Some(old) = ks.remove(dst) {
+        crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
         ks.notify(GENERIC, "del", dst);
     }
     Frame::Integer(len)

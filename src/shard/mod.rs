@@ -175,6 +175,13 @@ impl Shared {
         crate::logging::set_level(&c.loglevel);
         crate::util::purge::set_background_thread(c.jemalloc_bg_thread);
         crate::util::purge::set_defer(c.active_expire_storm_defer_purge);
+        let lazy = c.lazyfree;
+        crate::util::lazyfree::set_params(
+            lazy.user_del,
+            lazy.server_del,
+            lazy.expire,
+            lazy.user_flush,
+        );
     }
 
     pub fn peers(&self) -> &[Peer] {
@@ -222,6 +229,8 @@ pub fn start(
         source,
     })?;
     crate::info::start_memory_sampler();
+    // Before any shard pins itself: a thread inherits its creator's cores.
+    crate::util::lazyfree::start();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()

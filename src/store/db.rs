@@ -117,8 +117,11 @@ impl Db {
             Some(pos) => {
                 self.set_deadline_at(pos, expire_at);
                 let entry = self.dict.entry_mut(pos);
-                entry.value = value;
+                let old = std::mem::replace(&mut entry.value, value);
                 entry.access_s = access_s;
+                // SET, RENAME onto the key, SUNIONSTORE, ...: what Redis
+                // calls a server-side delete.
+                crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old);
                 pos
             }
             None => {
@@ -185,8 +188,16 @@ impl Db {
         if !window_ended(at, now_ms) {
             return Sampled::Pending;
         }
-        Sampled::Expired(self.dict.remove_at(pos).0, at)
+        let (key, entry) = self.dict.remove_at(pos);
+        discard_expired(entry);
+        Sampled::Expired(key, at)
     }
+}
+
+/// Frees an expired key's value, on the lazy-free thread when
+/// `lazyfree-lazy-expire` asks and it is large (`util::lazyfree`).
+fn discard_expired(entry: Entry) {
+    crate::util::lazyfree::free_value_if(crate::util::lazyfree::expire(), entry.value);
 }
 
 /// Keys taken from the deadline windows at once, their index buckets loaded
@@ -239,7 +250,8 @@ impl Db {
                         let stripped = self.expire_tail_above(db, pos, now_ms, max - work, stats);
                         work += stripped;
                         expired += stripped;
-                        let (key, _) = self.dict.remove_at(pos);
+                        let (key, entry) = self.dict.remove_at(pos);
+                        discard_expired(entry);
                         stats.record_expired(db, &key, at, now_ms);
                         expired += 1;
                     }
@@ -298,7 +310,8 @@ impl Db {
                         .prefetch_hashed(self.dict.hash(self.dict.key(pos)));
                 }
             }
-            let (key, _) = self.dict.remove_at(self.dict.len() - 1);
+            let (key, entry) = self.dict.remove_at(self.dict.len() - 1);
+            discard_expired(entry);
             stats.record_expired(db, &key, at, now_ms);
             removed += 1;
             prefetched -= 1;
@@ -583,7 +596,7 @@ impl<'a> Keyspace<'a> {
         let entry = self.db.dict.entry(pos);
         if let Some(at) = entry.expire_at() {
             if self.now_ms > at {
-                self.db.dict.remove_at(pos);
+                discard_expired(self.db.dict.remove_at(pos).1);
                 self.stats.record_expired(self.index, key, at, self.now_ms);
                 return None;
             }

@@ -88,6 +88,34 @@ impl Value {
         }
     }
 
+    /// Redis's free effort (`lazyfreeGetFreeEffort`): about how many
+    /// allocations freeing the value takes. A value in a compact encoding
+    /// is one, as in Redis (a hash's listpack is one buffer here too; sets
+    /// and sorted sets are labelled compact only while small). A list
+    /// counts its elements, each its own allocation here (Redis counts its
+    /// quicklist's nodes of several elements each).
+    pub fn free_effort(&self) -> usize {
+        match self {
+            Value::Str(..) => 1,
+            Value::List(l) => l.len(),
+            Value::Hash(h) => effort(h.is_compact(), h.len()),
+            Value::Set(s) => effort(s.is_compact(), s.len()),
+            Value::ZSet(z) => effort(z.is_compact(), z.len()),
+        }
+    }
+
+    /// Whether freeing the value is worth moving off the shard thread
+    /// (`util::lazyfree`): its free effort is over Redis's threshold, or it
+    /// is a string large enough that jemalloc hands its pages straight back
+    /// to the OS when freed (see `util::free_buffer`), which takes
+    /// milliseconds though Redis counts it as one allocation.
+    pub fn frees_slowly(&self) -> bool {
+        match self {
+            Value::Str(s, _) => s.len() >= crate::util::OFF_THREAD_FREE_BYTES,
+            _ => self.free_effort() > crate::util::lazyfree::LAZYFREE_THRESHOLD,
+        }
+    }
+
     /// Rough heap footprint, used to decide whether freeing can move off the hot path.
     pub fn heap_size(&self) -> usize {
         match self {
@@ -97,6 +125,14 @@ impl Value {
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
         }
+    }
+}
+
+fn effort(compact: bool, len: usize) -> usize {
+    if compact {
+        1
+    } else {
+        len
     }
 }
 

@@ -1,6 +1,7 @@
 //! Small pure helpers shared by commands: glob matching, key slots, number
 //! parsing and formatting as Redis does them, longest common subsequence,
-//! allocation sizes, freeing large structures off the shard threads,
+//! allocation sizes, freeing large values and structures off the shard
+//! threads (`lazyfree`),
 //! keeping housekeeping threads off the shards' cores (`priority`) and
 //! jemalloc's purging off them during storms (`purge`), the
 //! thread CPU clock (`clock`), cheap timestamps for timing commands
@@ -8,6 +9,7 @@
 
 pub mod clock;
 pub mod glob;
+pub mod lazyfree;
 pub mod lcs;
 pub mod longdouble;
 pub mod num;
@@ -16,23 +18,16 @@ pub mod purge;
 pub mod slot;
 pub mod stamp;
 
-/// Frees a large structure on a helper thread so the shard keeps serving.
+/// Frees a large structure on the lazy-free thread so the shard keeps
+/// serving (`lazyfree`), counted in no INFO figure.
 pub fn drop_off_thread<T: Send + 'static>(value: T) {
-    let spawned = std::thread::Builder::new()
-        .name("ember-free".into())
-        .spawn(move || {
-            priority::lower_current_thread();
-            drop(value)
-        });
-    if let Err(e) = spawned {
-        log::warn!("could not free off-thread: {e}");
-    }
+    lazyfree::free_quietly(value);
 }
 
 /// Buffers of at least this many bytes are freed by [`free_buffer`] off the
 /// calling thread: jemalloc hands allocations of 8 MiB and more straight back
 /// to the OS when freed, which held a shard for milliseconds.
-const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
+pub const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
 
 /// Frees `buffer`, on a helper thread when it is large (see
 /// [`OFF_THREAD_FREE_BYTES`]); shard threads free big buffers through this.

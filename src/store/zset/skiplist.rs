@@ -20,6 +20,10 @@ const NIL: u32 = u32::MAX;
 /// The header node lives at index 0 of the arena, with `MAX_LEVEL` levels.
 const HEAD: u32 = 0;
 
+/// The level-0 span that marks a free arena slot (a live node's is at most
+/// the list's length, which stays below `u32::MAX`).
+const FREE: u32 = u32::MAX;
+
 /// A forward link. Indices and spans are `u32` to keep links at 8 bytes: a
 /// sorted set of four billion members is out of reach of one shard anyway.
 #[derive(Clone, Copy, Debug)]
@@ -82,11 +86,22 @@ pub trait RangeSpec {
     fn after_end(&self, score: f64, member: &[u8]) -> bool;
 }
 
+/// Arena slots of removed nodes form a doubly linked list through the
+/// slots themselves (`level0.forward` to the next free slot, `backward` to
+/// the previous one, `level0.span` = [`FREE`]), so any one of them can be
+/// taken out in O(1): inserts reuse the first, and [`SkipList::compact`]
+/// drops free slots from the arena's end.
 #[derive(Clone, Debug)]
 pub struct SkipList {
     nodes: Vec<Node>,
-    /// Arena slots of removed nodes, reused by later inserts.
-    free: Vec<u32>,
+    /// The first free slot, or NIL.
+    free_head: u32,
+    /// How many slots are free.
+    free_len: usize,
+    /// Where [`compact`](Self::compact) looks for the next free slot to
+    /// move a node into: it scans upwards, so the nodes it moves go to the
+    /// lowest free slots, never to ones it will drop later.
+    hole_cursor: u32,
     tail: u32,
     len: usize,
     /// Levels in use (at least 1).
@@ -108,7 +123,9 @@ impl Default for SkipList {
                 level0: EMPTY_LINK,
                 upper: vec![EMPTY_LINK; MAX_LEVEL - 1].into_boxed_slice(),
             }],
-            free: Vec::new(),
+            free_head: NIL,
+            free_len: 0,
+            hole_cursor: 1,
             tail: NIL,
             len: 0,
             level: 1,
@@ -159,27 +176,52 @@ impl SkipList {
             level0: EMPTY_LINK,
             upper: vec![EMPTY_LINK; height - 1].into_boxed_slice(),
         };
-        match self.free.pop() {
-            Some(slot) => {
-                self.nodes[slot as usize] = node;
-                slot
-            }
-            None => {
+        match self.free_head {
+            NIL => {
                 self.nodes.push(node);
                 (self.nodes.len() - 1) as u32
+            }
+            slot => {
+                self.take_free(slot);
+                self.nodes[slot as usize] = node;
+                slot
             }
         }
     }
 
     /// Returns the slot to the free list, handing back the member.
     fn release(&mut self, x: u32) -> (Bytes, f64) {
+        let head = self.free_head;
         let node = self.node_mut(x);
         let member = std::mem::take(&mut node.member);
         let upper = std::mem::take(&mut node.upper);
         let score = node.score;
+        node.level0 = Link {
+            forward: head,
+            span: FREE,
+        };
+        node.backward = NIL;
+        if head != NIL {
+            self.node_mut(head).backward = x;
+        }
+        self.free_head = x;
+        self.free_len += 1;
         self.upper_links -= upper.len();
-        self.free.push(x);
         (member, score)
+    }
+
+    /// Takes free slot `x` out of the free list.
+    fn take_free(&mut self, x: u32) {
+        debug_assert_eq!(self.node(x).level0.span, FREE);
+        let (prev, next) = (self.node(x).backward, self.node(x).level0.forward);
+        match prev {
+            NIL => self.free_head = next,
+            prev => self.node_mut(prev).level0.forward = next,
+        }
+        if next != NIL {
+            self.node_mut(next).backward = prev;
+        }
+        self.free_len -= 1;
     }
 
     /// For each level, the last node before (score, member), and its rank.
@@ -430,10 +472,95 @@ impl SkipList {
         }
     }
 
-    /// Whether many slots sit unused: after large removals the arena is
-    /// rebuilt so memory follows the size of the set.
+    /// Whether many slots sit unused, so that [`compact`](Self::compact)
+    /// should give them back: more free slots than live nodes (and more
+    /// than a few), as the full rebuild this replaced was triggered.
     pub fn mostly_free(&self) -> bool {
-        self.free.len() > 64 && self.free.len() > self.len
+        self.free_len > 64 && self.free_len > self.len
+    }
+
+    /// Slots in the arena, free ones included (the header too).
+    pub fn slots(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Free slots in the arena.
+    pub fn free_slots(&self) -> usize {
+        self.free_len
+    }
+
+    /// The member in arena slot `slot`, if it holds a live node.
+    pub fn member_in_slot(&self, slot: usize) -> Option<&Bytes> {
+        let node = self.nodes.get(slot)?;
+        (slot != HEAD as usize && node.level0.span != FREE).then_some(&node.member)
+    }
+
+    /// Gives back free arena slots from the end, a bounded step at a time:
+    /// a free last slot is dropped; a live last node moves into the lowest
+    /// free slot (found by a scan upwards that resumes where it stopped),
+    /// its predecessors found by one search, or by its backward link when
+    /// it has only level 0, as three nodes in four do. Stops after `budget`
+    /// units of work (a slot dropped, a slot scanned, a level-0 node moved
+    /// is one; a taller node's search counts one per level of the list) or
+    /// when no slot is free; then the arena's spare capacity goes too.
+    /// `moved` hears of each node moved, with its member and new slot.
+    /// Returns the units spent.
+    pub fn compact(&mut self, budget: usize, mut moved: impl FnMut(&Bytes, usize)) -> usize {
+        let mut spent = 0;
+        while spent < budget && self.free_len > 0 {
+            let last = (self.nodes.len() - 1) as u32;
+            if self.node(last).level0.span == FREE {
+                self.take_free(last);
+                self.nodes.pop();
+                spent += 1;
+                continue;
+            }
+            // The last slot is live, so some free slot lies below it.
+            if self.hole_cursor >= last {
+                // Slots below the scan were freed since it passed them.
+                self.hole_cursor = 1;
+            }
+            let to = self.hole_cursor;
+            spent += 1;
+            if self.node(to).level0.span != FREE {
+                self.hole_cursor += 1;
+                continue;
+            }
+            let node = self.node(last);
+            let height = 1 + node.upper.len();
+            let mut update = [HEAD; MAX_LEVEL];
+            if height == 1 {
+                update[0] = if node.backward == NIL {
+                    HEAD
+                } else {
+                    node.backward
+                };
+                spent += 1;
+            } else {
+                (update, _) = self.search(node.score, &node.member);
+                spent += 1 + self.level;
+            }
+            self.take_free(to);
+            self.nodes.swap(to as usize, last as usize);
+            self.nodes.pop();
+            for (i, &u) in update.iter().enumerate().take(height) {
+                debug_assert_eq!(self.forward(u, i), last);
+                self.link_mut(u, i).forward = to;
+            }
+            match self.forward(to, 0) {
+                NIL => self.tail = to,
+                next => self.node_mut(next).backward = to,
+            }
+            moved(&self.node(to).member, to as usize);
+        }
+        // Once the free slots are gone, so goes the capacity they took,
+        // beyond the slack `Vec` growth leaves anyway.
+        if self.free_len == 0 && self.nodes.capacity() > 2 * self.nodes.len() + 16 {
+            self.nodes
+                .shrink_to(self.nodes.len() + self.nodes.len() / 4);
+            spent += 1;
+        }
+        spent
     }
 
     /// A list of `pairs`, which must be sorted by (score, member) without
@@ -469,7 +596,6 @@ impl SkipList {
     pub fn heap_size(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + (self.upper_links + MAX_LEVEL) * std::mem::size_of::<Link>()
-            + self.free.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Checks every structural invariant (tests only).
@@ -511,6 +637,18 @@ impl SkipList {
             assert_eq!(self.forward(HEAD, i), NIL);
         }
         assert!(self.level == 1 || self.forward(HEAD, self.level - 1) != NIL);
+        // Every slot is the header, a live node or on the free list.
+        let (mut free, mut prev, mut x) = (0, NIL, self.free_head);
+        while x != NIL {
+            assert_eq!(self.node(x).level0.span, FREE);
+            assert_eq!(self.node(x).backward, prev);
+            assert!(!rank_of.contains_key(&x));
+            free += 1;
+            prev = x;
+            x = self.node(x).level0.forward;
+        }
+        assert_eq!(free, self.free_len);
+        assert_eq!(1 + self.len + self.free_len, self.nodes.len());
     }
 }
 

@@ -97,6 +97,7 @@ fn negative_zero_is_stored_as_zero() {
 
 #[test]
 fn large_removals_shrink_the_arena() {
+    // Removing 9,900 members of 10,000 rebuilds the set at once.
     let mut z = ZSet::default();
     for i in 0..10_000u32 {
         z.insert(format!("m{i}").as_bytes(), f64::from(i));
@@ -110,6 +111,118 @@ fn large_removals_shrink_the_arena() {
     assert_eq!(z.len(), 10);
     assert!(z.heap_size() < full / 10, "{} vs {full}", z.heap_size());
     assert_eq!(names(z.iter()).first().map(String::as_str), Some("m9990"));
+}
+
+/// The input, scaled down: a big set, half of it (less two) removed
+/// by rank, then ZREMs until more slots are free than members are left.
+/// The ZREM that crossed that line rebuilt the whole skiplist (52 ms at 1M
+/// members); now each write does a bounded share of the compaction. (A
+/// range removal of at least as many members as it leaves rebuilds the set
+/// itself, at no more than its own cost: `large_removals_shrink_the_arena`.)
+#[test]
+fn a_remove_after_a_big_range_removal_does_bounded_work() {
+    const N: u32 = 200_000;
+    let pairs = (0..N).map(|i| (Bytes::from(format!("m{i}")), f64::from(i)));
+    let mut z = ZSet::from_pairs(pairs.collect());
+    let full = z.heap_size();
+    z.remove_ranks(0, N as usize / 2 - 3);
+    assert!(!z.compacting);
+    // The budget, overrun at most by the last step's search (one unit a
+    // level, 32 at most) and the two steps that end a compaction.
+    let bound = TIDY_BUDGET + 1 + 1 + 32 + 2;
+    for i in 1..=3 {
+        let before = z.tidy_work;
+        let m = format!("m{}", N - i);
+        assert_eq!(z.remove(m.as_bytes()), Some(f64::from(N - i)));
+        let one = z.tidy_work - before;
+        assert!(one <= bound, "one ZREM did {one} units of compaction");
+    }
+    assert!(z.compacting);
+    // Every later write does its share, and the set's memory comes back:
+    // the arena's free slots and the map's old table are gone after some
+    // writes (at most about 2 units of work per member left, 16 a write).
+    let mut writes = 0;
+    while z.compacting || z.scores.old.is_some() {
+        let before = z.tidy_work;
+        let m = format!("m{}", N / 2 + writes % 1000);
+        z.insert(m.as_bytes(), -f64::from(writes));
+        assert!(z.tidy_work - before <= bound);
+        writes += 1;
+        assert!(writes < N, "compaction never ended");
+    }
+    z.list.check();
+    z.check_invariants().unwrap();
+    assert_eq!(z.list.free_slots(), 0);
+    assert_eq!(z.len(), N as usize / 2 - 1);
+    assert!(z.scores.map.capacity() < N as usize);
+    assert!(z.heap_size() < full * 3 / 5, "{} of {full}", z.heap_size());
+}
+
+/// Compaction and the map's move to a smaller table, interleaved with every
+/// kind of write, keep the set's invariants and its content.
+#[test]
+fn writes_during_compaction_keep_the_set_whole() {
+    let mut z = ZSet::default();
+    let mut model = std::collections::BTreeMap::new();
+    let mut rng = 0x1234_5678_9abc_def0u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut saw_compaction, mut saw_migration) = (false, false);
+    for round in 0..6 {
+        for i in 0..6000u64 {
+            let m = format!("m{}", next() % 8000);
+            let score = (next() % 100) as f64;
+            z.insert(m.as_bytes(), score);
+            model.insert(m, score);
+            if i % 7 == 0 {
+                let m = format!("m{}", next() % 8000);
+                assert_eq!(z.remove(m.as_bytes()), model.remove(&m), "round {round}");
+            }
+        }
+        // Empty most of it by rank, each time less than half of what is
+        // left (so the steps, not a rebuild, give the memory back), then
+        // write a little at a time.
+        let keep = 50 + round * 10;
+        while z.len() > 2 * keep {
+            let removed = z.remove_ranks(0, z.len() / 2 - 2);
+            for (m, _) in removed {
+                model.remove(std::str::from_utf8(&m).unwrap());
+            }
+        }
+        for i in 0..3000u64 {
+            let m = format!("m{}", next() % 8000);
+            match i % 3 {
+                0 => {
+                    let score = (next() % 100) as f64;
+                    z.insert(m.as_bytes(), score);
+                    model.insert(m, score);
+                }
+                1 => assert_eq!(z.remove(m.as_bytes()), model.remove(&m)),
+                _ => {
+                    if let Some((m, _)) = z.pop(End::Min, 1).pop() {
+                        model.remove(std::str::from_utf8(&m).unwrap());
+                    }
+                }
+            }
+            saw_compaction |= z.compacting;
+            saw_migration |= z.scores.old.is_some();
+            if i % 500 == 0 {
+                z.list.check();
+                z.check_invariants().unwrap();
+            }
+        }
+        z.list.check();
+        z.check_invariants().unwrap();
+        assert_eq!(z.len(), model.len());
+        for (m, s) in &model {
+            assert_eq!(z.score(m.as_bytes()), Some(*s), "{m}");
+        }
+    }
+    assert!(saw_compaction && saw_migration);
 }
 
 #[test]
