@@ -8,7 +8,7 @@
 use bytes::Bytes;
 
 use super::{Frame, Protocol};
-use crate::util::num::write_double;
+use crate::util::num::{decimal_digits, write_double};
 
 /// Where encoded replies go: a plain `Vec<u8>`, or a connection's output
 /// queue, which keeps large bulk payloads as the value's own `Bytes`
@@ -152,20 +152,11 @@ fn header<S: Sink + ?Sized>(prefix: u8, len: usize, out: &mut S) {
 /// Writes the decimal digits of `v` at the start of `buf` (room for 20);
 /// returns how many.
 #[inline]
-fn digits_u64(mut v: u64, buf: &mut [u8]) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut pos = tmp.len();
-    loop {
-        pos -= 1;
-        tmp[pos] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let n = tmp.len() - pos;
-    buf[..n].copy_from_slice(&tmp[pos..]);
-    n
+fn digits_u64(v: u64, buf: &mut [u8]) -> usize {
+    let mut room = [0u8; 20];
+    let digits = decimal_digits(v, &mut room);
+    buf[..digits.len()].copy_from_slice(digits);
+    digits.len()
 }
 
 /// As [`digits_u64`], with a leading `-` for negatives (room for 21).

@@ -179,40 +179,34 @@ pub fn write_double(v: f64, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends the decimal text of `v` to `out` with no allocation (hot path:
-/// every RESP length prefix and integer reply goes through here).
-pub fn format_i64(v: i64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
+/// The decimal digits of `v`, written at the end of `buf` (20 digits hold
+/// any u64): the one digit writer behind every integer the server prints.
+#[inline]
+pub fn decimal_digits(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut pos = buf.len();
-    let mut n = v.unsigned_abs();
     loop {
         pos -= 1;
-        buf[pos] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
+        buf[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
             break;
         }
     }
+    &buf[pos..]
+}
+
+/// Appends the decimal text of `v` to `out` with no allocation (hot path:
+/// every RESP length prefix and integer reply goes through here).
+pub fn format_i64(v: i64, out: &mut Vec<u8>) {
     if v < 0 {
         out.push(b'-');
     }
-    out.extend_from_slice(&buf[pos..]);
+    format_u64(v.unsigned_abs(), out);
 }
 
 /// Appends the decimal text of `v` (used for lengths, which are `usize`).
 pub fn format_u64(v: u64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    let mut n = v;
-    loop {
-        pos -= 1;
-        buf[pos] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[pos..]);
+    out.extend_from_slice(decimal_digits(v, &mut [0u8; 20]));
 }
 
 /// A fixed-size `fmt::Write` sink so float formatting needs no heap.
