@@ -30,6 +30,19 @@ pub struct Transaction {
     pub queued: Vec<Vec<Bytes>>,
     /// A command failed to queue (unknown, wrong arity): EXEC aborts.
     pub failed: bool,
+    /// What `queued` holds (CLIENT LIST `multi-mem`), kept as commands are
+    /// queued: the client's memory is counted at every flush, and a walk
+    /// of the queue there cost a long MULTI pipeline O(n²).
+    pub mem: usize,
+}
+
+impl Transaction {
+    /// Queues one command for EXEC.
+    pub fn queue(&mut self, argv: Vec<Bytes>) {
+        self.mem += argv.capacity() * std::mem::size_of::<Bytes>()
+            + argv.iter().map(|a| a.len()).sum::<usize>();
+        self.queued.push(argv);
+    }
 }
 
 /// A transaction EXEC is running over several shards.

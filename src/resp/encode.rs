@@ -37,14 +37,7 @@ pub fn encode<S: Sink + ?Sized>(frame: &Frame, proto: Protocol, out: &mut S) {
         Frame::SimpleOwned(s) => line(b'+', s.as_bytes(), out),
         Frame::Error(s) => line(b'-', s.as_bytes(), out),
         Frame::ErrorBytes(s) => line(b'-', s, out),
-        Frame::Integer(n) => {
-            let mut buf = [0u8; 24];
-            buf[0] = b':';
-            let mut at = 1 + digits_i64(*n, &mut buf[1..]);
-            buf[at..at + 2].copy_from_slice(b"\r\n");
-            at += 2;
-            out.put(&buf[..at]);
-        }
+        Frame::Integer(n) => number_line(b':', *n < 0, n.unsigned_abs(), out),
         Frame::Bulk(data) => {
             header(b'$', data.len(), out);
             out.payload(data);
@@ -141,33 +134,26 @@ fn line<S: Sink + ?Sized>(prefix: u8, text: &[u8], out: &mut S) {
 /// `<prefix><len>\r\n`, put as one piece.
 #[inline]
 fn header<S: Sink + ?Sized>(prefix: u8, len: usize, out: &mut S) {
-    let mut buf = [0u8; 24];
-    buf[0] = prefix;
-    let mut at = 1 + digits_u64(len as u64, &mut buf[1..]);
-    buf[at..at + 2].copy_from_slice(b"\r\n");
-    at += 2;
-    out.put(&buf[..at]);
+    number_line(prefix, false, len as u64, out);
 }
 
-/// Writes the decimal digits of `v` at the start of `buf` (room for 20);
-/// returns how many.
+/// `<prefix>[-]<digits>\r\n` (lengths and integer replies), formatted on
+/// the stack and put as one piece.
 #[inline]
-fn digits_u64(v: u64, buf: &mut [u8]) -> usize {
-    let mut room = [0u8; 20];
-    let digits = decimal_digits(v, &mut room);
-    buf[..digits.len()].copy_from_slice(digits);
-    digits.len()
-}
-
-/// As [`digits_u64`], with a leading `-` for negatives (room for 21).
-#[inline]
-fn digits_i64(v: i64, buf: &mut [u8]) -> usize {
-    if v < 0 {
-        buf[0] = b'-';
-        1 + digits_u64(v.unsigned_abs(), &mut buf[1..])
-    } else {
-        digits_u64(v as u64, buf)
+fn number_line<S: Sink + ?Sized>(prefix: u8, negative: bool, magnitude: u64, out: &mut S) {
+    let mut line = [0u8; 24];
+    line[0] = prefix;
+    let mut at = 1;
+    if negative {
+        line[1] = b'-';
+        at = 2;
     }
+    let mut room = [0u8; 20];
+    let digits = decimal_digits(magnitude, &mut room);
+    line[at..at + digits.len()].copy_from_slice(digits);
+    at += digits.len();
+    line[at..at + 2].copy_from_slice(b"\r\n");
+    out.put(&line[..at + 2]);
 }
 
 fn aggregate<S: Sink + ?Sized>(prefix: u8, items: &[Frame], proto: Protocol, out: &mut S) {

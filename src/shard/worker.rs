@@ -784,7 +784,7 @@ impl Worker {
                     conn.push_reply(refusal);
                 }
                 None => {
-                    tx.queued.push(argv);
+                    tx.queue(argv);
                     conn.push_reply(Frame::Simple("QUEUED"));
                 }
             }
@@ -1440,15 +1440,7 @@ fn repr(bytes: &[u8]) -> String {
 
 /// What the commands queued in MULTI hold (CLIENT LIST `multi-mem`).
 fn multi_mem(s: &Session) -> usize {
-    s.multi.as_ref().map_or(0, |tx| {
-        tx.queued
-            .iter()
-            .map(|argv| {
-                argv.capacity() * std::mem::size_of::<Bytes>()
-                    + argv.iter().map(|a| a.len()).sum::<usize>()
-            })
-            .sum()
-    })
+    s.multi.as_ref().map_or(0, |tx| tx.mem)
 }
 
 /// Everything a client holds: the connection itself, its read buffer (with
