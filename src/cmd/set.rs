@@ -647,7 +647,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
             move |mut outs| {
                 let candidates = match outs.pop() {
                     Some(Out::Entry(Some((Value::Set(set), _)))) => {
-                        std::sync::Arc::new(set.iter().cloned().collect::<Set>())
+                        std::sync::Arc::new(set.into_items())
                     }
                     _ => return done(call, Set::default()),
                 };
@@ -675,7 +675,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
                     let kept: Vec<Set> = outs
                         .into_iter()
                         .map(|out| match out {
-                            Out::Entry(Some((Value::Set(set), _))) => set.iter().cloned().collect(),
+                            Out::Entry(Some((Value::Set(set), _))) => set.into_items(),
                             _ => Set::default(),
                         })
                         .collect();

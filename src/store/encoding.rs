@@ -84,6 +84,11 @@ impl<T: Compact> Encoded<T> {
     pub fn is_compact(&self) -> bool {
         !self.outgrown && self.items.fits_compact()
     }
+
+    /// The container itself, its encoding forgotten.
+    pub fn into_items(self) -> T {
+        self.items
+    }
 }
 
 impl<T: Compact> From<T> for Encoded<T> {
