@@ -123,7 +123,7 @@ pub struct Config {
     pub active_expire_storm_defer_purge: bool,
     /// Events that block a shard this many ms or more are logged (LATENCY); 0: off.
     pub latency_monitor_threshold: u64,
-    /// The `lazyfree-lazy-*` switches (`util::lazyfree`).
+    /// The `lazyfree-lazy-*` switches (`store::lazyfree`).
     pub lazyfree: LazyFree,
     pub config_file: Option<PathBuf>,
 }
@@ -171,7 +171,7 @@ impl Default for Config {
 }
 
 /// Redis 7.0's `lazyfree-lazy-*` parameters, all `no` by default: which
-/// frees go to the lazy-free thread (`util::lazyfree`) besides UNLINK's and
+/// frees go to the lazy-free thread (`store::lazyfree`) besides UNLINK's and
 /// FLUSHALL ASYNC's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LazyFree {

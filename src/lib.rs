@@ -41,7 +41,7 @@
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
 //!   housekeeping threads (allocator purging, the lazy-free thread behind UNLINK and
-//!   `lazyfree-lazy-*`, `util::lazyfree`) off the shards' cores
+//!   `lazyfree-lazy-*`, `store::lazyfree`) off the shards' cores
 //!   and purging paused while a storm is reclaimed (`util::purge`),
 //!   the thread CPU clock, the cheap timestamps commands are timed with, and
 //!   INCRBYFLOAT's `long double` arithmetic (through `longdouble.c`, built by `build.rs`).
@@ -49,7 +49,7 @@
 
 pub mod cmd;
 pub mod config;
-pub mod info;
+pub mod exec;
 pub mod latency;
 pub mod logging;
 pub mod net;

@@ -16,44 +16,10 @@ use super::list::{move_element, pop_elements, End};
 use super::list_move::{self, move_job, runs_by_shard};
 use super::zset::pop::{self as zpop, pop_members};
 use super::{lock_plan, shard_of, Ctx, Session, ShardData};
+pub use crate::exec::wait::{Kind, Request, Want};
+use crate::exec::{Action, Job, Need, Op, Out, Wait};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Need, Op, Out, Wait};
 use crate::store::{zset, Value};
-
-/// The type a key must hold for a waiter to be served from it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    List,
-    ZSet,
-}
-
-/// What a blocked client does with the first of its keys that has data.
-#[derive(Clone, Debug)]
-pub enum Want {
-    /// BLPOP / BRPOP: one element from an end; answers `[key, element]`.
-    Pop(End),
-    /// BLMPOP: up to `count` elements from an end; answers `[key, [elements]]`.
-    Mpop { end: End, count: usize },
-    /// BLMOVE / BRPOPLPUSH: moves one element to `dst`; answers the element.
-    Move { dst: Bytes, from: End, to: End },
-    /// BZPOPMIN / BZPOPMAX: answers `[key, member, score]`.
-    ZPop(zset::End),
-    /// BZMPOP: up to `count` members; answers `[key, [[member, score], ...]]`.
-    ZMpop { end: zset::End, count: usize },
-}
-
-/// A blocking command, parsed.
-#[derive(Clone, Debug)]
-pub struct Request {
-    /// The keys waited on, in argument order.
-    pub keys: Vec<Bytes>,
-    pub want: Want,
-    /// The client's selected database when it asked.
-    pub db: usize,
-    /// Unix milliseconds after which the client gets the timeout reply;
-    /// None waits forever (timeout 0).
-    pub deadline_ms: Option<u64>,
-}
 
 impl Want {
     /// The type of key this waiter is served from.

@@ -5,8 +5,8 @@
 //! (`tests/fuzz.rs`) runs it between batches; like every DEBUG subcommand
 //! it needs `enable-debug-command`.
 
+use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
 
 use super::ShardData;
 

@@ -6,8 +6,8 @@ use bytes::Bytes;
 use super::args::err;
 use super::keys::help_reply;
 use super::{Session, ShardData};
+use crate::exec::{Action, ClientType, ClientsOp, Job, KillFilter, Op, Out};
 use crate::resp::{Frame, Protocol};
-use crate::shard::{Action, ClientType, ClientsOp, Job, KillFilter, Op, Out};
 
 pub fn ping(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     if session.in_subscriber_mode() && argv.len() <= 2 {
@@ -76,7 +76,7 @@ pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Actio
     if unwatch.is_empty() {
         return Frame::Simple("RESET").into();
     }
-    Action::Job(crate::shard::Job::new(unwatch, |_| {
+    Action::Job(crate::exec::Job::new(unwatch, |_| {
         Action::Reply(Frame::Simple("RESET"))
     }))
 }

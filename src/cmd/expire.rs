@@ -113,7 +113,7 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
         // A deadline already past deletes the key at once (a `del`, not an
         // expiry, though Redis frees it as `lazyfree-lazy-expire` says).
         if let Some(old) = ks.remove(key) {
-            crate::util::lazyfree::free_value_if(crate::util::lazyfree::expire(), old.value);
+            crate::store::lazyfree::free_value_if(crate::store::lazyfree::expire(), old.value);
         }
         ks.notify(GENERIC, "del", key);
     } else {

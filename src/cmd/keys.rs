@@ -14,11 +14,11 @@ use crate::util::glob::glob_match;
 /// DEL: frees each value here, as Redis does, unless
 /// `lazyfree-lazy-user-del` makes it UNLINK.
 pub fn del(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    remove_keys(ctx, argv, crate::util::lazyfree::user_del())
+    remove_keys(ctx, argv, crate::store::lazyfree::user_del())
 }
 
 /// UNLINK: takes the keys out at once and leaves freeing a large value to
-/// the lazy-free thread (`util::lazyfree`); a small one is freed here,
+/// the lazy-free thread (`store::lazyfree`); a small one is freed here,
 /// which costs less than handing it over.
 pub fn unlink(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     remove_keys(ctx, argv, true)
@@ -29,7 +29,7 @@ fn remove_keys(ctx: &mut Ctx, argv: &[Bytes], lazy: bool) -> Reply {
     let mut removed = 0;
     for key in &argv[1..] {
         if let Some(entry) = ks.remove(key) {
-            crate::util::lazyfree::free_value_if(lazy, entry.value);
+            crate::store::lazyfree::free_value_if(lazy, entry.value);
             ks.notify(GENERIC, "del", key);
             removed += 1;
         }
@@ -214,7 +214,7 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     ctx.shard.store.touch_watched_db(ctx.db, None);
     let old = ctx.shard.store.dbs[ctx.db].clear();
     let keys = old.len();
-    crate::util::lazyfree::free_keys(old, keys);
+    crate::store::lazyfree::free_keys(old, keys);
     Ok(Frame::OK)
 }
 
@@ -231,7 +231,7 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .map(|db| db.clear())
         .collect();
     let keys = old.iter().map(|db| db.len()).sum();
-    crate::util::lazyfree::free_keys(old, keys);
+    crate::store::lazyfree::free_keys(old, keys);
     Ok(Frame::OK)
 }
 

@@ -8,9 +8,9 @@ use bytes::Bytes;
 use super::args::err;
 use super::keys::help_reply;
 use super::{Session, ShardData};
+use crate::exec::{Action, Job, Op, Out};
 use crate::latency::{doctor, Event, Monitor};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
 
 const LATENCY_HELP: &[&str] = &[
     "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

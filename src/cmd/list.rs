@@ -25,12 +25,7 @@ pub(super) fn as_list_mut(entry: &mut Entry) -> Result<&mut VecDeque<Bytes>, Fra
     }
 }
 
-/// One end of a list.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum End {
-    Head,
-    Tail,
-}
+pub use crate::store::list::End;
 
 impl End {
     /// LEFT or RIGHT (any case), as LMOVE and LMPOP name an end.

@@ -13,8 +13,8 @@ use bytes::Bytes;
 use super::args::{err, Reply};
 use super::list::{list_exists, move_element, pop_elements, push_elements, End};
 use super::{shard_of, Ctx, Session, ShardData};
+use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
 use crate::util::num::parse_i64;
 
 /// The ends a move pops from and pushes to: RPOPLPUSH's are fixed, LMOVE

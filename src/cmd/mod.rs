@@ -10,10 +10,10 @@ pub mod blocking;
 pub mod check;
 pub mod connection;
 pub mod container;
-mod ctx;
 pub mod expire;
 pub mod hash;
 pub mod hash_ttl;
+pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod list;
@@ -31,12 +31,12 @@ pub mod zset;
 
 use bytes::Bytes;
 
-pub use ctx::{Ctx, ShardData};
+pub use crate::exec::{Ctx, ShardData};
 pub use session::Session;
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, LockPlan, Need, Op, Out};
 use crate::util::slot::key_slot;
 
 /// The shard that owns `key` among `nshards`.

@@ -8,8 +8,8 @@ use super::args::{err, Reply};
 use super::keys::{self, copy_options, put_entry, scan_cursor, scan_options, scan_reply};
 use super::table::{Handler, Merge};
 use super::{handler_op, shard_of, strings, Ctx, Session, ShardData};
+use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
 
 /// Groups key positions by owning shard, in first-seen order.
 fn group_by_shard(

@@ -6,8 +6,8 @@ use bytes::Bytes;
 use super::args::err;
 use super::keys::help_reply;
 use super::{Session, ShardData};
+use crate::exec::Action;
 use crate::resp::Frame;
-use crate::shard::Action;
 
 fn confirmation(kind: &'static str, name: Option<Bytes>, count: usize) -> Frame {
     Frame::Push(vec![

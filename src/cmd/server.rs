@@ -3,13 +3,14 @@
 use bytes::Bytes;
 
 use super::args::err;
+use super::info::{render, sections_for};
 use super::keys::{debug_object, help_reply};
 use super::table::{CommandSpec, Route, COMMANDS};
 use super::{lookup, multi, Session, ShardData};
 use crate::config::{find_param, get_params, set_param};
-use crate::info::{render, sections_for, ShardReport};
+use crate::exec::stats::ShardReport;
+use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Op, Out};
 
 fn lower(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_ascii_lowercase()
@@ -291,7 +292,7 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                     (s, Op::keyless(op))
                 })
                 .collect();
-            crate::util::lazyfree::reset_stats();
+            crate::store::lazyfree::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {

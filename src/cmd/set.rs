@@ -19,8 +19,8 @@ use super::container::{below, keyspace_and_rng};
 use super::multi::store_op;
 use super::table::numkeys_positions;
 use super::{shard_of, Ctx, Session, ShardData};
+use crate::exec::{Action, Job, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Out};
 use crate::store::encoding::{sort_as_intset, Compact, Encoded};
 use crate::store::notify::{GENERIC, SET};
 use crate::store::value::Set;
@@ -492,7 +492,7 @@ fn store_result(ks: &mut Keyspace, dst: &[u8], members: Set, event: &'static str
     let count = members.len() as i64;
     if members.is_empty() {
         if let Some(old) = ks.remove(dst) {
-            crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
+            crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old.value);
             ks.notify(GENERIC, "del", dst);
         }
     } else {
@@ -694,7 +694,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
 
 /// A copy of the set at `key` for another shard: `Out::Entry(None)` when
 /// missing, WRONGTYPE when not a set.
-fn read_set_op(db: usize, key: Bytes) -> crate::shard::Op {
+fn read_set_op(db: usize, key: Bytes) -> crate::exec::Op {
     store_op(move |ctx| {
         ctx.db = db;
         match ctx.ks().read(&key) {

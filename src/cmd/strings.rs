@@ -218,7 +218,7 @@ pub fn getdel(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = read_str(ctx, &argv[1])?;
     if old.is_some() {
         if let Some(old) = ctx.ks().remove(&argv[1]) {
-            crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
+            crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old.value);
         }
         ctx.notify(GENERIC, "del", &argv[1]);
     }
@@ -242,8 +242,8 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
                 // A deadline already past deletes the key (a `del`, not an
                 // expiry, though Redis frees it as `lazyfree-lazy-expire` says).
                 if let Some(old) = ctx.ks().remove(key) {
-                    crate::util::lazyfree::free_value_if(
-                        crate::util::lazyfree::expire(),
+                    crate::store::lazyfree::free_value_if(
+                        crate::store::lazyfree::expire(),
                         old.value,
                     );
                 }

@@ -13,7 +13,7 @@ use super::{
     server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
-use crate::shard::Action;
+use crate::exec::Action;
 
 /// Work on the store of the shard that owns the keys.
 pub type Handler = fn(&mut Ctx, &[Bytes]) -> Reply;

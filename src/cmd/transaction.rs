@@ -21,8 +21,8 @@ use bytes::Bytes;
 use super::args::err;
 use super::table::{CommandSpec, Route};
 use super::{lookup, shard_of, Ctx, Session, ShardData};
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, LockPlan, Need, Op, Out};
 
 /// A transaction being queued.
 #[derive(Debug, Clone, Default)]

@@ -85,7 +85,7 @@ fn store_result(
         ks.set(dst, Value::ZSet(Box::new(result)), None);
         ks.notify(ZSET, event, dst);
     } else if let Some(old) = ks.remove(dst) {
-        crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old.value);
+        crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old.value);
         ks.notify(GENERIC, "del", dst);
     }
     Frame::Integer(len)

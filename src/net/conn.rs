@@ -10,8 +10,8 @@ use mio::net::TcpStream;
 
 use super::Output;
 use crate::cmd::{CommandSpec, Session};
+use crate::exec::{Out, Then};
 use crate::resp::{encode, Frame, Parser};
-use crate::shard::{Out, Then};
 use crate::util::stamp::Stamp;
 
 /// A reply position in request order.
@@ -101,7 +101,7 @@ pub struct Conn {
     /// Whether WRITABLE interest is registered with the poll.
     pub wants_write: bool,
     /// The transaction holding key locks for this client's current job.
-    pub tx: Option<crate::shard::TxId>,
+    pub tx: Option<crate::exec::TxId>,
     /// Since when (Unix seconds) unsent output has been over the soft limit
     /// (`soft_limit_since` is reset once it drops below).
     pub soft_limit_since: Option<u64>,

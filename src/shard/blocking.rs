@@ -68,72 +68,10 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use ahash::RandomState;
 use bytes::Bytes;
 
-use super::job::{Action, Job};
-use crate::cmd::blocking::{Kind, Request, Want};
+use crate::exec::wait::{Request, Wait, Waiter, WaiterId};
+use crate::exec::{Action, Job};
 use crate::resp::Frame;
 use crate::store::ready::ReadyKeys;
-
-/// What a blocking command hands to its connection's shard (`Action::Block`).
-pub enum Wait {
-    /// The immediate attempt found nothing here (or has yet to run on the
-    /// keys' shards): wait for the keys.
-    Start(Request),
-    /// A multi-shard waiter's attempt ended with this reply; a null one
-    /// means nothing was there and the client keeps waiting.
-    Attempted(Frame),
-}
-
-/// One blocking command of one client: connections block one command at a
-/// time, and the reply slot's number tells two successive ones apart.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct WaiterId {
-    pub conn_id: u64,
-    pub seq: u64,
-}
-
-/// What a key's owner does for a waiter when the key gets data.
-#[derive(Clone, Debug)]
-pub enum Task {
-    /// Pop for it here (all its keys live on this shard).
-    Serve(Want),
-    /// Tell its home, which retries (its keys span shards); only for keys
-    /// holding `kind`, as a key of another type wakes no one in Redis 7.0.
-    /// Its retry takes up to `takes` elements, which the key's later waiters
-    /// leave it.
-    Notify { kind: Kind, takes: usize },
-}
-
-/// A client waiting on some keys of one shard.
-#[derive(Clone, Debug)]
-pub struct Waiter {
-    pub id: WaiterId,
-    /// The connection's shard and its token there.
-    pub home: usize,
-    pub token: usize,
-    pub db: usize,
-    /// The keys it waits on that this shard owns.
-    pub keys: Vec<Bytes>,
-    pub task: Task,
-}
-
-/// Messages about blocked clients between a client's home and its keys'
-/// owners (carried by `Msg::Block`).
-pub enum BlockMsg {
-    /// Home to owner: try the waiter's attempt (if it serves here) and
-    /// register it if nothing was there.
-    Wait(Waiter),
-    /// Home to owner: forget this waiter; with `ack`, answer `Cancelled` if
-    /// it was still waiting.
-    Cancel { id: WaiterId, ack: bool },
-    /// Owner to home: the waiter was served (or failed, e.g. WRONGTYPE); its reply.
-    Served { id: WaiterId, frame: Frame },
-    /// Owner to home: a cancel found the waiter still waiting and removed it.
-    Cancelled { id: WaiterId },
-    /// Owner to home: a key of this notify-only waiter got data.
-    Ready { id: WaiterId },
-    /// Owner to home: the waiter found nothing and waits here.
-    Waiting { id: WaiterId },
-}
 
 /// One key's waiters in arrival order. A waiter that leaves is dropped
 /// from its keys' queues lazily: at once when it is at the front (serving

@@ -20,11 +20,13 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
-use super::blocking::{BlockMsg, Blocking};
-use super::job::{Action, ClientType, ClientsOp, Job, KillFilter, Op, Out, Then};
-use super::locks::{Need, TxId};
-use super::{Shared, WAKER_TOKEN};
-use crate::cmd::{self, Ctx, Session, ShardData};
+use super::blocking::Blocking;
+use super::WAKER_TOKEN;
+use crate::cmd::{self, Session};
+use crate::exec::{
+    Action, ClientType, ClientsOp, Ctx, Job, KillFilter, Msg, Need, Op, Out, Parked, ReplyTo,
+    ShardData, Shared, Then, TxId,
+};
 use crate::latency::{Event, PassClock};
 use crate::net::{Conn, Received};
 use crate::resp::{Frame, ParseLimits, Parser};
@@ -66,60 +68,6 @@ const READ_CHUNK: usize = 64 * 1024;
 /// growing keyspace). Redis's bound is its 16 KiB read, some 500 commands.
 const TURN_COMMANDS: usize = 256;
 const TURN_US: u64 = 500;
-
-/// A message between shards.
-pub enum Msg {
-    /// Run `op` here and send the output back to shard `from`. `tx`: the
-    /// op belongs to that transaction, which holds the locks it needs.
-    Run {
-        from: usize,
-        token: usize,
-        conn_id: u64,
-        seq: u64,
-        part: usize,
-        tx: Option<TxId>,
-        op: Op,
-    },
-    /// The output of an op this shard asked for.
-    Done {
-        token: usize,
-        conn_id: u64,
-        seq: u64,
-        part: usize,
-        tx: Option<TxId>,
-        out: Out,
-    },
-    /// Run `op` here; nobody waits for its output (cleanup of a client that left).
-    Post(Op),
-    /// Transaction `tx` is over: give back its locks here.
-    Release { tx: TxId },
-    /// A Pub/Sub message for one of this shard's connections.
-    Deliver {
-        token: usize,
-        conn_id: u64,
-        frame: Frame,
-    },
-    /// About a blocked client, between its shard and its keys' shards.
-    Block(BlockMsg),
-}
-
-/// Where a job's output goes back to.
-#[derive(Clone, Copy)]
-struct ReplyTo {
-    token: usize,
-    conn_id: u64,
-    seq: u64,
-    /// The transaction the job runs in, once it holds locks.
-    tx: Option<TxId>,
-}
-
-/// An op waiting on this shard for key locks to be released.
-pub struct Parked {
-    from: usize,
-    to: ReplyTo,
-    part: usize,
-    op: Op,
-}
 
 pub struct Worker {
     data: ShardData,

@@ -117,7 +117,7 @@ impl DeadlineBuckets {
         let key = first.get_mut().pop();
         if first.get().is_empty() {
             // A storm's window can hold millions of entries.
-            crate::util::free_buffer(first.remove());
+            crate::store::lazyfree::free_buffer(first.remove());
         }
         if key.is_some() {
             self.len -= 1;

@@ -121,7 +121,7 @@ impl Db {
                 entry.access_s = access_s;
                 // SET, RENAME onto the key, SUNIONSTORE, ...: what Redis
                 // calls a server-side delete.
-                crate::util::lazyfree::free_value_if(crate::util::lazyfree::server_del(), old);
+                crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old);
                 pos
             }
             None => {
@@ -195,9 +195,9 @@ impl Db {
 }
 
 /// Frees an expired key's value, on the lazy-free thread when
-/// `lazyfree-lazy-expire` asks and it is large (`util::lazyfree`).
+/// `lazyfree-lazy-expire` asks and it is large (`store::lazyfree`).
 fn discard_expired(entry: Entry) {
-    crate::util::lazyfree::free_value_if(crate::util::lazyfree::expire(), entry.value);
+    crate::store::lazyfree::free_value_if(crate::store::lazyfree::expire(), entry.value);
 }
 
 /// Keys taken from the deadline windows at once, their index buckets loaded

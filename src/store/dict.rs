@@ -308,7 +308,7 @@ impl Dict {
         if capacity > 1024 && listed <= capacity / 4 && listed <= SHRINK_VOLATILE_MAX {
             let old = std::mem::replace(&mut self.volatile, Vec::with_capacity(listed * 2));
             self.volatile.extend_from_slice(&old);
-            crate::util::free_buffer(old);
+            crate::store::lazyfree::free_buffer(old);
         }
     }
 

@@ -417,7 +417,7 @@ impl Index {
         }
         if moving.table.len == 0 {
             if let Some(done) = self.old.take() {
-                crate::util::free_buffer(done.table.buckets);
+                crate::store::lazyfree::free_buffer(done.table.buckets);
             }
         }
     }

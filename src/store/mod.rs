@@ -17,6 +17,8 @@ pub mod expire;
 pub mod hash;
 pub mod index;
 pub mod key;
+pub mod lazyfree;
+pub mod list;
 pub mod listpack;
 pub mod notify;
 pub mod ready;

@@ -105,14 +105,14 @@ impl Value {
     }
 
     /// Whether freeing the value is worth moving off the shard thread
-    /// (`util::lazyfree`): its free effort is over Redis's threshold, or it
+    /// (`store::lazyfree`): its free effort is over Redis's threshold, or it
     /// is a string large enough that jemalloc hands its pages straight back
-    /// to the OS when freed (see `util::free_buffer`), which takes
+    /// to the OS when freed (see `store::lazyfree::free_buffer`), which takes
     /// milliseconds though Redis counts it as one allocation.
     pub fn frees_slowly(&self) -> bool {
         match self {
-            Value::Str(s, _) => s.len() >= crate::util::OFF_THREAD_FREE_BYTES,
-            _ => self.free_effort() > crate::util::lazyfree::LAZYFREE_THRESHOLD,
+            Value::Str(s, _) => s.len() >= crate::store::lazyfree::OFF_THREAD_FREE_BYTES,
+            _ => self.free_effort() > crate::store::lazyfree::LAZYFREE_THRESHOLD,
         }
     }
 

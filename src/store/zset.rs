@@ -240,8 +240,8 @@ impl Scores {
             debug_assert!(old.is_empty());
             // Freeing a big table hands its pages back to the OS at once.
             let bytes = old.capacity() * std::mem::size_of::<(Bytes, f64)>();
-            if bytes >= crate::util::OFF_THREAD_FREE_BYTES {
-                crate::util::drop_off_thread(old);
+            if bytes >= crate::store::lazyfree::OFF_THREAD_FREE_BYTES {
+                crate::store::lazyfree::drop_off_thread(old);
             }
             spent += 1;
         }
@@ -455,7 +455,7 @@ impl ZSet {
             {
                 self.tidy_work = work;
             }
-            crate::util::drop_off_thread(old);
+            crate::store::lazyfree::drop_off_thread(old);
             return;
         }
         let mut spent = 0;

@@ -22,7 +22,7 @@
 //! change; only RSS comes down after the storm rather than during it.
 //!
 //! The shards only count their storms here; the memory sampler's thread
-//! (`info::start_memory_sampler`) pauses and resumes purging, since that
+//! (`util::memory::start_memory_sampler`) pauses and resumes purging, since that
 //! takes locks the purging thread may hold for milliseconds.
 
 use std::sync::atomic::Ordering::Relaxed;

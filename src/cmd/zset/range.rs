@@ -13,8 +13,8 @@ use super::super::{shard_of, Ctx, Session, ShardData};
 use super::{
     as_zset, as_zset_mut, members_reply, parse_lex_range, parse_score_range, store_result,
 };
+use crate::exec::{Action, Job, Need, Op, Out};
 use crate::resp::Frame;
-use crate::shard::{Action, Job, Need, Op, Out};
 use crate::store::notify::ZSET;
 use crate::store::zset::{LexRange, ScoreRange, ZSet};
 use crate::store::Value;

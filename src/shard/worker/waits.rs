@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::{unix_ms, Msg, ReplyTo, Worker};
-use crate::cmd::blocking::{self as commands, is_nothing, Request, TIMEOUT_REPLY};
-use crate::cmd::Ctx;
+use super::{unix_ms, Worker};
+use crate::cmd::blocking::{self as commands, is_nothing, TIMEOUT_REPLY};
+use crate::exec::wait::{BlockMsg, Request, Task, Wait, Waiter, WaiterId};
+use crate::exec::{Action, Ctx, Msg, Need, Out, ReplyTo, Then};
 use crate::resp::Frame;
-use crate::shard::blocking::{settle, BlockMsg, Blocked, Mode, Task, Wait, Waiter, WaiterId};
-use crate::shard::{Action, Need, Out, Then};
+use crate::shard::blocking::{settle, Blocked, Mode};
 
 /// What `CLIENT UNBLOCK id ERROR` answers the unblocked client.
 const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";

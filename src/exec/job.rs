@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use super::ctx::Ctx;
 use super::locks::Need;
-use crate::cmd::Ctx;
 use crate::resp::Frame;
 use crate::store::Value;
 
@@ -102,7 +102,7 @@ pub enum Out {
     Lines(Vec<String>),
     Count(i64),
     /// INFO's per-shard figures.
-    Report(Box<crate::info::ShardReport>),
+    Report(Box<crate::exec::stats::ShardReport>),
     /// A shard's latency monitor (LATENCY).
     Latency(Box<crate::latency::Monitor>),
 }
@@ -225,7 +225,7 @@ pub enum Action {
     Close(Frame),
     /// The client waits for a key (BLPOP and friends): the shard's blocking
     /// machinery answers the command's slot later (`shard::blocking`).
-    Block(Box<super::blocking::Wait>),
+    Block(Box<super::wait::Wait>),
     /// EXEC: run the commands queued in the session's transaction, after
     /// taking `plan`'s locks and checking the watched keys with `check`.
     Exec {

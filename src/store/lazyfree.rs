@@ -60,7 +60,7 @@ fn sender() -> &'static Sender<Job> {
         let spawned = std::thread::Builder::new()
             .name("ember-lazyfree".into())
             .spawn(move || {
-                super::priority::lower_current_thread();
+                crate::util::priority::lower_current_thread();
                 for job in rx {
                     drop(job.garbage);
                     PENDING.fetch_sub(job.objects, Relaxed);
@@ -91,7 +91,7 @@ fn send(garbage: Box<dyn Send>, objects: usize) {
 }
 
 /// Frees `garbage` on the thread, counted in neither figure (large internal
-/// buffers, see `util::free_buffer`).
+/// buffers, see `free_buffer`).
 pub fn free_quietly<T: Send + 'static>(garbage: T) {
     send(Box::new(garbage), 0);
 }
@@ -118,6 +118,25 @@ pub fn free_value(value: Value) -> bool {
 pub fn free_value_if(lazy: bool, value: Value) {
     if lazy {
         free_value(value);
+    }
+}
+
+/// Frees a large structure on the lazy-free thread so the shard keeps
+/// serving , counted in no INFO figure.
+pub fn drop_off_thread<T: Send + 'static>(value: T) {
+    free_quietly(value);
+}
+
+/// Buffers of at least this many bytes are freed by [`free_buffer`] off the
+/// calling thread: jemalloc hands allocations of 8 MiB and more straight back
+/// to the OS when freed, which held a shard for milliseconds.
+pub const OFF_THREAD_FREE_BYTES: usize = 4 << 20;
+
+/// Frees `buffer`, on a helper thread when it is large (see
+/// [`OFF_THREAD_FREE_BYTES`]); shard threads free big buffers through this.
+pub fn free_buffer<T: Send + 'static>(buffer: Vec<T>) {
+    if buffer.capacity() * std::mem::size_of::<T>() >= OFF_THREAD_FREE_BYTES {
+        drop_off_thread(buffer);
     }
 }
 
@@ -226,7 +245,7 @@ mod tests {
         let list = (0..65).map(|i| Bytes::from(format!("e{i}"))).collect();
         assert!(free_value(Value::List(list)));
         // Strings are one allocation, but one of megabytes costs the
-        // allocator a trip to the OS (see `util::free_buffer`).
+        // allocator a trip to the OS (see `free_buffer`).
         assert!(free_value(Value::string(Bytes::from(vec![0u8; 8 << 20]))));
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::shard::Shared;
+use crate::exec::Shared;
 use crate::store::{ActiveExpire, Keyspace, Store};
 
 /// Everything one shard owns that commands touch.
@@ -15,16 +15,16 @@ pub struct ShardData {
     pub now_ms: u64,
     pub shared: Arc<Shared>,
     /// Command and network counters for INFO.
-    pub counters: crate::info::ShardCounters,
+    pub counters: crate::exec::stats::ShardCounters,
     /// Spikes of work that blocked this shard (LATENCY).
     pub latency: crate::latency::Monitor,
     /// Pub/Sub messages produced by the current command, for the loop to route.
     pub deliveries: Vec<crate::pubsub::Delivery>,
     /// Key locks of transactions spanning shards, and the work waiting on them.
-    pub locks: crate::shard::locks::Locks<crate::shard::Parked>,
+    pub locks: crate::exec::locks::Locks<crate::exec::Parked>,
     /// The transaction whose queued commands are being dispatched (EXEC): its
     /// commands hold the locks and must not wait for them.
-    pub current_tx: Option<crate::shard::TxId>,
+    pub current_tx: Option<crate::exec::TxId>,
     /// What this shard's clients hold (`client_memory`, summed by the loop
     /// as their buffers change): INFO `mem_clients_normal`.
     pub clients_mem: u64,

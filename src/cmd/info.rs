@@ -1,255 +1,14 @@
-//! INFO: per-shard counters kept beside the code that moves them, gathered
-//! from every shard into Redis's sections and field names.
+//! INFO: every shard's figures (`exec::stats`) gathered into Redis's
+//! sections and field names.
 
 use std::fmt::Write as _;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
-use hdrhistogram::Histogram;
-
-use crate::cmd::{ShardData, COMMANDS};
-use crate::shard::Shared;
+use super::COMMANDS;
+use crate::exec::stats::{CmdStat, ShardCounters, ShardReport};
+use crate::exec::Shared;
 use crate::store::ExpiryStats;
-
-/// Calls, time and latency of one command on one shard.
-#[derive(Clone)]
-pub struct CmdStat {
-    pub calls: u64,
-    pub usec: u64,
-    pub failed: u64,
-    /// Microseconds per call (INFO latencystats).
-    pub latency: Histogram<u64>,
-}
-
-impl Default for CmdStat {
-    fn default() -> Self {
-        CmdStat {
-            calls: 0,
-            usec: 0,
-            failed: 0,
-            latency: Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("static bounds"),
-        }
-    }
-}
-
-/// One shard's per-command statistics, by command id (`CommandSpec::id`):
-/// every request records into them, so no hashing.
-#[derive(Default, Clone)]
-pub struct CommandStats(Vec<Option<CmdStat>>);
-
-impl CommandStats {
-    fn entry(&mut self, id: usize) -> &mut CmdStat {
-        if self.0.len() <= id {
-            self.0.resize_with(id + 1, || None);
-        }
-        self.0[id].get_or_insert_with(CmdStat::default)
-    }
-
-    /// The commands called so far with their statistics, by name.
-    pub fn by_name(&self) -> Vec<(&'static str, &CmdStat)> {
-        let mut called: Vec<(&'static str, &CmdStat)> = self
-            .0
-            .iter()
-            .enumerate()
-            .filter_map(|(id, stat)| Some((COMMANDS[id].name, stat.as_ref()?)))
-            .collect();
-        called.sort_by_key(|(name, _)| *name);
-        called
-    }
-
-    fn merge(&mut self, other: &CommandStats) {
-        for (id, stat) in other.0.iter().enumerate() {
-            if let Some(stat) = stat {
-                let mine = self.entry(id);
-                mine.calls += stat.calls;
-                mine.usec += stat.usec;
-                mine.failed += stat.failed;
-                let _ = mine.latency.add(&stat.latency);
-            }
-        }
-    }
-}
-
-/// Counters one shard's loop moves.
-#[derive(Default, Clone)]
-pub struct ShardCounters {
-    pub commands: CommandStats,
-    pub commands_processed: u64,
-    pub net_input_bytes: u64,
-    pub net_output_bytes: u64,
-    /// Commands processed at the last ops/sec sample, and the rate then.
-    pub ops_at_sample: u64,
-    pub ops_per_sec: u64,
-}
-
-impl ShardCounters {
-    /// The totals without the per-command table.
-    pub fn clone_totals(&self) -> ShardCounters {
-        ShardCounters {
-            commands: CommandStats::default(),
-            ..*self
-        }
-    }
-
-    /// Counts a call of the command `id` (`CommandSpec::id`).
-    pub fn record(&mut self, id: usize, usec: u64, failed: bool) {
-        self.commands_processed += 1;
-        let stat = self.commands.entry(id);
-        stat.calls += 1;
-        stat.usec += usec;
-        stat.failed += failed as u64;
-        stat.latency.saturating_record(usec.max(1));
-    }
-
-    fn merge(&mut self, other: &ShardCounters) {
-        self.commands.merge(&other.commands);
-        self.commands_processed += other.commands_processed;
-        self.net_input_bytes += other.net_input_bytes;
-        self.net_output_bytes += other.net_output_bytes;
-        self.ops_per_sec += other.ops_per_sec;
-    }
-}
-
-/// What one shard reports for INFO.
-pub struct ShardReport {
-    pub shard: usize,
-    /// Per database: (keys, volatile keys, avg_ttl ms).
-    pub dbs: Vec<(usize, usize, f64)>,
-    pub expiry: ExpiryStats,
-    pub counters: ShardCounters,
-    /// What the shard's clients hold (`ShardData::clients_mem`).
-    pub clients_mem: u64,
-}
-
-impl ShardReport {
-    /// `with_commands`: copy the per-command statistics too (commandstats,
-    /// latencystats); they are the costly part, so only when asked for.
-    pub fn of(data: &ShardData, with_commands: bool) -> ShardReport {
-        let mut counters = data.counters.clone_totals();
-        if with_commands {
-            counters.commands = data.counters.commands.clone();
-        }
-        ShardReport {
-            shard: data.id,
-            dbs: data
-                .store
-                .dbs
-                .iter()
-                .map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms))
-                .collect(),
-            expiry: data.store.stats.clone(),
-            counters,
-            clients_mem: data.clients_mem,
-        }
-    }
-}
-
-/// Jemalloc's view of memory, in bytes.
-pub struct MemoryStats {
-    pub allocated: u64,
-    pub active: u64,
-    pub resident: u64,
-}
-
-/// The latest figures of the memory sampler (see `start_memory_sampler`).
-static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-static ACTIVE: AtomicU64 = AtomicU64::new(0);
-static RESIDENT: AtomicU64 = AtomicU64::new(0);
-static RSS: AtomicU64 = AtomicU64::new(0);
-static PEAK: AtomicU64 = AtomicU64::new(0);
-
-/// Reads jemalloc's statistics now. Refreshing them (`epoch`) takes
-/// allocator locks that its purging thread may hold for milliseconds, so
-/// shard threads never call this: they read what the sampler last saw.
-fn sample_memory() {
-    use tikv_jemalloc_ctl::{epoch, stats};
-    let _ = epoch::advance();
-    ALLOCATED.store(stats::allocated::read().unwrap_or(0) as u64, Relaxed);
-    ACTIVE.store(stats::active::read().unwrap_or(0) as u64, Relaxed);
-    RESIDENT.store(stats::resident::read().unwrap_or(0) as u64, Relaxed);
-    RSS.store(rss_bytes(), Relaxed);
-}
-
-/// Starts the thread that refreshes memory figures every 100 ms (once).
-pub fn start_memory_sampler() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        sample_memory();
-        let spawned = std::thread::Builder::new()
-            .name("ember-memstats".into())
-            .spawn(move || {
-                crate::util::priority::lower_current_thread();
-                for round in 0u64.. {
-                    sample_memory();
-                    crate::util::purge::follow_storms();
-                    PEAK.fetch_max(ALLOCATED.load(Relaxed), Relaxed);
-                    // jemalloc starts purging threads as it needs them.
-                    if round.is_multiple_of(10) {
-                        crate::util::priority::lower_allocator_threads();
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-            });
-        if let Err(e) = spawned {
-            log::warn!("could not start the memory sampler: {e}");
-        }
-    });
-}
-
-/// Memory figures as of the last sample (at most 100 ms old).
-pub fn memory_stats() -> MemoryStats {
-    MemoryStats {
-        allocated: ALLOCATED.load(Relaxed),
-        active: ACTIVE.load(Relaxed),
-        resident: RESIDENT.load(Relaxed),
-    }
-}
-
-fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-/// Redis's human-readable sizes: 1.23M etc.
-pub fn human_bytes(n: u64) -> String {
-    let n = n as f64;
-    let units = [
-        ("B", 1.0),
-        ("K", 1024.0),
-        ("M", 1024.0 * 1024.0),
-        ("G", 1024.0 * 1024.0 * 1024.0),
-    ];
-    let (unit, size) = units
-        .iter()
-        .rev()
-        .find(|(_, s)| n >= *s)
-        .copied()
-        .unwrap_or(("B", 1.0));
-    if unit == "B" {
-        format!("{}B", n as u64)
-    } else {
-        format!("{:.2}{unit}", n / size)
-    }
-}
-
-fn cpu_times() -> (f64, f64) {
-    // SAFETY: `rusage` is plain old data (integers and timevals), so all-zero
-    // bytes are a valid value; getrusage only writes into the struct we pass
-    // by a valid exclusive reference, and RUSAGE_SELF is a valid target.
-    // Tested by `cpu_times_read_this_process`.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
-    if !ok {
-        return (0.0, 0.0);
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(usage.ru_stime), secs(usage.ru_utime))
-}
+use crate::util::memory::{cpu_times, human_bytes, memory_stats};
 
 const DEFAULT_SECTIONS: &[&str] = &[
     "server",
@@ -361,8 +120,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             }
             "memory" => {
                 let mem = memory_stats();
-                let peak = PEAK.load(Relaxed).max(mem.allocated);
-                let rss = RSS.load(Relaxed);
+                let (peak, rss) = (mem.peak, mem.rss);
                 line("used_memory", mem.allocated.to_string());
                 line("used_memory_human", human_bytes(mem.allocated));
                 line("used_memory_rss", rss.to_string());
@@ -383,11 +141,11 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 // Redis 7.0 lists both here, in the memory section.
                 line(
                     "lazyfree_pending_objects",
-                    crate::util::lazyfree::pending_objects().to_string(),
+                    crate::store::lazyfree::pending_objects().to_string(),
                 );
                 line(
                     "lazyfreed_objects",
-                    crate::util::lazyfree::freed_objects().to_string(),
+                    crate::store::lazyfree::freed_objects().to_string(),
                 );
             }
             "persistence" => {
@@ -458,7 +216,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("used_cpu_user", format!("{user:.6}"));
             }
             "commandstats" => {
-                for (name, s) in counters.commands.by_name() {
+                for (name, s) in by_name(&counters) {
                     let per_call = if s.calls > 0 {
                         s.usec as f64 / s.calls as f64
                     } else {
@@ -471,7 +229,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 }
             }
             "latencystats" => {
-                for (name, s) in counters.commands.by_name() {
+                for (name, s) in by_name(&counters) {
                     let q = |p: f64| s.latency.value_at_quantile(p) as f64;
                     line(
                         &format!("latency_percentiles_usec_{name}"),
@@ -521,6 +279,17 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
     out
 }
 
+/// The commands called so far with their statistics, by name.
+fn by_name(counters: &ShardCounters) -> Vec<(&'static str, &CmdStat)> {
+    let mut called: Vec<(&'static str, &CmdStat)> = counters
+        .commands
+        .called()
+        .map(|(id, stat)| (COMMANDS[id].name, stat))
+        .collect();
+    called.sort_by_key(|(name, _)| *name);
+    called
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,26 +302,5 @@ mod tests {
             sections_for(&["keyspace".into(), "stats".into()]),
             vec!["stats", "keyspace"]
         );
-    }
-
-    #[test]
-    fn cpu_times_read_this_process() {
-        // Exercises the getrusage call: the figures are sane and grow with work.
-        let (sys0, user0) = cpu_times();
-        let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        let (sys1, user1) = cpu_times();
-        assert!(sys0 >= 0.0 && user0 >= 0.0);
-        assert!(sys1 + user1 > sys0 + user0, "CPU time did not grow");
-    }
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human_bytes(512), "512B");
-        assert_eq!(human_bytes(1536), "1.50K");
-        assert_eq!(human_bytes(3 * 1024 * 1024), "3.00M");
     }
 }

@@ -1,0 +1,75 @@
+//! A hop: the messages shards send each other through their inboxes, and
+//! where an op's answer goes back to.
+//!
+//! ```text
+//!  shard A (the client's home)                 shard B (owns the key)
+//!  ---------------------------                 ----------------------
+//!  command -> Job { ops, then }
+//!  Msg::Run { from: A, seq, part, op } ------>  admit: run now, or park
+//!                                               behind key locks (Parked)
+//!  slot[seq].fill(part, out)  <-------------  Msg::Done { seq, part, out }
+//!  all parts in: then(outs) -> reply / next Job
+//! ```
+//!
+//! Each shard sends one batch per peer per pass of its loop; batches between
+//! two shards arrive in the order they were sent.
+
+use super::job::Op;
+use super::locks::TxId;
+use super::wait::BlockMsg;
+use super::Out;
+use crate::resp::Frame;
+
+/// A message between shards.
+pub enum Msg {
+    /// Run `op` here and send the output back to shard `from`. `tx`: the
+    /// op belongs to that transaction, which holds the locks it needs.
+    Run {
+        from: usize,
+        token: usize,
+        conn_id: u64,
+        seq: u64,
+        part: usize,
+        tx: Option<TxId>,
+        op: Op,
+    },
+    /// The output of an op this shard asked for.
+    Done {
+        token: usize,
+        conn_id: u64,
+        seq: u64,
+        part: usize,
+        tx: Option<TxId>,
+        out: Out,
+    },
+    /// Run `op` here; nobody waits for its output (cleanup of a client that left).
+    Post(Op),
+    /// Transaction `tx` is over: give back its locks here.
+    Release { tx: TxId },
+    /// A Pub/Sub message for one of this shard's connections.
+    Deliver {
+        token: usize,
+        conn_id: u64,
+        frame: Frame,
+    },
+    /// About a blocked client, between its shard and its keys' shards.
+    Block(BlockMsg),
+}
+
+/// Where a job's output goes back to.
+#[derive(Clone, Copy)]
+pub struct ReplyTo {
+    pub token: usize,
+    pub conn_id: u64,
+    pub seq: u64,
+    /// The transaction the job runs in, once it holds locks.
+    pub tx: Option<TxId>,
+}
+
+/// An op waiting on this shard for key locks to be released.
+pub struct Parked {
+    pub from: usize,
+    pub to: ReplyTo,
+    pub part: usize,
+    pub op: Op,
+}

@@ -1,0 +1,28 @@
+//! The execution core: what a command runs in and how work travels between
+//! shards, with no command and no event loop in it. `cmd` (the commands)
+//! and `shard` (the loops that run them) both build on it.
+//!
+//! - [`ctx`]: a shard's data ([`ShardData`]) and a command's view of it ([`Ctx`]).
+//! - [`job`]: the ops a command sends to shards ([`Op`]), their answers
+//!   ([`Out`]), the continuation that combines them ([`Job`]) and what a
+//!   command leads to ([`Action`]).
+//! - [`locks`]: the key locks that make a job atomic across shards.
+//! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
+//! - [`wait`]: blocked clients as the shards pass them around.
+//! - [`shared`]: what every shard thread shares ([`Shared`]).
+//! - [`stats`]: the figures a shard keeps for INFO.
+
+pub mod ctx;
+pub mod hop;
+pub mod job;
+pub mod locks;
+pub mod shared;
+pub mod stats;
+pub mod wait;
+
+pub use ctx::{Ctx, ShardData};
+pub use hop::{Msg, Parked, ReplyTo};
+pub use job::{Action, ClientType, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use locks::{LockKey, Need, TxId};
+pub use shared::{Counters, ExpireKnobs, Limits, ObufAtomics, Peer, Shared};
+pub use wait::Wait;

@@ -1,0 +1,136 @@
+//! The figures one shard keeps for INFO: per-command calls, time and
+//! latency, network bytes, and the report a shard sends when INFO asks.
+
+use hdrhistogram::Histogram;
+
+use super::ShardData;
+use crate::store::ExpiryStats;
+
+/// Calls, time and latency of one command on one shard.
+#[derive(Clone)]
+pub struct CmdStat {
+    pub calls: u64,
+    pub usec: u64,
+    pub failed: u64,
+    /// Microseconds per call (INFO latencystats).
+    pub latency: Histogram<u64>,
+}
+
+impl Default for CmdStat {
+    fn default() -> Self {
+        CmdStat {
+            calls: 0,
+            usec: 0,
+            failed: 0,
+            latency: Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("static bounds"),
+        }
+    }
+}
+
+/// One shard's per-command statistics, by command id (`CommandSpec::id`):
+/// every request records into them, so no hashing.
+#[derive(Default, Clone)]
+pub struct CommandStats(Vec<Option<CmdStat>>);
+
+impl CommandStats {
+    fn entry(&mut self, id: usize) -> &mut CmdStat {
+        if self.0.len() <= id {
+            self.0.resize_with(id + 1, || None);
+        }
+        self.0[id].get_or_insert_with(CmdStat::default)
+    }
+
+    /// The commands called so far, by id, with their statistics.
+    pub fn called(&self) -> impl Iterator<Item = (usize, &CmdStat)> {
+        self.0
+            .iter()
+            .enumerate()
+            .filter_map(|(id, stat)| Some((id, stat.as_ref()?)))
+    }
+
+    pub fn merge(&mut self, other: &CommandStats) {
+        for (id, stat) in other.0.iter().enumerate() {
+            if let Some(stat) = stat {
+                let mine = self.entry(id);
+                mine.calls += stat.calls;
+                mine.usec += stat.usec;
+                mine.failed += stat.failed;
+                let _ = mine.latency.add(&stat.latency);
+            }
+        }
+    }
+}
+
+/// Counters one shard's loop moves.
+#[derive(Default, Clone)]
+pub struct ShardCounters {
+    pub commands: CommandStats,
+    pub commands_processed: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// Commands processed at the last ops/sec sample, and the rate then.
+    pub ops_at_sample: u64,
+    pub ops_per_sec: u64,
+}
+
+impl ShardCounters {
+    /// The totals without the per-command table.
+    pub fn clone_totals(&self) -> ShardCounters {
+        ShardCounters {
+            commands: CommandStats::default(),
+            ..*self
+        }
+    }
+
+    /// Counts a call of the command `id` (`CommandSpec::id`).
+    pub fn record(&mut self, id: usize, usec: u64, failed: bool) {
+        self.commands_processed += 1;
+        let stat = self.commands.entry(id);
+        stat.calls += 1;
+        stat.usec += usec;
+        stat.failed += failed as u64;
+        stat.latency.saturating_record(usec.max(1));
+    }
+
+    pub fn merge(&mut self, other: &ShardCounters) {
+        self.commands.merge(&other.commands);
+        self.commands_processed += other.commands_processed;
+        self.net_input_bytes += other.net_input_bytes;
+        self.net_output_bytes += other.net_output_bytes;
+        self.ops_per_sec += other.ops_per_sec;
+    }
+}
+
+/// What one shard reports for INFO.
+pub struct ShardReport {
+    pub shard: usize,
+    /// Per database: (keys, volatile keys, avg_ttl ms).
+    pub dbs: Vec<(usize, usize, f64)>,
+    pub expiry: ExpiryStats,
+    pub counters: ShardCounters,
+    /// What the shard's clients hold (`ShardData::clients_mem`).
+    pub clients_mem: u64,
+}
+
+impl ShardReport {
+    /// `with_commands`: copy the per-command statistics too (commandstats,
+    /// latencystats); they are the costly part, so only when asked for.
+    pub fn of(data: &ShardData, with_commands: bool) -> ShardReport {
+        let mut counters = data.counters.clone_totals();
+        if with_commands {
+            counters.commands = data.counters.commands.clone();
+        }
+        ShardReport {
+            shard: data.id,
+            dbs: data
+                .store
+                .dbs
+                .iter()
+                .map(|db| (db.len(), db.volatile_len(), db.avg_ttl_ms))
+                .collect(),
+            expiry: data.store.stats.clone(),
+            counters,
+            clients_mem: data.clients_mem,
+        }
+    }
+}
