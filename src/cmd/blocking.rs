@@ -276,9 +276,9 @@ fn next_run(mut runs: Vec<(usize, Vec<Bytes>)>, db: usize, want: Want) -> Action
     // The op waits behind a transaction holding these keys.
     let need = Need::keys(db, keys.iter().cloned());
     let op = Op::Store(
+        db,
         need,
         Box::new(move |ctx: &mut Ctx| {
-            ctx.db = db;
             Out::Frame(match attempt(ctx, &keys, &tried) {
                 Ok(Some(reply)) | Err(reply) => reply,
                 Ok(None) => tried.nothing(),

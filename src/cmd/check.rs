@@ -17,7 +17,7 @@ pub fn ember_check(shard: &ShardData) -> Action {
         .map(|s| {
             // Need::Whole: it waits until no transaction holds keys of the
             // shard, so it never sees a transaction's work half done.
-            let op = Op::store(move |ctx| {
+            let op = Op::store(0, move |ctx| {
                 let now = ctx.now_ms();
                 Out::Frame(match ctx.shard.store.check_invariants(now) {
                     Ok(()) => Frame::OK,

@@ -57,11 +57,8 @@ fn op_on(
     db: usize,
     f: impl FnOnce(&mut Ctx) -> Reply + Send + 'static,
 ) -> (usize, Op) {
-    let op = move |ctx: &mut Ctx| {
-        ctx.db = db;
-        Out::Frame(f(ctx).unwrap_or_else(|e| e))
-    };
-    (shard, Op::store(op))
+    let op = move |ctx: &mut Ctx| Out::Frame(f(ctx).unwrap_or_else(|e| e));
+    (shard, Op::store(db, op))
 }
 
 /// The single answer of a one-op step.

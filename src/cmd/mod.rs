@@ -110,11 +110,9 @@ pub fn handler_op(
 ) -> Op {
     let need = Need::keys(db, keys.map(|p| argv[p].clone()));
     Op::Store(
+        db,
         need,
-        Box::new(move |ctx: &mut Ctx| {
-            ctx.db = db;
-            Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
-        }),
+        Box::new(move |ctx: &mut Ctx| Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))),
     )
 }
 
@@ -190,11 +188,8 @@ fn every_shard(
     let ops = (0..nshards)
         .map(|s| {
             let argv = argv.to_vec();
-            let op = move |ctx: &mut Ctx| {
-                ctx.db = db;
-                Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))
-            };
-            (s, Op::store(op))
+            let op = move |ctx: &mut Ctx| Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e));
+            (s, Op::store(db, op))
         })
         .collect();
     Action::Job(Job::new(ops, move |outs| {

@@ -38,10 +38,6 @@ fn sub_argv(argv: &[Bytes], positions: &[usize], width: usize) -> Vec<Bytes> {
     sub
 }
 
-pub fn store_op(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
-    Op::store(f)
-}
-
 /// `handler` run on the shard owning the arguments at `positions` (each
 /// followed by `width - 1` values), those arguments being its keys.
 fn sub_op(db: usize, handler: Handler, argv: &[Bytes], positions: &[usize], width: usize) -> Op {
@@ -178,17 +174,13 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
             let take_src = src.clone();
             let take = vec![(
                 from,
-                store_op(move |ctx| {
-                    ctx.db = db;
-                    Out::Entry(keys::take_entry(ctx, &take_src))
-                }),
+                Op::store(db, move |ctx| Out::Entry(keys::take_entry(ctx, &take_src))),
             )];
             Action::Job(Job::new(take, move |mut outs| {
                 let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
                     return Action::Reply(err::frame(err::NO_SUCH_KEY));
                 };
-                let put = store_op(move |ctx| {
-                    ctx.db = db;
+                let put = Op::store(db, move |ctx| {
                     let placed = put_entry(
                         &mut ctx.ks(),
                         &dst,
@@ -206,8 +198,7 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
                 Action::Job(Job::new(vec![(to, put)], move |mut outs| {
                     match outs.pop() {
                         Some(Out::Entry(Some((value, ttl)))) => {
-                            let restore = store_op(move |ctx| {
-                                ctx.db = db;
+                            let restore = Op::store(db, move |ctx| {
                                 put_entry(&mut ctx.ks(), &src, value, ttl, false, None);
                                 Out::Count(0)
                             });
@@ -225,10 +216,7 @@ pub fn rename(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
 }
 
 fn exists_op(db: usize, key: Bytes) -> Op {
-    store_op(move |ctx| {
-        ctx.db = db;
-        Out::Count(ctx.ks().exists(&key) as i64)
-    })
+    Op::store(db, move |ctx| Out::Count(ctx.ks().exists(&key) as i64))
 }
 
 /// COPY with the two keys on different shards.
@@ -241,18 +229,14 @@ pub fn copy(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action 
     let (db, dst_db) = (session.db, opts.db.unwrap_or(session.db));
     let (src, dst) = (argv[1].clone(), argv[2].clone());
     let (from, to) = (shard_of(&src, n), shard_of(&dst, n));
-    let read = store_op(move |ctx| {
-        ctx.db = db;
-        Out::Entry(keys::read_entry(ctx, &src))
-    });
+    let read = Op::store(db, move |ctx| Out::Entry(keys::read_entry(ctx, &src)));
     let replace = opts.replace;
     Action::Job(
         Job::new(vec![(from, read)], move |mut outs| {
             let Some(Out::Entry(Some((value, ttl)))) = outs.pop() else {
                 return Action::Reply(Frame::Integer(0));
             };
-            Action::Job(Job::single(to, move |ctx| {
-                ctx.db = dst_db;
+            Action::Job(Job::single(to, dst_db, move |ctx| {
                 Out::Count(
                     put_entry(&mut ctx.ks(), &dst, value, ttl, replace, Some("copy_to")) as i64,
                 )
@@ -272,8 +256,7 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
             let key = key.clone();
             (
                 shard_of(&key, n),
-                store_op(move |ctx| {
-                    ctx.db = db;
+                Op::store(db, move |ctx| {
                     Out::Entry(ctx.ks().read(&key).map(|e| (e.value.clone(), None)))
                 }),
             )
@@ -297,11 +280,9 @@ pub fn randomkey(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -
     let ops = (0..n)
         .map(|s| {
             let (db, argv) = (session.db, argv.to_vec());
-            let op = move |ctx: &mut Ctx| {
-                ctx.db = db;
-                Out::Frame(keys::randomkey(ctx, &argv).unwrap_or_else(|e| e))
-            };
-            (s, store_op(op))
+            let op =
+                move |ctx: &mut Ctx| Out::Frame(keys::randomkey(ctx, &argv).unwrap_or_else(|e| e));
+            (s, Op::store(db, op))
         })
         .collect();
     let seed = shard.now_ms ^ session.id;
@@ -354,8 +335,7 @@ fn scan_shard(
     opts: keys::ScanOptions,
 ) -> Action {
     let step_opts = opts.clone();
-    let op = store_op(move |ctx| {
-        ctx.db = db;
+    let op = Op::store(db, move |ctx| {
         let (keys, next) = keys::scan_step(ctx, from, &step_opts);
         let next_cursor = match next {
             Some(pos) => ((pos as u64 + 1) << SHARD_BITS) | target as u64,
@@ -387,8 +367,7 @@ pub fn on_owner(
 ) -> Action {
     let owner = shard_of(key, shard.shared.nshards);
     let key = key.clone();
-    Action::Job(Job::single(owner, move |ctx| {
-        ctx.db = db;
+    Action::Job(Job::single(owner, db, move |ctx| {
         Out::Frame(f(ctx, &key).unwrap_or_else(|e| e))
     }))
 }

@@ -16,10 +16,9 @@ use bytes::Bytes;
 
 use super::args::{err, int_arg, positive_count, Reply};
 use super::container::{below, keyspace_and_rng};
-use super::multi::store_op;
 use super::table::numkeys_positions;
 use super::{shard_of, Ctx, Session, ShardData};
-use crate::exec::{Action, Job, Out};
+use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
 use crate::store::encoding::{sort_as_intset, Compact, Encoded};
 use crate::store::notify::{GENERIC, SET};
@@ -238,8 +237,7 @@ pub fn smove_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Ac
     let probes = vec![
         (
             from,
-            store_op(move |ctx| {
-                ctx.db = db;
+            Op::store(db, move |ctx| {
                 match probe_source(&mut ctx.ks(), &probe_src, &probe_member) {
                     Ok(Source::Missing) => Out::Count(-1),
                     Ok(Source::Set(has)) => Out::Count(has as i64),
@@ -249,8 +247,7 @@ pub fn smove_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Ac
         ),
         (
             to,
-            store_op(move |ctx| {
-                ctx.db = db;
+            Op::store(db, move |ctx| {
                 match check_destination(&mut ctx.ks(), &probe_dst) {
                     Ok(()) => Out::Count(0),
                     Err(e) => Out::Frame(e),
@@ -278,8 +275,7 @@ pub fn smove_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Ac
 /// SMOVE's second and third steps across shards: take, then put if taken.
 fn move_member(db: usize, src: (usize, Bytes), dst: (usize, Bytes), member: Bytes) -> Job {
     let taken_member = member.clone();
-    let take = store_op(move |ctx| {
-        ctx.db = db;
+    let take = Op::store(db, move |ctx| {
         Out::Count(take_member(&mut ctx.ks(), &src.1, &taken_member) as i64)
     });
     Job::new(vec![(src.0, take)], move |outs| {
@@ -287,8 +283,7 @@ fn move_member(db: usize, src: (usize, Bytes), dst: (usize, Bytes), member: Byte
             // Gone since the probe (only without key locks).
             return Action::Reply(Frame::Integer(0));
         }
-        Action::Job(Job::single(dst.0, move |ctx| {
-            ctx.db = db;
+        Action::Job(Job::single(dst.0, db, move |ctx| {
             put_member(&mut ctx.ks(), &dst.1, &member);
             Out::Count(1)
         }))
@@ -565,8 +560,7 @@ pub fn algebra_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> 
             .collect();
         let outcome = call.compute(&sets);
         match &call.output {
-            Output::Store(dst, _) => Action::Job(Job::single(shard_of(dst, n), move |ctx| {
-                ctx.db = db;
+            Output::Store(dst, _) => Action::Job(Job::single(shard_of(dst, n), db, move |ctx| {
                 Out::Frame(call.finish(&mut ctx.ks(), outcome))
             })),
             _ => Action::Reply(answer(outcome)),
@@ -589,15 +583,12 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
         .map(|key| {
             let owner = shard_of(key, n);
             let key = key.clone();
-            let op = store_op(move |ctx| {
-                ctx.db = db;
-                match ctx.ks().read(&key) {
-                    None => Out::Count(0),
-                    Some(entry) => match as_set(entry) {
-                        Ok(set) => Out::Count(set.len() as i64),
-                        Err(e) => Out::Frame(e),
-                    },
-                }
+            let op = Op::store(db, move |ctx| match ctx.ks().read(&key) {
+                None => Out::Count(0),
+                Some(entry) => match as_set(entry) {
+                    Ok(set) => Out::Count(set.len() as i64),
+                    Err(e) => Out::Frame(e),
+                },
             });
             (owner, op)
         })
@@ -609,8 +600,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
             _ => Outcome::Members(members),
         };
         match &call.output {
-            Output::Store(dst, _) => Action::Job(Job::single(shard_of(dst, n), move |ctx| {
-                ctx.db = db;
+            Output::Store(dst, _) => Action::Job(Job::single(shard_of(dst, n), db, move |ctx| {
                 Out::Frame(call.finish(&mut ctx.ks(), outcome))
             })),
             _ => Action::Reply(answer(outcome)),
@@ -634,8 +624,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
             .map(|i| keys[i].clone())
             .collect();
         // The first step counted each key's hit; these look up without.
-        let copy = store_op(move |ctx| {
-            ctx.db = db;
+        let copy = Op::store(db, move |ctx| {
             let set = match ctx.ks().get(&from).map(|e| as_set(e)) {
                 Some(Ok(set)) => set.clone(),
                 _ => Set::default(),
@@ -656,8 +645,7 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
                     .map(|key| {
                         let owner = shard_of(&key, n);
                         let candidates = candidates.clone();
-                        let op = store_op(move |ctx| {
-                            ctx.db = db;
+                        let op = Op::store(db, move |ctx| {
                             let kept: Set = match ctx.ks().get(&key).map(|e| as_set(e)) {
                                 Some(Ok(set)) => candidates
                                     .iter()
@@ -694,16 +682,13 @@ fn intersection_job(call: Call, keys: Vec<Bytes>, n: usize, db: usize) -> Action
 
 /// A copy of the set at `key` for another shard: `Out::Entry(None)` when
 /// missing, WRONGTYPE when not a set.
-fn read_set_op(db: usize, key: Bytes) -> crate::exec::Op {
-    store_op(move |ctx| {
-        ctx.db = db;
-        match ctx.ks().read(&key) {
-            None => Out::Entry(None),
-            Some(entry) => match &entry.value {
-                Value::Set(_) => Out::Entry(Some((entry.value.clone(), None))),
-                _ => Out::Frame(err::wrongtype()),
-            },
-        }
+fn read_set_op(db: usize, key: Bytes) -> Op {
+    Op::store(db, move |ctx| match ctx.ks().read(&key) {
+        None => Out::Entry(None),
+        Some(entry) => match &entry.value {
+            Value::Set(_) => Out::Entry(Some((entry.value.clone(), None))),
+            _ => Out::Frame(err::wrongtype()),
+        },
     })
 }
 

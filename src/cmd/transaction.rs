@@ -88,8 +88,8 @@ pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -
     }
     let steps: Vec<Vec<Bytes>> = run.steps.drain(..count).collect();
     run.batched = true;
-    let op = move |ctx: &mut Ctx| Out::Frame(run_keyed(ctx, db, &steps));
-    Some(Job::new(vec![(owner, Op::store(op))], only_reply))
+    let op = move |ctx: &mut Ctx| Out::Frame(run_keyed(ctx, &steps));
+    Some(Job::new(vec![(owner, Op::store(db, op))], only_reply))
 }
 
 /// Commands that act on the transaction instead of being queued (UNWATCH
@@ -167,7 +167,7 @@ pub fn watch(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 }
                 Out::Count(0)
             };
-            (s, Op::Store(need, Box::new(op)))
+            (s, Op::Store(db, need, Box::new(op)))
         })
         .collect();
     Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
@@ -350,15 +350,15 @@ fn one_shard_exec(
         if watch_broken(ctx, client, &watched) {
             return Out::Frame(Frame::NullArray);
         }
-        Out::Frame(run_keyed(ctx, db, &queued))
+        Out::Frame(run_keyed(ctx, &queued))
     };
-    Job::new(vec![(owner, Op::Store(need, Box::new(op)))], only_reply)
+    Job::new(vec![(owner, Op::Store(db, need, Box::new(op)))], only_reply)
 }
 
-/// Runs queued keyed commands in order on this shard, in database `db`.
-/// Runtime errors stay in their slot; nothing is rolled back, as in Redis.
-fn run_keyed(ctx: &mut Ctx, db: usize, steps: &[Vec<Bytes>]) -> Frame {
-    ctx.db = db;
+/// Runs queued keyed commands in order on this shard, in the context's
+/// database. Runtime errors stay in their slot; nothing is rolled back, as
+/// in Redis.
+fn run_keyed(ctx: &mut Ctx, steps: &[Vec<Bytes>]) -> Frame {
     let replies = steps
         .iter()
         .map(|argv| {

@@ -13,9 +13,10 @@ pub type StoreOp = Box<dyn FnOnce(&mut Ctx) -> Out + Send>;
 
 /// What a shard is asked to do for another.
 pub enum Op {
-    /// Store work touching what `Need` says; it waits behind key locks held
-    /// by other transactions.
-    Store(Need, StoreOp),
+    /// Store work in database `.0` touching what `.1` says (it runs in a
+    /// context on that database); it waits behind key locks held by other
+    /// transactions.
+    Store(usize, Need, StoreOp),
     /// Client-table work (CLIENT LIST / KILL); run by the shard loop, which owns
     /// the connections.
     Clients(ClientsOp),
@@ -27,14 +28,14 @@ pub enum Op {
 }
 
 impl Op {
-    /// Store work on any key of the shard.
-    pub fn store(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
-        Op::Store(Need::Whole, Box::new(f))
+    /// Store work in database `db` that may touch any key of the shard.
+    pub fn store(db: usize, f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
+        Op::Store(db, Need::Whole, Box::new(f))
     }
 
     /// Store work that touches no key (bookkeeping, figures).
     pub fn keyless(f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
-        Op::Store(Need::Nothing, Box::new(f))
+        Op::Store(0, Need::Nothing, Box::new(f))
     }
 }
 
@@ -209,9 +210,13 @@ impl Job {
         self
     }
 
-    /// One store op on one shard whose frame is the reply.
-    pub fn single(shard: usize, op: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Job {
-        Job::new(vec![(shard, Op::store(op))], |mut outs| {
+    /// One store op on one shard, in database `db`, whose frame is the reply.
+    pub fn single(
+        shard: usize,
+        db: usize,
+        op: impl FnOnce(&mut Ctx) -> Out + Send + 'static,
+    ) -> Job {
+        Job::new(vec![(shard, Op::store(db, op))], |mut outs| {
             Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
         })
     }

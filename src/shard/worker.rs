@@ -973,7 +973,7 @@ impl Worker {
             op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op(op)),
             op => {
                 let need = match &op {
-                    Op::Store(need, _) => need.clone(),
+                    Op::Store(_, need, _) => need.clone(),
                     _ => Need::Nothing,
                 };
                 let parked = Parked { from, to, part, op };
@@ -985,7 +985,7 @@ impl Worker {
 
     fn run_op(&mut self, op: Op) -> Out {
         match op {
-            Op::Store(_, f) => f(&mut Ctx::new(&mut self.data, 0)),
+            Op::Store(db, _, f) => f(&mut Ctx::new(&mut self.data, db)),
             Op::Clients(q) => self.clients_op(q),
             // Lock ops are answered by `admit_op`; a granted request parks as this.
             Op::Lock { .. } => Out::Count(1),

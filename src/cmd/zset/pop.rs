@@ -161,11 +161,9 @@ fn mpop_step(nshards: usize, db: usize, args: MpopArgs) -> Action {
             let owner = shard_of(key, nshards);
             let key = key.clone();
             let op = Op::Store(
+                db,
                 Need::Whole,
-                Box::new(move |ctx: &mut Ctx| {
-                    ctx.db = db;
-                    Out::Count(presence(ctx, &key))
-                }),
+                Box::new(move |ctx: &mut Ctx| Out::Count(presence(ctx, &key))),
             );
             (owner, op)
         })
@@ -182,15 +180,15 @@ fn mpop_step(nshards: usize, db: usize, args: MpopArgs) -> Action {
             let (end, count) = (args.end, args.count);
             let pop_key = key.clone();
             let pop = Op::Store(
+                db,
                 Need::Whole,
-                Box::new(move |ctx: &mut Ctx| {
-                    ctx.db = db;
-                    match pop_members(ctx, &pop_key, end, count) {
+                Box::new(
+                    move |ctx: &mut Ctx| match pop_members(ctx, &pop_key, end, count) {
                         Ok(Some(popped)) => Out::Frame(mpop_reply(pop_key, popped)),
                         Ok(None) => Out::Frame(Frame::NullArray),
                         Err(e) => Out::Frame(e),
-                    }
-                }),
+                    },
+                ),
             );
             Action::Job(Job::new(
                 vec![(shard_of(&key, nshards), pop)],

@@ -248,16 +248,14 @@ pub fn zrangestore_job(shard: &mut ShardData, session: &Session, argv: &[Bytes])
     let (dst, src) = (argv[1].clone(), argv[2].clone());
     let (to, from) = (shard_of(&dst, n), shard_of(&src, n));
     let read = Op::Store(
+        db,
         Need::Whole,
-        Box::new(move |ctx: &mut Ctx| {
-            ctx.db = db;
-            match select_at(ctx, &src, &query) {
-                Ok(found) => Out::Entry(Some((
-                    Value::ZSet(Box::new(ZSet::from_pairs(found.unwrap_or_default()).into())),
-                    None,
-                ))),
-                Err(e) => Out::Frame(e),
-            }
+        Box::new(move |ctx: &mut Ctx| match select_at(ctx, &src, &query) {
+            Ok(found) => Out::Entry(Some((
+                Value::ZSet(Box::new(ZSet::from_pairs(found.unwrap_or_default()).into())),
+                None,
+            ))),
+            Err(e) => Out::Frame(e),
         }),
     );
     Action::Job(
@@ -267,8 +265,7 @@ pub fn zrangestore_job(shard: &mut ShardData, session: &Session, argv: &[Bytes])
                 Some(other) => return Action::Reply(other.frame()),
                 None => return Action::Reply(Frame::Null),
             };
-            Action::Job(Job::single(to, move |ctx| {
-                ctx.db = db;
+            Action::Job(Job::single(to, db, move |ctx| {
                 Out::Frame(store_result(&mut ctx.ks(), &dst, result, "zrangestore"))
             }))
         })

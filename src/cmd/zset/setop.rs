@@ -390,8 +390,7 @@ pub fn zsetop_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> A
                 Err(e) | Ok(Outcome::Reply(e)) => Action::Reply(e),
                 Ok(Outcome::Store(result)) => {
                     let dst = argv[1].clone();
-                    Action::Job(Job::single(shard_of(&dst, nshards), move |ctx| {
-                        ctx.db = db;
+                    Action::Job(Job::single(shard_of(&dst, nshards), db, move |ctx| {
                         Out::Frame(store_result(&mut ctx.ks(), &dst, result, form.event()))
                     }))
                 }
@@ -405,9 +404,9 @@ pub fn zsetop_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> A
 /// other values.
 fn copy_input_op(db: usize, key: Bytes, write: bool) -> Op {
     Op::Store(
+        db,
         Need::Whole,
         Box::new(move |ctx: &mut Ctx| {
-            ctx.db = db;
             let mut ks = ctx.ks();
             let entry = if write { ks.get(&key) } else { ks.read(&key) };
             match entry.map(|e| &e.value) {
