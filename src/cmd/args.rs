@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use crate::resp::Frame;
-use crate::util::num::{parse_f64, parse_i64};
+use crate::util::num::parse_i64;
 
 /// What a command answers: a reply, or an error reply (also a frame).
 pub type Reply = Result<Frame, Frame>;
@@ -84,25 +84,13 @@ impl<'a> Args<'a> {
         Ok(item)
     }
 
-    pub fn peek(&self) -> Option<&'a Bytes> {
-        self.items.get(self.pos)
-    }
-
     pub fn next_i64(&mut self) -> Result<i64, Frame> {
         parse_i64(self.next_bytes()?).ok_or_else(err::not_integer)
-    }
-
-    pub fn next_f64(&mut self) -> Result<f64, Frame> {
-        parse_f64(self.next_bytes()?).ok_or_else(|| err::frame(err::NOT_FLOAT))
     }
 
     /// The next argument upper-cased, for matching options.
     pub fn next_keyword(&mut self) -> Result<Keyword<'a>, Frame> {
         Ok(Keyword::new(self.next_bytes()?))
-    }
-
-    pub fn rest(&self) -> &'a [Bytes] {
-        &self.items[self.pos..]
     }
 }
 

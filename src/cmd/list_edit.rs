@@ -290,7 +290,10 @@ mod tests {
         let l = list(&["a", "b", "c", "a", "b", "c", "a"]);
         assert_eq!(find_positions(&l, b"a", &opts(1, None, 0)), vec![0]);
         assert_eq!(find_positions(&l, b"a", &opts(2, None, 0)), vec![3]);
-        assert_eq!(find_positions(&l, b"a", &opts(4, None, 0)), vec![]);
+        assert_eq!(
+            find_positions(&l, b"a", &opts(4, None, 0)),
+            Vec::<usize>::new()
+        );
         assert_eq!(
             find_positions(&l, b"a", &opts(1, Some(0), 0)),
             vec![0, 3, 6]

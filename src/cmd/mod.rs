@@ -5,6 +5,7 @@
 //! shard (always, with `--shards 1`). Otherwise it becomes a [`Job`]: ops sent
 //! to the owning shards' inboxes and a continuation that builds the reply.
 
+pub mod admit;
 pub mod args;
 pub mod blocking;
 pub mod check;
@@ -32,6 +33,7 @@ pub mod zset;
 use bytes::Bytes;
 
 pub use crate::exec::{Ctx, ShardData};
+pub use admit::{admit, Admitted};
 pub use session::Session;
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 

@@ -272,10 +272,6 @@ impl Conn {
     pub fn flush(&mut self) -> io::Result<(usize, bool)> {
         self.out.write_to(&mut self.stream)
     }
-
-    pub fn output_len(&self) -> usize {
-        self.out.len()
-    }
 }
 
 #[cfg(test)]

@@ -123,11 +123,6 @@ impl Parser {
         }
     }
 
-    /// The limits this parser enforces.
-    pub fn limits(&self) -> ParseLimits {
-        self.limits
-    }
-
     /// Changes the largest bulk accepted from the next length line on
     /// (CONFIG SET proto-max-bulk-len applies to connected clients too).
     pub fn set_max_bulk_len(&mut self, len: usize) {
@@ -216,7 +211,7 @@ impl Parser {
             if let Some(found) = plain_count_line(buf, at) {
                 return Some(found);
             }
-            let off = memchr(b'\r', buf.get(at + 1..)?)?;
+            let off = memchr::memchr(b'\r', buf.get(at + 1..)?)?;
             let end = at + 1 + off;
             if end + 2 > buf.len() {
                 return None;
@@ -351,7 +346,7 @@ impl Parser {
         for part in &parts {
             let mut at = 0;
             while at < part.len() {
-                let end = at + 1 + memchr(b'\r', &part[at + 1..]).expect("a checked line");
+                let end = at + 1 + memchr::memchr(b'\r', &part[at + 1..]).expect("a checked line");
                 let len =
                     crate::util::num::parse_i64(&part[at + 1..end]).expect("a checked length");
                 let start = end + 2;
@@ -373,7 +368,7 @@ impl Parser {
         too_big: &str,
     ) -> Result<Line, ProtocolError> {
         let start = self.scanned.max(from);
-        match memchr(b'\r', &buf[start..]) {
+        match memchr::memchr(b'\r', &buf[start..]) {
             None => {
                 if buf.len() - from > self.limits.max_inline_len {
                     return Err(ProtocolError::new(too_big));
@@ -444,7 +439,7 @@ impl Parser {
 
     /// Parses one inline command line; `Some(vec![])` for a blank line.
     fn parse_inline(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-        let Some(off) = memchr(b'\n', &buf[self.scanned..]) else {
+        let Some(off) = memchr::memchr(b'\n', &buf[self.scanned..]) else {
             if buf.len() > self.limits.max_inline_len {
                 return Err(ProtocolError::new("too big inline request"));
             }
@@ -495,12 +490,6 @@ fn plain_count_line(buf: &[u8], at: usize) -> Option<(i64, usize)> {
         }
     }
     None
-}
-
-/// Position of the first `needle` in `haystack`.
-#[inline]
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&c| c == needle)
 }
 
 #[cfg(test)]

@@ -276,9 +276,6 @@ impl Clients {
 pub struct Blocking {
     pub registry: Registry,
     pub clients: Clients,
-    /// Serving is under way: a reply it delivers may run the served client's
-    /// next commands, which must not start a second, nested serve.
-    pub serving: bool,
     /// Waited keys a transaction held when they were due to be served, in
     /// the order they were put aside.
     pub deferred: indexmap::IndexSet<(usize, Bytes), RandomState>,
@@ -307,6 +304,7 @@ pub fn settle(action: Action) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::wait::{Kind, Task};
 
     fn waiter(conn_id: u64, keys: &[&'static str]) -> Waiter {
         Waiter {

@@ -55,20 +55,6 @@ impl Store {
         Keyspace::new(&mut self.dbs[db], &mut self.stats, now_ms).in_db(db)
     }
 
-    /// Two distinct databases at once (MOVE, COPY ... DB).
-    /// Requires: `a != b`.
-    pub fn two_dbs(&mut self, a: usize, b: usize) -> (&mut Db, &mut Db, &mut ExpiryStats) {
-        assert_ne!(a, b);
-        let (lo, hi) = (a.min(b), a.max(b));
-        let (left, right) = self.dbs.split_at_mut(hi);
-        let (first, second) = (&mut left[lo], &mut right[0]);
-        if a < b {
-            (first, second, &mut self.stats)
-        } else {
-            (second, first, &mut self.stats)
-        }
-    }
-
     /// FLUSHDB/FLUSHALL of `db`, or SWAPDB of `db` with `other`: the watched
     /// keys that exist in either are changed for their watchers.
     pub fn touch_watched_db(&mut self, db: usize, other: Option<usize>) {
@@ -109,9 +95,5 @@ impl Store {
                 .map_err(|e| format!("db{i}: {e}"))?;
         }
         Ok(())
-    }
-
-    pub fn key_count(&self) -> usize {
-        self.dbs.iter().map(Db::len).sum()
     }
 }

@@ -335,10 +335,9 @@ impl Worker {
         if !self.blocking.deferred.is_empty() {
             self.resignal_unlocked();
         }
-        if self.blocking.serving || !self.data.store.stats.notify.ready.has_ready() {
+        if !self.data.store.stats.notify.ready.has_ready() {
             return;
         }
-        self.blocking.serving = true;
         let mut replies = Vec::new();
         loop {
             while let Some((db, key)) = self.data.store.stats.notify.ready.take() {
@@ -347,13 +346,13 @@ impl Worker {
             if replies.is_empty() {
                 break;
             }
-            // Delivering a reply may run the served client's next commands,
-            // which may write keys: the loop serves those too.
+            // A reply to a client of this shard finishes its command; its
+            // next commands run after this (`Worker::resume_input`), and
+            // what they write is served then.
             for (home, msg) in std::mem::take(&mut replies) {
                 self.send_block(home, msg);
             }
         }
-        self.blocking.serving = false;
     }
 
     /// Puts a key aside until no transaction holds it.

@@ -1,0 +1,97 @@
+//! What happens to a parsed command before it runs, as Redis's
+//! `processCommand` decides it: an unknown name or a wrong arity is
+//! answered (and fails a transaction being queued), inside MULTI the
+//! command is queued or refused, a subscribed RESP2 client may send only
+//! the subscription commands; otherwise the command is dispatched. The
+//! shard loop carries out what this returns and knows none of these rules.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use super::args::err;
+use super::{dispatch_spec, lookup, transaction, unknown_command, CommandSpec, Session, ShardData};
+use crate::exec::Action;
+use crate::resp::Frame;
+
+/// What a RESP2 client may send while subscribed.
+const SUBSCRIBER_COMMANDS: &[&str] = &[
+    "subscribe",
+    "unsubscribe",
+    "psubscribe",
+    "punsubscribe",
+    "ping",
+    "quit",
+    "reset",
+];
+
+/// The outcome of [`admit`].
+pub enum Admitted {
+    /// Answered without running: unknown, wrong arity, QUEUED, refused.
+    Answered(Frame),
+    /// Dispatched: the command's row and what running it led to.
+    Dispatched(&'static CommandSpec, Action),
+}
+
+/// Decides what the command in `argv` does for this client and, when it
+/// runs, dispatches it. Arguments a job took are gone from `argv`; what is
+/// left may be reused by the caller.
+pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>) -> Admitted {
+    let Some(spec) = lookup(&argv[0]) else {
+        fail_queued_transaction(session);
+        return Admitted::Answered(unknown_command(argv));
+    };
+    // EXEC answers a wrong arity itself: it ends the transaction too.
+    if !spec.arity_ok(argv.len()) && spec.name != "exec" {
+        fail_queued_transaction(session);
+        return Admitted::Answered(err::wrong_arity(spec.name));
+    }
+    if session.multi.is_some() && !transaction::CONTROL.contains(&spec.name) {
+        let refusal = transaction::refusal_to_queue(shard, session, spec);
+        if let Some(tx) = session.multi.as_mut() {
+            return Admitted::Answered(match refusal {
+                Some(refusal) => {
+                    tx.failed = true;
+                    refusal
+                }
+                None => {
+                    tx.queue(std::mem::take(argv));
+                    Frame::Simple("QUEUED")
+                }
+            });
+        }
+    }
+    if session.in_subscriber_mode() && !SUBSCRIBER_COMMANDS.contains(&spec.name) {
+        return Admitted::Answered(Frame::Error(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            full_name(spec, argv)
+        )));
+    }
+    session.last_cmd = spec.name;
+    session.last_sub = match argv.get(1) {
+        Some(sub) if spec.container => Some(String::from_utf8_lossy(sub).to_ascii_lowercase()),
+        _ => None,
+    };
+    let action = dispatch_spec(shard, session, spec, argv);
+    Admitted::Dispatched(spec, action)
+}
+
+/// A command refused while a transaction is queued makes EXEC fail.
+fn fail_queued_transaction(session: &mut Session) {
+    if let Some(tx) = &mut session.multi {
+        tx.failed = true;
+    }
+}
+
+/// A command's name as Redis reports it: `name|subcommand` for containers.
+fn full_name(spec: &CommandSpec, argv: &[Bytes]) -> Cow<'static, str> {
+    match argv.get(1) {
+        Some(sub) if spec.container => format!(
+            "{}|{}",
+            spec.name,
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        )
+        .into(),
+        _ => spec.name.into(),
+    }
+}

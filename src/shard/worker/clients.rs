@@ -1,0 +1,319 @@
+//! The shard's clients: accepting and closing connections, CLIENT LIST,
+//! KILL and UNBLOCK, output buffer limits and idle timeouts.
+
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+
+use mio::{Interest, Token};
+
+use super::Worker;
+use crate::cmd::{self, Session};
+use crate::exec::{ClientType, ClientsOp, KillFilter, Msg, Out};
+use crate::net::Conn;
+use crate::resp::{ParseLimits, Parser};
+
+impl Worker {
+    pub(super) fn cron(&mut self) {
+        let c = &mut self.data.counters;
+        c.ops_per_sec = c.commands_processed - c.ops_at_sample;
+        c.ops_at_sample = c.commands_processed;
+        let timeout_s = self.data.shared.config.read().map_or(0, |c| c.timeout);
+        if timeout_s > 0 {
+            let now = self.data.now_ms;
+            let idle: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| {
+                    !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
+                })
+                .map(|(t, _)| t)
+                .collect();
+            for token in idle {
+                self.close(token);
+            }
+        }
+    }
+
+    pub(super) fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, addr)) => {
+                    let shared = &self.data.shared;
+                    let counters = &shared.counters;
+                    counters.total_connections.fetch_add(1, Relaxed);
+                    let count = counters.connected_clients.fetch_add(1, Relaxed) + 1;
+                    if count > shared.limits.maxclients.load(Relaxed) {
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        counters.rejected_connections.fetch_add(1, Relaxed);
+                        use std::io::Write;
+                        let _ = stream.write(b"-ERR max number of clients reached\r\n");
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    let laddr = stream
+                        .local_addr()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
+                    let id = counters.next_client_id.fetch_add(1, Relaxed);
+                    let mut session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
+                    session.shard = self.data.id;
+                    let limits = ParseLimits {
+                        max_bulk_len: shared.limits.max_bulk_len(),
+                        ..ParseLimits::default()
+                    };
+                    let entry = self.conns.vacant_entry();
+                    let token = entry.key();
+                    if let Err(e) =
+                        self.poll
+                            .registry()
+                            .register(&mut stream, Token(token), Interest::READABLE)
+                    {
+                        log::warn!("cannot register a client: {e}");
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        continue;
+                    }
+                    session.token = token;
+                    entry.insert(Conn::new(stream, session, Parser::new(limits)));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of file descriptors and the like: try again on the next event.
+                    log::warn!("accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Redis's `closeClientOnOutputBufferLimitReached`, checked whenever a
+    /// client's output grows: a client whose unsent replies hold its
+    /// class's `client-output-buffer-limit` hard bytes or more, or the soft
+    /// bytes or more for longer than the soft seconds, gets no more replies
+    /// and is closed at the end of the pass (`Conn::close_asap`). Without
+    /// it a client that sends and never reads holds memory without bound.
+    pub(super) fn check_output_limit(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        if conn.close_asap {
+            return;
+        }
+        let limit = &self.data.shared.limits.obuf[obuf_class(&conn.session) as usize];
+        let used = conn.out.mem() as u64;
+        let hard = limit.hard.load(Relaxed);
+        let soft = limit.soft.load(Relaxed);
+        let over_hard = hard > 0 && used >= hard;
+        let mut over_soft = false;
+        if soft > 0 && used >= soft {
+            // As Redis: the first time over only starts the clock, and the
+            // soft limit counts once more than its seconds have passed.
+            let now_s = self.data.now_ms / 1000;
+            match conn.soft_limit_since {
+                None => conn.soft_limit_since = Some(now_s),
+                Some(since) => {
+                    over_soft = now_s.saturating_sub(since) > limit.soft_seconds.load(Relaxed)
+                }
+            }
+        } else {
+            conn.soft_limit_since = None;
+        }
+        if !(over_hard || over_soft) {
+            return;
+        }
+        log::warn!(
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            client_line(conn, self.data.now_ms)
+        );
+        conn.close_asap = true;
+        conn.closing = true;
+        self.dirty.push(token);
+    }
+
+    pub(super) fn close(&mut self, token: usize) {
+        if let Some(mut conn) = self.conns.try_remove(token) {
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.data.clients_mem = self
+                .data
+                .clients_mem
+                .saturating_sub(conn.accounted_mem as u64);
+            self.forget_blocked(conn.session.id);
+            cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
+            if let Some(tx) = conn.tx {
+                self.end_tx(tx);
+            }
+            for (shard, op) in
+                cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
+            {
+                if shard == self.data.id {
+                    self.run_op(op);
+                } else {
+                    self.outbox[shard].push(Msg::Post(op));
+                }
+            }
+            self.data
+                .shared
+                .counters
+                .connected_clients
+                .fetch_sub(1, Relaxed);
+        }
+    }
+
+    pub(super) fn clients_op(&mut self, op: ClientsOp) -> Out {
+        match op {
+            ClientsOp::List { ids, kind } => {
+                // A set: CLIENT LIST ID with thousands of ids is O(clients + ids).
+                let ids: Option<std::collections::HashSet<u64>> =
+                    ids.map(|ids| ids.into_iter().collect());
+                Out::Lines(
+                    self.conns
+                        .iter()
+                        .filter(|(_, c)| ids.as_ref().is_none_or(|ids| ids.contains(&c.session.id)))
+                        .filter(|(_, c)| kind.is_none_or(|k| k == client_type(&c.session)))
+                        .map(|(_, c)| client_line(c, self.data.now_ms))
+                        .collect(),
+                )
+            }
+            ClientsOp::Kill(filter) => {
+                let victims: Vec<usize> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| kill_matches(&filter, &c.session))
+                    .map(|(t, _)| t)
+                    .collect();
+                let count = victims.len() as i64;
+                for token in victims {
+                    if self.conns[token].session.id == filter.asker {
+                        // As Redis: the reply to CLIENT KILL goes out, then
+                        // the connection closes; it reads nothing more.
+                        self.conns[token].closing = true;
+                    } else {
+                        self.close(token);
+                    }
+                }
+                Out::Count(count)
+            }
+            ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
+        }
+    }
+}
+
+/// The `client-output-buffer-limit` class of a client (no replicas yet).
+fn obuf_class(s: &Session) -> crate::config::ObufClass {
+    match client_type(s) {
+        ClientType::PubSub => crate::config::ObufClass::PubSub,
+        ClientType::Replica => crate::config::ObufClass::Replica,
+        _ => crate::config::ObufClass::Normal,
+    }
+}
+
+fn client_type(s: &Session) -> ClientType {
+    if s.subscriptions() > 0 {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
+}
+
+fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
+    filter.skip_id != Some(s.id)
+        && filter.id.is_none_or(|id| id == s.id)
+        && filter.addr.as_ref().is_none_or(|a| *a == s.addr)
+        && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
+        && filter.kind.is_none_or(|k| k == client_type(s))
+}
+
+/// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.
+fn client_flags(s: &Session) -> String {
+    // Redis's letters, in Redis's order: P pubsub, x in MULTI, b blocked; N none.
+    let mut flags = String::new();
+    for (on, letter) in [
+        (s.subscriptions() > 0, 'P'),
+        (s.multi.is_some(), 'x'),
+        (s.blocked, 'b'),
+    ] {
+        if on {
+            flags.push(letter);
+        }
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    flags
+}
+
+/// Bytes as Redis's `sdscatrepr` quotes them in its log.
+pub(super) fn repr(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &c in bytes {
+        match c {
+            b'\\' | b'"' => {
+                out.push('\\');
+                out.push(c as char);
+            }
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(c as char),
+            _ => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// What the commands queued in MULTI hold (CLIENT LIST `multi-mem`).
+fn multi_mem(s: &Session) -> usize {
+    s.multi.as_ref().map_or(0, |tx| tx.mem)
+}
+
+/// Everything a client holds: the connection itself, its read buffer (with
+/// the arguments of an unfinished command), its pending and spare output
+/// and its queued MULTI commands (CLIENT LIST `tot-mem`, INFO
+/// `mem_clients_normal`).
+pub fn client_memory(c: &Conn) -> usize {
+    std::mem::size_of::<Conn>()
+        + c.rbuf.capacity()
+        + c.parser.stashed()
+        + c.out.mem()
+        + c.out.spare_mem()
+        + multi_mem(&c.session)
+}
+
+/// One CLIENT LIST line, with Redis's field names.
+pub fn client_line(c: &Conn, now_ms: u64) -> String {
+    let s = &c.session;
+    format!(
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={}",
+        s.id,
+        s.addr,
+        s.laddr,
+        s.name.as_deref().unwrap_or(""),
+        now_ms.saturating_sub(s.created_ms) / 1000,
+        now_ms.saturating_sub(s.last_ms) / 1000,
+        client_flags(s),
+        s.db,
+        s.channels.len(),
+        s.patterns.len(),
+        s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
+        // The arguments of an unfinished multibulk stay in the read
+        // buffer; Redis counts them as argv, not query buffer.
+        c.rbuf.len() - c.parser.held(),
+        c.rbuf.capacity() - c.rbuf.len(),
+        c.parser.argv_len(),
+        multi_mem(s),
+        c.rbuf.capacity(),
+        c.out.front_len(),
+        c.out.blocks().saturating_sub(1),
+        c.out.mem(),
+        client_memory(c),
+        if c.wants_write { "rw" } else { "r" },
+        match &s.last_sub {
+            Some(sub) => format!("{}|{sub}", s.last_cmd),
+            None => s.last_cmd.to_string(),
+        },
+        if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
+    )
+}

@@ -1,0 +1,348 @@
+//! A connection's input and output: reading its socket, parsing and
+//! running its commands in turns, delivering Pub/Sub messages, writing its
+//! replies out.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use bytes::Bytes;
+use mio::{Interest, Token};
+
+use super::clients::{client_line, client_memory, repr};
+use super::{Worker, READ_CHUNK, TURN_COMMANDS, TURN_US};
+use crate::cmd::{self, Admitted};
+use crate::exec::{Action, Msg, ReplyTo};
+use crate::latency::Event;
+use crate::net::Received;
+use crate::resp::Frame;
+use crate::store::notify;
+use crate::util::stamp::Stamp;
+
+impl Worker {
+    /// `peer_closed`: the poll reported the peer's FIN. A short read stops
+    /// before seeing end of stream, and the poll is edge-triggered, so without
+    /// this a client that sent a partial frame and closed would never be freed.
+    pub(super) fn on_readable(&mut self, token: usize, peer_closed: bool) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        if conn.close_asap {
+            return; // over its output limit: closed at the end of the pass
+        }
+        let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
+        // A large bulk being received gets the room it needs at once (up
+        // to just past the query buffer limit), where growing the buffer a
+        // read at a time doubled it and copied what it held: a 1.5 GB bulk
+        // cut at the 1 GB limit peaked at 2-3 GB of RSS. Redis sizes its
+        // query buffer for a big argument the same way.
+        if let Some(missing) = conn.parser.pending_bulk_bytes(conn.rbuf.len()) {
+            let queued = conn.rbuf.len() - conn.parser.held();
+            let room = missing.min((limit + READ_CHUNK).saturating_sub(queued));
+            if room > READ_CHUNK && conn.rbuf.capacity() - conn.rbuf.len() < room {
+                conn.rbuf.reserve(room);
+            }
+        }
+        // With commands still to run from the last turn, reading more would
+        // only grow the buffer.
+        let received = if conn.commands_left {
+            Ok(Received {
+                bytes: 0,
+                open: true,
+                drained: false,
+            })
+        } else {
+            conn.fill_read_buffer(&mut self.scratch)
+        };
+        match received {
+            Ok(received) => {
+                self.data.counters.net_input_bytes += received.bytes as u64;
+                // The complete arguments of an unfinished multibulk are
+                // not query buffer: Redis holds them in argv, unlimited.
+                if conn.rbuf.len() - conn.parser.held() > limit {
+                    log::warn!(
+                        "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
+                        client_line(conn, self.data.now_ms),
+                        repr(&conn.rbuf[conn.parser.held()..][..64.min(conn.rbuf.len() - conn.parser.held())])
+                    );
+                    self.close(token);
+                    return;
+                }
+                let all_run = self.process_input(token);
+                if !(received.drained && all_run) {
+                    // More to read or to run: next pass, after the others.
+                    self.defer_input(token, peer_closed);
+                } else if !received.open || peer_closed {
+                    // The peer finished sending; answer what it sent, then close.
+                    if let Some(conn) = self.conns.get_mut(token) {
+                        conn.closing = true;
+                        if self.blocking.clients.contains(conn.session.id) {
+                            // Gone while blocked (or about to show as such):
+                            // forget it now, as Redis does.
+                            self.close(token);
+                            return;
+                        }
+                    }
+                }
+                self.dirty.push(token);
+            }
+            Err(_) => self.close(token),
+        }
+    }
+
+    /// Comes back to `token`'s input next pass (once, however often asked).
+    pub(super) fn defer_input(&mut self, token: usize, peer_closed: bool) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        match &mut conn.deferred_input {
+            Some(closed) => *closed |= peer_closed,
+            None => {
+                conn.deferred_input = Some(peer_closed);
+                self.unread.push(token);
+            }
+        }
+    }
+
+    /// Parses and dispatches the complete commands in the read buffer, for
+    /// at most [`TURN_US`]. False if its turn ended with commands left; they
+    /// run next pass.
+    pub(super) fn process_input(&mut self, token: usize) -> bool {
+        // One clock reading per command: each command's end is the next
+        // one's start (two readings a command cost 5% of the CPU).
+        let turn_start = Stamp::now();
+        let mut clock = turn_start;
+        let mut run = 0;
+        loop {
+            let Some(conn) = self.conns.get_mut(token) else {
+                return true;
+            };
+            conn.commands_left = false;
+            if run == TURN_COMMANDS || clock.micros_since(turn_start) >= TURN_US {
+                conn.commands_left = true;
+                self.defer_input(token, false);
+                return false;
+            }
+            if conn.closing || conn.barrier.is_some() {
+                return true;
+            }
+            conn.parser
+                .set_max_bulk_len(self.data.shared.limits.max_bulk_len());
+            let argv = match conn.parser.next_command(&mut conn.rbuf) {
+                Ok(Some(argv)) => argv,
+                Ok(None) => return true,
+                Err(e) => {
+                    conn.push_reply(Frame::Error(format!("ERR {}", e.0)));
+                    conn.closing = true;
+                    return true;
+                }
+            };
+            clock = self.execute(token, argv, clock);
+            self.check_output_limit(token);
+            run += 1;
+            self.serve_ready_keys();
+            self.route_deliveries();
+        }
+    }
+
+    /// Runs a command that started at `started` (its parsing included);
+    /// returns when it was done, the next command's start (`started` itself
+    /// for a command refused before it ran: not worth a clock reading).
+    pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
+        let conn = &mut self.conns[token];
+        conn.session.last_ms = self.data.now_ms;
+        let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
+        conn.parser.recycle(argv);
+        let (spec, action) = match admitted {
+            Admitted::Answered(frame) => {
+                conn.push_reply(frame);
+                return started;
+            }
+            Admitted::Dispatched(spec, action) => (spec, action),
+        };
+        match action {
+            Action::Reply(frame) => {
+                let done = Stamp::now();
+                let elapsed_us = done.micros_since(started);
+                let data = &mut self.data;
+                data.counters
+                    .record(spec.id(), elapsed_us, frame.is_error());
+                let latency_ms = data.shared.limits.latency_threshold_ms.load(Relaxed);
+                if latency_ms > 0 && elapsed_us >= latency_ms * 1000 {
+                    let event = if spec.has_flag("fast") {
+                        Event::FastCommand
+                    } else {
+                        Event::Command
+                    };
+                    data.latency
+                        .record(event, elapsed_us, latency_ms, data.now_ms);
+                }
+                conn.push_reply(frame);
+                return done;
+            }
+            Action::Close(frame) => {
+                conn.push_reply(frame);
+                conn.closing = true;
+            }
+            Action::Block(wait) => {
+                // Later commands of this client wait for the reply.
+                let to = self.open_slot(token, spec, started, true);
+                self.on_wait(to, *wait);
+            }
+            Action::Job(job) => {
+                let to = self.open_slot(token, spec, started, job.ordered);
+                self.launch(to, job);
+            }
+            Action::Exec { plan, check } => {
+                let to = self.open_slot(token, spec, started, true);
+                let conn = &mut self.conns[token];
+                if let Some(run) = conn.session.exec.as_mut() {
+                    run.seq = to.seq;
+                }
+                let job = if plan.is_empty() {
+                    check
+                } else {
+                    check.locked(plan)
+                };
+                self.launch(to, job);
+            }
+            Action::RunQueued => {
+                conn.push_reply(Frame::error("ERR internal: nothing to run"));
+            }
+        }
+        Stamp::now()
+    }
+
+    /// Reserves the reply slot of a command answered later; `ordered`: the
+    /// client's next commands wait for it.
+    pub(super) fn open_slot(
+        &mut self,
+        token: usize,
+        cmd: &'static cmd::CommandSpec,
+        started: Stamp,
+        ordered: bool,
+    ) -> ReplyTo {
+        let conn = &mut self.conns[token];
+        let seq = conn.push_waiting(0, Box::new(|_| Action::Reply(Frame::Null)), cmd, started);
+        if ordered {
+            conn.barrier = Some(seq);
+        }
+        ReplyTo {
+            token,
+            conn_id: conn.session.id,
+            seq,
+            tx: None,
+        }
+    }
+
+    /// Publishes the keyspace events produced so far and sends every Pub/Sub
+    /// message to its subscriber's shard.
+    pub(super) fn route_deliveries(&mut self) {
+        let events = &mut self.data.store.stats.notify.events;
+        if !events.is_empty() {
+            let registry = &self.data.shared.pubsub;
+            let flags = self.data.store.stats.notify.flags;
+            for e in events.drain(..) {
+                if registry.is_empty() {
+                    continue;
+                }
+                if flags & notify::KEYSPACE != 0 {
+                    let channel = Bytes::from(format!("__keyspace@{}__:", e.db).into_bytes());
+                    let channel = [channel.as_ref(), e.key.as_ref()].concat();
+                    registry.publish(
+                        &Bytes::from(channel),
+                        &Bytes::from_static(e.event.as_bytes()),
+                        &mut self.data.deliveries,
+                    );
+                }
+                if flags & notify::KEYEVENT != 0 {
+                    let channel = Bytes::from(format!("__keyevent@{}__:{}", e.db, e.event));
+                    registry.publish(&channel, &e.key, &mut self.data.deliveries);
+                }
+            }
+        }
+        if self.data.deliveries.is_empty() {
+            return;
+        }
+        for d in std::mem::take(&mut self.data.deliveries) {
+            let to = d.to;
+            if to.shard == self.data.id {
+                self.deliver(to.token, to.conn_id, d.frame);
+            } else {
+                self.outbox[to.shard].push(Msg::Deliver {
+                    token: to.token,
+                    conn_id: to.conn_id,
+                    frame: d.frame,
+                });
+            }
+        }
+    }
+
+    /// Queues a message on a subscriber, dropping the subscriber when it
+    /// reads too slowly (so it cannot hold this shard's memory hostage).
+    pub(super) fn deliver(&mut self, token: usize, conn_id: u64, frame: Frame) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        if conn.session.id != conn_id {
+            return;
+        }
+        conn.push_reply(frame);
+        self.check_output_limit(token);
+        self.dirty.push(token);
+    }
+
+    pub(super) fn flush_dirty(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for token in dirty.drain(..) {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            conn.drain_ready();
+            // Replies from other shards and woken blocked clients land here.
+            self.check_output_limit(token);
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            if conn.close_asap {
+                self.close(token);
+                continue;
+            }
+            match conn.flush() {
+                Ok((written, all)) => {
+                    self.data.counters.net_output_bytes += written as u64;
+                    let mem = client_memory(conn);
+                    self.data.clients_mem = (self.data.clients_mem + mem as u64)
+                        .saturating_sub(std::mem::replace(&mut conn.accounted_mem, mem) as u64);
+                    if all && conn.closing && !conn.has_pending() {
+                        self.close(token);
+                        continue;
+                    }
+                    if all == conn.wants_write {
+                        conn.wants_write = !all;
+                        let interest = if all {
+                            Interest::READABLE
+                        } else {
+                            Interest::READABLE | Interest::WRITABLE
+                        };
+                        let _ = self.poll.registry().reregister(
+                            &mut conn.stream,
+                            Token(token),
+                            interest,
+                        );
+                    }
+                }
+                Err(_) => self.close(token),
+            }
+        }
+        self.dirty = dirty;
+    }
+
+    /// Reads on with the input of clients whose pending job finished.
+    pub(super) fn resume_input(&mut self) {
+        while let Some(token) = self.resume.pop() {
+            self.process_input(token);
+            self.serve_ready_keys();
+        }
+    }
+}
