@@ -24,28 +24,46 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: flags, the redis.conf subset, CONFIG GET/SET parameters.
+//! The modules form layers, each using only those below it
+//! (`tests/layers.rs` fails on a path that points up or sideways); the
+//! architecture, with pictures, is `docs/DESIGN.md`.
+//!
+//! ```text
+//!   shard            the loops: connections, hops, expiry pacing, blocked clients
+//!   net              connections and their ordered reply queues
+//!   cmd              admission, the command table, the dispatcher, the families
+//!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
+//!   store pubsub latency
+//!   resp config
+//!   util logging
+//! ```
+//!
+//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS,
+//!   the process's memory and CPU figures (`util::memory`), keeping
+//!   housekeeping threads off the shards' cores and purging paused while a
+//!   storm is reclaimed (`util::purge`), the thread CPU clock, the cheap
+//!   timestamps commands are timed with, and INCRBYFLOAT's `long double`
+//!   arithmetic (through `longdouble.c`, built by `build.rs`).
+//! - [`logging`]: the stderr logger with Redis's level names.
 //! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
-//! - [`cmd`]: the command table, argument parsing, one module per command family,
-//!   and the dispatcher that decides where a command runs.
+//! - [`config`]: flags, the redis.conf subset, CONFIG GET/SET parameters.
 //! - [`store`]: one shard's databases: a table per database holding keys (inline up to 22
 //!   bytes), values and deadlines together, indexed by a one-cache-line-per-probe hash index
 //!   that resizes a step at a time; values (small hashes in a compact listpack, sorted sets
-//!   in an order-statistic skiplist), hash-field deadlines, WATCH marks, and the sliced
-//!   active-expiry sweep with its deadline windows.
-//! - [`shard`]: shard threads, their mio loop, inbox messages, cross-shard jobs, key
-//!   locks, and the clients blocked in BLPOP and friends.
-//! - [`net`]: listeners and connections with their ordered reply queue.
+//!   in an order-statistic skiplist), hash-field deadlines, WATCH marks, the sliced
+//!   active-expiry sweep with its deadline windows, and the lazy-free thread behind UNLINK
+//!   and `lazyfree-lazy-*` (`store::lazyfree`).
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
-//! - [`info`]: per-shard counters and the INFO text.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
-//! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
-//!   housekeeping threads (allocator purging, the lazy-free thread behind UNLINK and
-//!   `lazyfree-lazy-*`, `store::lazyfree`) off the shards' cores
-//!   and purging paused while a storm is reclaimed (`util::purge`),
-//!   the thread CPU clock, the cheap timestamps commands are timed with, and
-//!   INCRBYFLOAT's `long double` arithmetic (through `longdouble.c`, built by `build.rs`).
-//! - [`logging`]: the stderr logger with Redis's level names.
+//! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
+//!   jobs that carry work between shards, key locks, the messages between shards, the
+//!   blocked-client types, the state every shard shares, the per-shard INFO figures.
+//! - [`cmd`]: what happens to a parsed command (`cmd::admit`), the command table,
+//!   argument parsing, one module per command family, the dispatcher that decides where
+//!   a command runs, and INFO's text.
+//! - [`net`]: listeners and connections with their ordered reply queue.
+//! - [`shard`]: shard threads and their mio loop (input, hops, the client registry,
+//!   expiry pacing), and the clients blocked in BLPOP and friends.
 
 pub mod cmd;
 pub mod config;

@@ -1,4 +1,4 @@
-//! Expiry semantics, one test (or more) per row of `shared/EXPIRY.md`, with
+//! Expiry semantics, one test (or more) per row of `docs/EXPIRY.md`, with
 //! the replies Redis 7.0 gives (observed on redis-server 7.0.15).
 
 mod common;

@@ -1,5 +1,5 @@
 //! TTL commands: EXPIRE family with NX/XX/GT/LT, TTL/PTTL, EXPIRETIME, PERSIST.
-//! Semantics as in `shared/EXPIRY.md` (Redis 7).
+//! Semantics as in `docs/EXPIRY.md` (Redis 7).
 
 use bytes::Bytes;
 

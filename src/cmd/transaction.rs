@@ -5,7 +5,7 @@
 //!   `{hash tag}`): the whole transaction is one op on that shard, which runs
 //!   ops one at a time, the isolation Redis gives;
 //! - keys on several shards: the transaction first takes key locks on every
-//!   shard involved (`shard::locks`, ascending shard order), checks WATCH,
+//!   shard involved (`exec::locks`, ascending shard order), checks WATCH,
 //!   runs the commands one after another (local ones inline, others as hops
 //!   that carry the transaction's id; a run of commands for one other shard
 //!   travels as one hop), then gives the locks back.
