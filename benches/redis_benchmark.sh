@@ -8,6 +8,11 @@
 # take turns n times (a fresh server each turn) and a summary gives each
 # server's median CPU per request and its ratio to redis-server's.
 #
+# EMBER_BASE=<path to another ember binary> adds the servers base1 and baseN
+# (that binary with 1 and all shards), so a change is measured against the
+# build before it in the same alternating rounds:
+#   EMBER_BASE=/tmp/ember-old ROUNDS=3 SERVERS="base1 ember1" PIPELINES=16 ...
+#
 # Usage: [ROUNDS=1] [SERVERS="ember1 emberN redis"] [TESTS=set,get]
 #        [PIPELINES="16 1"] benches/redis_benchmark.sh [requests]
 #   (default 1000000 requests per test; TESTS as redis-benchmark -t takes them,
@@ -71,9 +76,13 @@ for round in $(seq "$rounds"); do
         pid=$(serve $port taskset -c 1 target/release/ember --port $port --shards 1) ;;
       emberN) label="ember-${all_shards}shards"; port=7202
         pid=$(serve $port taskset -c "$server_cores" target/release/ember --port $port --shards "$all_shards") ;;
+      base1) label=base-1shard; port=7204
+        pid=$(serve $port taskset -c 1 "${EMBER_BASE:?set EMBER_BASE}" --port $port --shards 1) ;;
+      baseN) label="base-${all_shards}shards"; port=7205
+        pid=$(serve $port taskset -c "$server_cores" "${EMBER_BASE:?set EMBER_BASE}" --port $port --shards "$all_shards") ;;
       redis) label=redis; port=7203
         pid=$(serve $port taskset -c 1 redis-server --port $port --save '' --appendonly no) ;;
-      *) echo "unknown server $server (ember1, emberN, redis)" >&2; exit 1 ;;
+      *) echo "unknown server $server (ember1, emberN, redis, base1, baseN)" >&2; exit 1 ;;
     esac
     run_one "$round" "$label" "$port" "$pid"
     kill "$pid"; wait "$pid" 2>/dev/null || true
