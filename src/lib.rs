@@ -46,7 +46,8 @@
 //!   arithmetic (through `longdouble.c`, built by `build.rs`).
 //! - [`logging`]: the stderr logger with Redis's level names.
 //! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
-//! - [`config`]: flags, the redis.conf subset, CONFIG GET/SET parameters.
+//! - [`config`]: every parameter declared once (one row each), from which the config file,
+//!   `--name value` flags, CONFIG GET/SET and the values the shards read all come.
 //! - [`store`]: one shard's databases: a table per database holding keys (inline up to 22
 //!   bytes), values and deadlines together, indexed by a one-cache-line-per-probe hash index
 //!   that resizes a step at a time; values (small hashes in a compact listpack, sorted sets
@@ -78,9 +79,9 @@ pub mod store;
 pub mod util;
 
 /// Starts the shards described by `config` and blocks until they stop.
-pub fn run(config: config::Config) -> Result<(), shard::StartError> {
-    let addr = format!("{}:{}", config.bind, config.port);
-    let shards = config.shards;
+pub fn run(config: config::Live) -> Result<(), shard::StartError> {
+    let addr = format!("{}:{}", config.bind(), config.port());
+    let shards = config.shards();
     let (_shared, handles) = shard::start(config)?;
     log::info!(
         "ember {} ready to accept connections on {addr} with {shards} shard(s)",

@@ -3,16 +3,24 @@
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+use ember::config::{Flags, Live, Startup};
+
 fn main() {
-    let flags = ember::config::Flags::parse_redis_style(std::env::args());
-    let config = match ember::config::Config::load(&flags) {
+    let flags = match Flags::parse(std::env::args()) {
+        Startup::Run(flags) => flags,
+        Startup::Print(text) => {
+            println!("{text}");
+            return;
+        }
+    };
+    let config = match Live::load(&flags) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
         }
     };
-    ember::logging::init(&config.loglevel);
+    ember::logging::init(config.loglevel());
     if let Err(e) = ember::run(config) {
         log::error!("{e}");
         eprintln!("{e}");

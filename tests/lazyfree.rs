@@ -181,7 +181,7 @@ fn del_frees_in_place_unless_lazyfree_lazy_user_del() {
     wait_freed(&mut c, 1);
     assert!(matches!(
         c.cmd(&["CONFIG", "SET", "lazyfree-lazy-user-del", "maybe"]),
-        Reply::Error(e) if e.contains("argument(s) must be one of the following: yes, no")
+        Reply::Error(e) if e.contains("argument must be 'yes' or 'no'")
     ));
 }
 

@@ -484,7 +484,7 @@ fn config_get_and_set() {
     );
     assert_eq!(
         raw.cmd(&["CONFIG", "SET", "active-expire-storm-defer-purge", "maybe"]),
-        Reply::err("ERR CONFIG SET failed (possibly related to argument 'active-expire-storm-defer-purge') - argument(s) must be one of the following: yes, no")
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'active-expire-storm-defer-purge') - argument must be 'yes' or 'no'")
     );
     assert_eq!(
         raw.cmd(&["CONFIG", "SET", "active-expire-storm-defer-purge", "no"]),

@@ -40,7 +40,7 @@ fn with_hash<T>(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Hash) -> T) -> Result
 
 /// The current `hash-max-listpack-*` limits, for a write.
 fn limits(ctx: &Ctx) -> ListpackLimits {
-    ctx.shard.shared.limits.hash_listpack()
+    ctx.shard.shared.config.hash_listpack()
 }
 
 /// HSET and HMSET: field/value pairs.

@@ -57,7 +57,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
         expiry.merge(&r.expiry);
         counters.merge(&r.counters);
     }
-    let config = shared.config.read().expect("config lock").clone();
+    let config = &shared.config;
     let mut out = String::new();
     for section in sections {
         if !out.is_empty() {
@@ -84,11 +84,11 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("arch_bits", (usize::BITS).to_string());
                 line("multiplexing_api", "epoll".into());
                 line("process_id", std::process::id().to_string());
-                line("tcp_port", config.port.to_string());
+                line("tcp_port", config.port().to_string());
                 line("uptime_in_seconds", uptime.to_string());
                 line("uptime_in_days", (uptime / 86_400).to_string());
-                line("hz", config.hz.to_string());
-                line("configured_hz", config.hz.to_string());
+                line("hz", config.hz().to_string());
+                line("configured_hz", config.hz().to_string());
                 line("shards", shared.nshards.to_string());
                 line("io_threads_active", "0".into());
                 line(
@@ -100,8 +100,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line(
                     "config_file",
                     config
-                        .config_file
-                        .as_ref()
+                        .config_file()
                         .map(|p| p.display().to_string())
                         .unwrap_or_default(),
                 );
@@ -111,7 +110,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "connected_clients",
                     shared.counters.connected_clients.load(Relaxed).to_string(),
                 );
-                line("maxclients", config.maxclients.to_string());
+                line("maxclients", config.maxclients().to_string());
                 line(
                     "blocked_clients",
                     shared.counters.blocked_clients.load(Relaxed).to_string(),

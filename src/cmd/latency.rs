@@ -1,8 +1,6 @@
 //! LATENCY LATEST / HISTORY / RESET / DOCTOR / HELP over every shard's
 //! latency monitor (`crate::latency`), as Redis answers them.
 
-use std::sync::atomic::Ordering::Relaxed;
-
 use bytes::Bytes;
 
 use super::args::err;
@@ -45,7 +43,7 @@ fn over_merged(shard: &ShardData, reply: impl FnOnce(&Monitor, u64) -> Frame + '
                 merged.merge(m);
             }
         }
-        let threshold = shared.limits.latency_threshold_ms.load(Relaxed);
+        let threshold = shared.config.latency_threshold_ms();
         Action::Reply(reply(&merged, threshold))
     }))
 }

@@ -263,7 +263,7 @@ pub fn lcs(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
         })
         .collect();
     let argv = argv.to_vec();
-    let table_max = shard.shared.limits.max_bulk_len();
+    let table_max = shard.shared.config.max_bulk_len();
     Action::Job(Job::new(reads, move |outs| {
         let mut values = outs.into_iter().map(|o| match o {
             Out::Entry(e) => e.map(|(v, _)| v),

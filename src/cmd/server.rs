@@ -7,7 +7,7 @@ use super::info::{render, sections_for};
 use super::keys::{debug_object, help_reply};
 use super::table::{CommandSpec, Route, COMMANDS};
 use super::{lookup, multi, Session, ShardData};
-use crate::config::{find_param, get_params, set_param};
+use crate::config::DebugCommand;
 use crate::exec::stats::ShardReport;
 use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
@@ -231,17 +231,11 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
     let shared = &shard.shared;
     match sub.as_str() {
         "get" if argv.len() >= 3 => {
-            let config = shared.config.read().expect("config lock").clone();
-            let mut pairs: Vec<(String, String)> = Vec::new();
-            for pattern in &argv[2..] {
-                for pair in get_params(&config, pattern) {
-                    if !pairs.iter().any(|(n, _)| *n == pair.0) {
-                        pairs.push(pair);
-                    }
-                }
-            }
+            let patterns: Vec<&[u8]> = argv[2..].iter().map(|p| p.as_ref()).collect();
             Frame::Map(
-                pairs
+                shared
+                    .config
+                    .get_matching(&patterns)
                     .into_iter()
                     .map(|(k, v)| (Frame::bulk(k), Frame::bulk(v)))
                     .collect(),
@@ -250,36 +244,14 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
         }
         "set" if argv.len() >= 4 && !argv.len().is_multiple_of(2) => err::syntax().into(),
         "set" if argv.len() >= 4 => {
-            let mut next = shared.config.read().expect("config lock").clone();
-            let mut seen: Vec<&'static str> = Vec::new();
-            for pair in argv[2..].chunks_exact(2) {
-                let name = String::from_utf8_lossy(&pair[0]).into_owned();
-                let Some(param) = find_param(&name) else {
-                    return Frame::Error(format!(
-                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                    ))
-                    .into();
-                };
-                if seen.contains(&param.name) {
-                    return Frame::Error(format!(
-                        "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter",
-                        name.to_ascii_lowercase()
-                    ))
-                    .into();
-                }
-                seen.push(param.name);
-                let value = String::from_utf8_lossy(&pair[1]);
-                if let Err(reason) = set_param(&mut next, &name, &value, false) {
-                    return Frame::Error(format!(
-                        "ERR CONFIG SET failed (possibly related to argument '{}') - {reason}",
-                        name.to_ascii_lowercase()
-                    ))
-                    .into();
-                }
+            let pairs: Vec<(&[u8], &[u8])> = argv[2..]
+                .chunks_exact(2)
+                .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
+                .collect();
+            match shared.config.set_many(&pairs) {
+                Ok(()) => Frame::OK.into(),
+                Err(text) => Frame::Error(text).into(),
             }
-            *shared.config.write().expect("config lock") = next;
-            shared.apply_config();
-            Frame::OK.into()
         }
         "resetstat" if argv.len() == 2 => {
             let ops = (0..shared.nshards)
@@ -353,16 +325,12 @@ pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enabl
 
 /// Whether `enable-debug-command` lets this client run DEBUG.
 pub fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
-    let mode = shard
-        .shared
-        .config
-        .read()
-        .map(|c| c.enable_debug_command.clone())
-        .unwrap_or_default();
-    match mode.as_str() {
-        "yes" => true,
-        "local" => session.addr.starts_with("127.") || session.addr.starts_with("[::1]"),
-        _ => false,
+    match shard.shared.config.debug_command() {
+        DebugCommand::Yes => true,
+        DebugCommand::Local => {
+            session.addr.starts_with("127.") || session.addr.starts_with("[::1]")
+        }
+        DebugCommand::No => false,
     }
 }
 
@@ -402,8 +370,7 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             let on = argv[2].as_ref() != b"0";
             shard
                 .shared
-                .expire
-                .enabled
+                .active_expire
                 .store(on, std::sync::atomic::Ordering::Relaxed);
             Frame::OK.into()
         }

@@ -47,7 +47,7 @@ fn bulk_or_null(v: Option<Bytes>) -> Frame {
 }
 
 fn max_bulk(ctx: &Ctx) -> usize {
-    ctx.shard.shared.limits.max_bulk_len()
+    ctx.shard.shared.config.max_bulk_len()
 }
 
 pub fn get(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {

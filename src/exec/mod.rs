@@ -24,5 +24,5 @@ pub use ctx::{Ctx, ShardData};
 pub use hop::{Msg, Parked, ReplyTo};
 pub use job::{Action, ClientType, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
 pub use locks::{LockKey, Need, TxId};
-pub use shared::{Counters, ExpireKnobs, Limits, ObufAtomics, Peer, Shared};
+pub use shared::{Counters, Peer, Shared};
 pub use wait::Wait;

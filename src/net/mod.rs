@@ -1,10 +1,13 @@
-//! Networking: SO_REUSEPORT listeners and connection buffers with an ordered
-//! reply queue.
+//! Networking: SO_REUSEPORT listeners, the options of accepted sockets
+//! (`socket`: TCP_NODELAY, `tcp-keepalive`) and connection buffers with an
+//! ordered reply queue.
 
 mod conn;
 mod listener;
 mod output;
+mod socket;
 
 pub use conn::{Conn, Received, Slot};
 pub use listener::listen;
 pub use output::Output;
+pub use socket::tune_accepted;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use mio::{Poll, Waker};
 
-use crate::config::Config;
+use crate::config::Live;
 use crate::exec::{Msg, Peer, Shared};
 
 /// Token of the inbox waker in every shard's poll.
@@ -32,11 +32,9 @@ pub enum StartError {
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
 /// core i (mod the number of cores) when the platform allows it.
-pub fn start(
-    config: Config,
-) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
-    let n = config.shards;
-    let addr = format!("{}:{}", config.bind, config.port);
+pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
+    let n = config.shards();
+    let addr = format!("{}:{}", config.bind(), config.port());
     let shared = Arc::new(Shared::new(config));
     let mut polls = Vec::with_capacity(n);
     let mut peers = Vec::with_capacity(n);

@@ -33,34 +33,9 @@ use indexmap::IndexMap;
 use super::listpack::{self, Listpack};
 use crate::util::alloc_size;
 
-/// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`: the
-/// largest hash (fields) and the longest field or value (bytes) kept in
-/// the compact form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListpackLimits {
-    pub entries: usize,
-    pub value: usize,
-}
-
-impl ListpackLimits {
-    /// Redis 7.0's built-in defaults, what `redis-server` without a config
-    /// file reports (the sample redis.conf lowers `entries` to 128).
-    pub const DEFAULT: ListpackLimits = ListpackLimits {
-        entries: 512,
-        value: 64,
-    };
-
-    /// Whether a field and value this long may stay in the compact form.
-    fn fits(&self, field: &[u8], value: &[u8]) -> bool {
-        field.len() <= self.value && value.len() <= self.value
-    }
-}
-
-impl Default for ListpackLimits {
-    fn default() -> Self {
-        ListpackLimits::DEFAULT
-    }
-}
+/// The limits of the compact form come with each write; config declares
+/// them (`hash-max-listpack-entries`, `hash-max-listpack-value`).
+pub use crate::config::ListpackLimits;
 
 /// Up to this many fields a table removes in order (O(n), n small), so a
 /// hash converted early (by a deadline, a long value) lists its fields in

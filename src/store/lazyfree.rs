@@ -21,7 +21,7 @@
 //! index's old table after a resize) count in neither.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::OnceLock;
 
 use crossbeam_channel::Sender;
@@ -36,15 +36,6 @@ pub const LAZYFREE_THRESHOLD: usize = 64;
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 /// Values freed by the thread since start (or CONFIG RESETSTAT).
 static FREED: AtomicU64 = AtomicU64::new(0);
-
-/// `lazyfree-lazy-user-del`: DEL frees as UNLINK does.
-static USER_DEL: AtomicBool = AtomicBool::new(false);
-/// `lazyfree-lazy-server-del`: values a write replaces (SET, RENAME onto a key, ...).
-static SERVER_DEL: AtomicBool = AtomicBool::new(false);
-/// `lazyfree-lazy-expire`: values of expired keys.
-static EXPIRE: AtomicBool = AtomicBool::new(false);
-/// `lazyfree-lazy-user-flush`: FLUSHALL / FLUSHDB without SYNC or ASYNC.
-static USER_FLUSH: AtomicBool = AtomicBool::new(false);
 
 /// Something to drop on the thread, and how many objects it counts for.
 struct Job {
@@ -140,32 +131,27 @@ pub fn free_buffer<T: Send + 'static>(buffer: Vec<T>) {
     }
 }
 
-/// The `lazyfree-lazy-*` parameters this module reads.
-pub fn set_params(user_del: bool, server_del: bool, expire: bool, user_flush: bool) {
-    USER_DEL.store(user_del, Relaxed);
-    SERVER_DEL.store(server_del, Relaxed);
-    EXPIRE.store(expire, Relaxed);
-    USER_FLUSH.store(user_flush, Relaxed);
-}
+// The `lazyfree-lazy-*` switches, as config keeps them (process-wide:
+// they are read where a value is freed, with no `Shared` at hand).
 
-/// `lazyfree-lazy-user-del`.
+/// `lazyfree-lazy-user-del`: DEL frees as UNLINK does.
 pub fn user_del() -> bool {
-    USER_DEL.load(Relaxed)
+    crate::config::LAZYFREE.user_del.load(Relaxed)
 }
 
-/// `lazyfree-lazy-server-del`.
+/// `lazyfree-lazy-server-del`: values a write replaces (SET, RENAME onto a key, ...).
 pub fn server_del() -> bool {
-    SERVER_DEL.load(Relaxed)
+    crate::config::LAZYFREE.server_del.load(Relaxed)
 }
 
-/// `lazyfree-lazy-expire`.
+/// `lazyfree-lazy-expire`: values of expired keys.
 pub fn expire() -> bool {
-    EXPIRE.load(Relaxed)
+    crate::config::LAZYFREE.expire.load(Relaxed)
 }
 
-/// `lazyfree-lazy-user-flush`.
+/// `lazyfree-lazy-user-flush`: FLUSHALL / FLUSHDB without SYNC or ASYNC.
 pub fn user_flush() -> bool {
-    USER_FLUSH.load(Relaxed)
+    crate::config::LAZYFREE.user_flush.load(Relaxed)
 }
 
 /// INFO memory's `lazyfree_pending_objects`.

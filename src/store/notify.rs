@@ -1,47 +1,16 @@
-//! Keyspace notifications: the event classes of `notify-keyspace-events`
-//! and the buffer of events a shard produced, which its loop publishes on
-//! `__keyspace@<db>__:<key>` and `__keyevent@<db>__:<event>`.
+//! Keyspace notifications: the buffer of events a shard produced, which
+//! its loop publishes on `__keyspace@<db>__:<key>` and
+//! `__keyevent@<db>__:<event>`, filtered by the event classes of
+//! `notify-keyspace-events` (their bits are declared in `config::events`).
 
 use bytes::Bytes;
 
-pub const KEYSPACE: u32 = 1 << 0;
-pub const KEYEVENT: u32 = 1 << 1;
-pub const GENERIC: u32 = 1 << 2;
-pub const STRING: u32 = 1 << 3;
-pub const LIST: u32 = 1 << 4;
-pub const SET: u32 = 1 << 5;
-pub const HASH: u32 = 1 << 6;
-pub const ZSET: u32 = 1 << 7;
-pub const EXPIRED: u32 = 1 << 8;
-pub const EVICTED: u32 = 1 << 9;
-pub const STREAM: u32 = 1 << 10;
-pub const KEY_MISS: u32 = 1 << 11;
-pub const MODULE: u32 = 1 << 12;
-pub const NEW: u32 = 1 << 13;
-
-/// Flags from the `notify-keyspace-events` string (already validated).
-pub fn parse_flags(text: &str) -> u32 {
-    text.chars()
-        .map(|c| match c {
-            'K' => KEYSPACE,
-            'E' => KEYEVENT,
-            'g' => GENERIC,
-            '$' => STRING,
-            'l' => LIST,
-            's' => SET,
-            'h' => HASH,
-            'z' => ZSET,
-            'x' => EXPIRED,
-            'e' => EVICTED,
-            't' => STREAM,
-            'm' => KEY_MISS,
-            'd' => MODULE,
-            'n' => NEW,
-            'A' => GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM,
-            _ => 0,
-        })
-        .fold(0, |a, b| a | b)
-}
+/// The event classes are `notify-keyspace-events`'s, so config declares
+/// their bits; the notifier tests them.
+pub use crate::config::events::{
+    parse_flags, EVICTED, EXPIRED, GENERIC, HASH, KEYEVENT, KEYSPACE, KEY_MISS, LIST, MODULE, NEW,
+    SET, STREAM, STRING, ZSET,
+};
 
 /// One event: `event` happened to `key` in database `db`.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,7 +17,7 @@ impl Worker {
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
-        let timeout_s = self.data.shared.config.read().map_or(0, |c| c.timeout);
+        let timeout_s = self.data.shared.config.timeout_s();
         if timeout_s > 0 {
             let now = self.data.now_ms;
             let idle: Vec<usize> = self
@@ -42,14 +42,14 @@ impl Worker {
                     let counters = &shared.counters;
                     counters.total_connections.fetch_add(1, Relaxed);
                     let count = counters.connected_clients.fetch_add(1, Relaxed) + 1;
-                    if count > shared.limits.maxclients.load(Relaxed) {
+                    if count > shared.config.maxclients() {
                         counters.connected_clients.fetch_sub(1, Relaxed);
                         counters.rejected_connections.fetch_add(1, Relaxed);
                         use std::io::Write;
                         let _ = stream.write(b"-ERR max number of clients reached\r\n");
                         continue;
                     }
-                    let _ = stream.set_nodelay(true);
+                    crate::net::tune_accepted(&stream, shared.config.tcp_keepalive_s());
                     let laddr = stream
                         .local_addr()
                         .map(|a| a.to_string())
@@ -58,7 +58,7 @@ impl Worker {
                     let mut session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
                     session.shard = self.data.id;
                     let limits = ParseLimits {
-                        max_bulk_len: shared.limits.max_bulk_len(),
+                        max_bulk_len: shared.config.max_bulk_len(),
                         ..ParseLimits::default()
                     };
                     let entry = self.conns.vacant_entry();
@@ -99,10 +99,9 @@ impl Worker {
         if conn.close_asap {
             return;
         }
-        let limit = &self.data.shared.limits.obuf[obuf_class(&conn.session) as usize];
+        let limit = self.data.shared.config.obuf(obuf_class(&conn.session));
         let used = conn.out.mem() as u64;
-        let hard = limit.hard.load(Relaxed);
-        let soft = limit.soft.load(Relaxed);
+        let (hard, soft) = (limit.hard, limit.soft);
         let over_hard = hard > 0 && used >= hard;
         let mut over_soft = false;
         if soft > 0 && used >= soft {
@@ -111,9 +110,7 @@ impl Worker {
             let now_s = self.data.now_ms / 1000;
             match conn.soft_limit_since {
                 None => conn.soft_limit_since = Some(now_s),
-                Some(since) => {
-                    over_soft = now_s.saturating_sub(since) > limit.soft_seconds.load(Relaxed)
-                }
+                Some(since) => over_soft = now_s.saturating_sub(since) > limit.soft_seconds,
             }
         } else {
             conn.soft_limit_since = None;

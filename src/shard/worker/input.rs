@@ -2,8 +2,6 @@
 //! running its commands in turns, delivering Pub/Sub messages, writing its
 //! replies out.
 
-use std::sync::atomic::Ordering::Relaxed;
-
 use bytes::Bytes;
 use mio::{Interest, Token};
 
@@ -28,7 +26,7 @@ impl Worker {
         if conn.close_asap {
             return; // over its output limit: closed at the end of the pass
         }
-        let limit = self.data.shared.limits.query_buffer_limit.load(Relaxed) as usize;
+        let limit = self.data.shared.config.query_buffer_limit();
         // A large bulk being received gets the room it needs at once (up
         // to just past the query buffer limit), where growing the buffer a
         // read at a time doubled it and copied what it held: a 1.5 GB bulk
@@ -125,7 +123,7 @@ impl Worker {
                 return true;
             }
             conn.parser
-                .set_max_bulk_len(self.data.shared.limits.max_bulk_len());
+                .set_max_bulk_len(self.data.shared.config.max_bulk_len());
             let argv = match conn.parser.next_command(&mut conn.rbuf) {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return true,
@@ -165,7 +163,7 @@ impl Worker {
                 let data = &mut self.data;
                 data.counters
                     .record(spec.id(), elapsed_us, frame.is_error());
-                let latency_ms = data.shared.limits.latency_threshold_ms.load(Relaxed);
+                let latency_ms = data.shared.config.latency_threshold_ms();
                 if latency_ms > 0 && elapsed_us >= latency_ms * 1000 {
                     let event = if spec.has_flag("fast") {
                         Event::FastCommand

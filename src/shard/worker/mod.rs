@@ -99,7 +99,7 @@ impl Worker {
         listener: TcpListener,
         inbox: Receiver<Vec<Msg>>,
     ) -> Worker {
-        let databases = shared.config.read().expect("config lock").databases;
+        let databases = shared.config.databases();
         let n = shared.nshards;
         crate::util::stamp::calibrate();
         let pacing = Pacing::new(&shared);
@@ -144,7 +144,7 @@ impl Worker {
         let mut events = Events::with_capacity(1024);
         loop {
             let sweeping =
-                self.data.sweep.in_cycle() && self.data.shared.expire.enabled.load(Relaxed);
+                self.data.sweep.in_cycle() && self.data.shared.active_expire.load(Relaxed);
             // Read once a pass: nothing the pass serves can end a window
             // sooner (a key filed now has a deadline in its future).
             let early_cycle_at = self.pacing.early_cycle_at_ms(&self.data);
@@ -154,7 +154,7 @@ impl Worker {
                 self.pacing.wait_for(early_cycle_at, unix_ms())
             };
             let timeout = self.poll_timeout_for_blocked(timeout);
-            let latency_ms = self.data.shared.limits.latency_threshold_ms.load(Relaxed);
+            let latency_ms = self.data.shared.config.latency_threshold_ms();
             // With the latency monitor on, each pass is timed; one that
             // does not mean to sleep from before its poll, so time off the
             // CPU in the poll counts too.
@@ -170,7 +170,7 @@ impl Worker {
                 pass = Some(PassClock::start());
             }
             let served_from = Instant::now();
-            self.data.store.stats.notify.flags = self.data.shared.expire.notify_flags.load(Relaxed);
+            self.data.store.stats.notify.flags = self.data.shared.config.notify_flags();
             let deferred = std::mem::take(&mut self.unread);
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {

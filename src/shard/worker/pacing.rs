@@ -96,7 +96,7 @@ impl Pacing {
     /// the pass served no client (`ActiveExpire::yields_to_clients`).
     pub(super) fn slice_due(&self, data: &ShardData, served: bool) -> bool {
         let sweep = &data.sweep;
-        if !sweep.in_cycle() || !data.shared.expire.enabled.load(Relaxed) {
+        if !sweep.in_cycle() || !data.shared.active_expire.load(Relaxed) {
             return false;
         }
         let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
@@ -121,7 +121,7 @@ impl Pacing {
     /// Tells `util::purge` whether this shard reclaims a storm (jemalloc
     /// purges nothing while one does). A sweep turned off ends it.
     fn report_storm(&mut self, data: &ShardData) {
-        let in_storm = data.sweep.in_storm() && data.shared.expire.enabled.load(Relaxed);
+        let in_storm = data.sweep.in_storm() && data.shared.active_expire.load(Relaxed);
         crate::util::purge::report_storm(&mut self.storm_reported, in_storm);
     }
 
@@ -129,7 +129,7 @@ impl Pacing {
     /// second, when idle clients are closed and ops/sec and memory sampled.
     fn tick(&mut self, data: &mut ShardData, now: Instant) -> bool {
         self.params = current_params(&data.shared);
-        let hz = data.shared.expire.hz.load(Relaxed).clamp(1, 500);
+        let hz = data.shared.config.hz().clamp(1, 500);
         let period = Duration::from_micros(1_000_000 / u64::from(hz));
         self.next_tick += period;
         if self.next_tick < now {
@@ -143,12 +143,12 @@ impl Pacing {
             _ => 0,
         };
         self.run_delay_us = run_delay;
-        if data.shared.expire.enabled.load(Relaxed) {
+        if data.shared.active_expire.load(Relaxed) {
             // Keep the shard at most `active-expire-storm-busy-perc` busy:
             // the storm budget gets what the clients, the normal sweep and
             // the core's other tenants leave.
             let period_us = period.as_micros() as u64;
-            let busy_perc = data.shared.expire.storm_busy_perc.load(Relaxed);
+            let busy_perc = data.shared.config.active_expire_storm_busy_perc();
             let cap = period_us * busy_perc / 100;
             let taken = self.busy_us + waited_us + self.params.cycle_budget_us;
             self.spare_us = cap.saturating_sub(taken);
@@ -177,7 +177,7 @@ impl Pacing {
         if sweep.in_cycle()
             || sweep.in_storm()
             || self.tick_budget_spent
-            || !data.shared.expire.enabled.load(Relaxed)
+            || !data.shared.active_expire.load(Relaxed)
         {
             return None;
         }
@@ -223,11 +223,11 @@ impl Pacing {
 }
 
 fn current_params(shared: &Shared) -> ExpireParams {
-    let k = &shared.expire;
+    let c = &shared.config;
     ExpireParams::new(
-        k.hz.load(Relaxed),
-        k.effort.load(Relaxed),
-        k.slice_us.load(Relaxed),
-        k.storm_cpu_perc.load(Relaxed),
+        c.hz(),
+        c.active_expire_effort(),
+        c.active_expire_slice_us(),
+        c.active_expire_storm_cpu_perc(),
     )
 }

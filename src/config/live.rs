@@ -1,0 +1,269 @@
+//! [`Live`]: the current value of every parameter, one slot per row of
+//! [`super::params::PARAMS`]. The rows say what goes into a slot and when;
+//! this file only holds the slots and gives the shards typed reads of them.
+//!
+//! Every read here is one relaxed atomic load (three for an output buffer
+//! limit): a shard reads a setting when it needs it (per connection, per
+//! tick, per pass), and a CONFIG SET on another shard is seen from that
+//! read on. The few text values (`bind`, the `notify-keyspace-events`
+//! letters) sit behind locks that only start-up and CONFIG take.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Mutex, RwLock};
+
+use super::obuf::{ObufAtomics, ObufClass, ObufLimit};
+use super::params::PARAMS;
+
+/// The value of every parameter.
+pub struct Live {
+    pub(super) v: Slots,
+    /// The config file the server started from (INFO's `config_file`).
+    pub(super) config_file: Option<PathBuf>,
+    /// Held through a CONFIG SET (so several pairs land together) and a
+    /// CONFIG GET (so it sees all of a SET or none of it).
+    pub(super) writer: Mutex<()>,
+}
+
+/// The slots, named after their parameters. Their `Default` (zeros) is
+/// never seen: [`Live::new`] stores every row's default before anyone reads.
+#[derive(Default)]
+pub(super) struct Slots {
+    pub port: AtomicU64,
+    pub bind: RwLock<String>,
+    pub shards: AtomicU64,
+    pub databases: AtomicU64,
+    pub maxclients: AtomicU64,
+    pub timeout: AtomicU64,
+    pub tcp_keepalive: AtomicU64,
+    pub proto_max_bulk_len: AtomicU64,
+    pub client_query_buffer_limit: AtomicU64,
+    pub obuf: [ObufAtomics; 3],
+    pub hz: AtomicU64,
+    pub active_expire_effort: AtomicU64,
+    pub active_expire_slice_us: AtomicU64,
+    pub active_expire_storm_cpu_perc: AtomicU64,
+    pub active_expire_storm_busy_perc: AtomicU64,
+    pub active_expire_storm_defer_purge: AtomicBool,
+    pub notify_text: RwLock<String>,
+    pub notify_flags: AtomicU32,
+    pub latency_monitor_threshold: AtomicU64,
+    pub loglevel: AtomicU8,
+    pub enable_debug_command: AtomicU8,
+    pub jemalloc_bg_thread: AtomicBool,
+    pub hash_max_listpack_entries: AtomicU64,
+    pub hash_max_listpack_value: AtomicU64,
+}
+
+/// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
+/// per process, not per [`Live`]: the store reads them where it frees a
+/// value (`store::lazyfree`), with no `Shared` at hand, and the lazy-free
+/// thread they feed is one per process too. So `Live::new` (which stores
+/// every default) resets them; a server makes one `Live`.
+pub static LAZYFREE: LazyFree = LazyFree {
+    eviction: AtomicBool::new(false),
+    expire: AtomicBool::new(false),
+    server_del: AtomicBool::new(false),
+    user_del: AtomicBool::new(false),
+    user_flush: AtomicBool::new(false),
+};
+
+/// See [`LAZYFREE`].
+pub struct LazyFree {
+    /// Freeing for an eviction; ember evicts nothing yet.
+    pub eviction: AtomicBool,
+    /// An expired key's value (the sweep and lazy expiry).
+    pub expire: AtomicBool,
+    /// A value a write replaces.
+    pub server_del: AtomicBool,
+    /// DEL frees as UNLINK does.
+    pub user_del: AtomicBool,
+    /// FLUSHALL / FLUSHDB naming no mode are ASYNC.
+    pub user_flush: AtomicBool,
+}
+
+/// `loglevel`'s options, Redis's names (`logging` maps them).
+pub(super) const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+
+/// `enable-debug-command`'s options, in Redis's order (its error lists them
+/// so), and what each lets a client do.
+pub(super) const DEBUG_COMMAND: &[&str] = &["no", "yes", "local"];
+
+/// Who may run DEBUG (`enable-debug-command`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugCommand {
+    No,
+    Yes,
+    /// From loopback connections only.
+    Local,
+}
+
+/// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`: the
+/// largest hash (fields) and the longest field or value (bytes) kept in
+/// the compact form (`store::hash` converts by them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListpackLimits {
+    pub entries: usize,
+    pub value: usize,
+}
+
+impl ListpackLimits {
+    /// Redis 7.0's built-in defaults, what `redis-server` without a config
+    /// file reports (the sample redis.conf lowers `entries` to 128). The
+    /// two rows take their defaults from here.
+    pub const DEFAULT: ListpackLimits = ListpackLimits {
+        entries: 512,
+        value: 64,
+    };
+
+    /// Whether a field and value this long may stay in the compact form.
+    pub fn fits(&self, field: &[u8], value: &[u8]) -> bool {
+        field.len() <= self.value && value.len() <= self.value
+    }
+}
+
+impl Default for ListpackLimits {
+    fn default() -> Self {
+        ListpackLimits::DEFAULT
+    }
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Live::new()
+    }
+}
+
+impl Live {
+    /// Every parameter at its default.
+    pub fn new() -> Live {
+        let live = Live {
+            v: Slots::default(),
+            config_file: None,
+            writer: Mutex::new(()),
+        };
+        for param in PARAMS {
+            param.kind.store(&live, param.kind.default_value(&live));
+        }
+        live
+    }
+
+    /// Runs every row's apply hook (the logger's level, the allocator's
+    /// purging, the lazy-free switches): once, when the server starts.
+    pub fn apply_all(&self) {
+        for param in PARAMS {
+            if let Some(apply) = param.apply {
+                apply(self);
+            }
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.v.port.load(Relaxed) as u16
+    }
+
+    pub fn bind(&self) -> String {
+        self.v
+            .bind
+            .read()
+            .map_or_else(|_| String::new(), |b| b.clone())
+    }
+
+    /// Shard threads (`shards`).
+    pub fn shards(&self) -> usize {
+        self.v.shards.load(Relaxed) as usize
+    }
+
+    pub fn databases(&self) -> usize {
+        self.v.databases.load(Relaxed) as usize
+    }
+
+    pub fn maxclients(&self) -> usize {
+        self.v.maxclients.load(Relaxed) as usize
+    }
+
+    /// Idle seconds after which a client is closed; 0: never (`timeout`).
+    pub fn timeout_s(&self) -> u64 {
+        self.v.timeout.load(Relaxed)
+    }
+
+    /// TCP keepalive idle seconds for new connections; 0: off.
+    pub fn tcp_keepalive_s(&self) -> u64 {
+        self.v.tcp_keepalive.load(Relaxed)
+    }
+
+    /// `proto-max-bulk-len`.
+    pub fn max_bulk_len(&self) -> usize {
+        self.v.proto_max_bulk_len.load(Relaxed) as usize
+    }
+
+    /// `client-query-buffer-limit`.
+    pub fn query_buffer_limit(&self) -> usize {
+        self.v.client_query_buffer_limit.load(Relaxed) as usize
+    }
+
+    /// One class's `client-output-buffer-limit`.
+    pub fn obuf(&self, class: ObufClass) -> ObufLimit {
+        self.v.obuf[class as usize].load()
+    }
+
+    /// `hz`, already clamped to 1..500.
+    pub fn hz(&self) -> u32 {
+        self.v.hz.load(Relaxed) as u32
+    }
+
+    /// `active-expire-effort`, 1..10.
+    pub fn active_expire_effort(&self) -> u32 {
+        self.v.active_expire_effort.load(Relaxed) as u32
+    }
+
+    pub fn active_expire_slice_us(&self) -> u64 {
+        self.v.active_expire_slice_us.load(Relaxed)
+    }
+
+    pub fn active_expire_storm_cpu_perc(&self) -> u64 {
+        self.v.active_expire_storm_cpu_perc.load(Relaxed)
+    }
+
+    pub fn active_expire_storm_busy_perc(&self) -> u64 {
+        self.v.active_expire_storm_busy_perc.load(Relaxed)
+    }
+
+    /// `notify-keyspace-events` as [`super::events`] bits.
+    pub fn notify_flags(&self) -> u32 {
+        self.v.notify_flags.load(Relaxed)
+    }
+
+    /// `latency-monitor-threshold`, ms (0: the latency monitor is off).
+    pub fn latency_threshold_ms(&self) -> u64 {
+        self.v.latency_monitor_threshold.load(Relaxed)
+    }
+
+    /// `loglevel`, Redis's name.
+    pub fn loglevel(&self) -> &'static str {
+        LOGLEVELS
+            .get(self.v.loglevel.load(Relaxed) as usize)
+            .copied()
+            .unwrap_or("notice")
+    }
+
+    pub fn debug_command(&self) -> DebugCommand {
+        match DEBUG_COMMAND.get(self.v.enable_debug_command.load(Relaxed) as usize) {
+            Some(&"yes") => DebugCommand::Yes,
+            Some(&"local") => DebugCommand::Local,
+            _ => DebugCommand::No,
+        }
+    }
+
+    /// The limits of the compact hash form, for a write.
+    pub fn hash_listpack(&self) -> ListpackLimits {
+        ListpackLimits {
+            entries: self.v.hash_max_listpack_entries.load(Relaxed) as usize,
+            value: self.v.hash_max_listpack_value.load(Relaxed) as usize,
+        }
+    }
+
+    pub fn config_file(&self) -> Option<&Path> {
+        self.config_file.as_deref()
+    }
+}

@@ -1,0 +1,326 @@
+//! Start-up: the command line and the config file, both redis-server's
+//! syntax, applied over the defaults in the order redis-server applies
+//! them (the file's lines, then the flags as lines after them), and the
+//! `--help` text, generated from the rows.
+
+use std::path::PathBuf;
+
+use super::access::BAD_DIRECTIVE;
+use super::live::Live;
+use super::params::{Set, PARAMS};
+use super::ConfigError;
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Startup {
+    Run(Flags),
+    /// `--help` or `--version`: print this and exit.
+    Print(String),
+}
+
+/// A parsed command line.
+#[derive(Debug, Default, PartialEq)]
+pub struct Flags {
+    /// The config file: the first argument when it is not a flag, or
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    /// `--name value...` in order: any parameter, its value every word up
+    /// to the next `--` (joined by spaces), as redis-server takes them.
+    pub directives: Vec<(String, Vec<String>)>,
+}
+
+impl Flags {
+    /// Parses a command line (`args[0]` is the program) as redis-server
+    /// does: an optional config file first, then `--name value...` flags.
+    /// A word that belongs to no flag becomes a directive of its own, which
+    /// fails as an unknown one does.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Startup {
+        let mut words = args.into_iter().skip(1).peekable();
+        let mut flags = Flags::default();
+        if let Some(file) = words.next_if(|w| !w.starts_with('-')) {
+            flags.config_file = Some(file.into());
+        }
+        while let Some(word) = words.next() {
+            match word.as_str() {
+                "--help" | "-h" => return Startup::Print(help()),
+                "--version" | "-v" | "-V" => {
+                    return Startup::Print(format!("ember {}", env!("CARGO_PKG_VERSION")))
+                }
+                _ => {}
+            }
+            let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else {
+                flags.directives.push((word, Vec::new()));
+                continue;
+            };
+            // `--port=7000` too, as the clap flags of earlier versions took it.
+            let (name, inline) = match flag.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_string())),
+                None => (flag, None),
+            };
+            let mut values: Vec<String> = inline.into_iter().collect();
+            while let Some(value) = words.next_if(|w| !w.starts_with("--")) {
+                values.push(value);
+            }
+            if name.eq_ignore_ascii_case("config") && values.len() == 1 {
+                flags.config_file = values.pop().map(PathBuf::from);
+                continue;
+            }
+            flags.directives.push((name.to_ascii_lowercase(), values));
+        }
+        Startup::Run(flags)
+    }
+}
+
+impl Live {
+    /// Defaults, then the config file, then the flags.
+    pub fn load(flags: &Flags) -> Result<Live, ConfigError> {
+        let mut live = Live::new();
+        let mut file_lines = 0;
+        if let Some(path) = &flags.config_file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            live.apply_file(&text)?;
+            file_lines = text.lines().count();
+            live.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
+        }
+        // redis-server reads its `--name value` words as lines after the file's.
+        for (index, (name, values)) in flags.directives.iter().enumerate() {
+            let text = values
+                .iter()
+                .fold(name.clone(), |text, v| text + &format!(" {v:?}"));
+            let fail =
+                |reason| ConfigError::directive(file_lines + index + 1, text.clone(), reason);
+            // Unlike a file line, a flag may have no value (`--save`: no rules).
+            live.set_directive(name, &values.join(" ")).map_err(fail)?;
+        }
+        Ok(live)
+    }
+
+    /// Applies redis.conf text: `name value...` a line, `#` comments,
+    /// double quotes (with `\` escapes) and single quotes.
+    pub fn apply_file(&self, text: &str) -> Result<(), ConfigError> {
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fail = |reason: String| ConfigError::directive(index + 1, line.to_string(), reason);
+            let words = split_config_line(line)
+                .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
+            let Some((name, values)) = words.split_first().filter(|(_, v)| !v.is_empty()) else {
+                return Err(fail(BAD_DIRECTIVE.into()));
+            };
+            self.set_directive(&name.to_ascii_lowercase(), &values.join(" "))
+                .map_err(fail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits a config line into words, honouring double and single quotes.
+fn split_config_line(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&first) = chars.peek() else {
+            return Some(words);
+        };
+        let mut word = String::new();
+        if first == '"' || first == '\'' {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    c if c == first => break,
+                    '\\' if first == '"' => word.push(chars.next()?),
+                    c => word.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+        }
+        words.push(word);
+    }
+}
+
+/// `--help`: the usage, then every parameter from its row.
+pub fn help() -> String {
+    let mut out = format!(
+        "ember {}: a Redis-compatible cache server with per-core shards\n\n\
+         Usage: ember [FILE] [--config FILE] [--<parameter> <value>...]\n\n\
+         FILE is a redis.conf (`name value` a line); the flags apply after it, in\n\
+         order, and take any parameter below (`--save '' --appendonly no`), its\n\
+         value every word up to the next `--`. CONFIG GET and CONFIG SET take\n\
+         the same names.\n\nParameters:\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for p in PARAMS {
+        let names: Vec<&str> = p.names().collect();
+        let set = match p.set {
+            Set::Yes => "CONFIG SET changes it",
+            Set::Immutable => "fixed at start-up",
+            Set::StartUp => "fixed at start-up (CONFIG SET takes only the value it has)",
+        };
+        let default = match p.kind.default_text() {
+            text if text.is_empty() => "\"\"".to_string(),
+            text => text,
+        };
+        out += &format!(
+            "  --{} <{}>\n      {}. Default {default}; {set}.\n",
+            names.join(", --"),
+            p.kind.shape(),
+            p.doc
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split(' ').map(str::to_string).collect()
+    }
+
+    fn flags(line: &str) -> Flags {
+        match Flags::parse(words(line)) {
+            Startup::Run(flags) => flags,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_command_line_takes_a_file_first_and_any_parameter_as_a_flag() {
+        let f = flags("ember my.conf --port 7000 --save 900 1 --Appendonly no --shards=2 --bogus");
+        assert_eq!(f.config_file, Some("my.conf".into()));
+        assert_eq!(
+            f.directives,
+            vec![
+                ("port".to_string(), words("7000")),
+                ("save".to_string(), words("900 1")),
+                ("appendonly".to_string(), words("no")),
+                ("shards".to_string(), words("2")),
+                ("bogus".to_string(), vec![]),
+            ]
+        );
+        assert_eq!(
+            flags("ember --config a.conf --hz 5").config_file,
+            Some("a.conf".into())
+        );
+        assert!(
+            matches!(Flags::parse(words("ember --port 1 --help")), Startup::Print(h) if h.contains("--tcp-keepalive"))
+        );
+        assert!(
+            matches!(Flags::parse(words("ember --version")), Startup::Print(v) if v.starts_with("ember "))
+        );
+    }
+
+    #[test]
+    fn directives_apply_after_the_file_and_fail_as_redis_reports_them() {
+        let f = flags("ember --active-expire-storm-busy-perc 70 --save --hz 20");
+        let live = Live::load(&f).unwrap();
+        assert_eq!((live.active_expire_storm_busy_perc(), live.hz()), (70, 20));
+        let err = |line: &str| Live::load(&flags(line)).err().unwrap().to_string();
+        let e = err("ember --hz fast");
+        assert!(e.contains(">>> 'hz \"fast\"'"), "{e}");
+        assert!(
+            e.contains("argument couldn't be parsed into an integer"),
+            "{e}"
+        );
+        let e = err("ember --bogus x");
+        assert!(
+            e.contains("Bad directive or wrong number of arguments"),
+            "{e}"
+        );
+        // A word after a flag is one of its values, as in redis-server...
+        let e = err("ember --port 1 2");
+        assert!(e.contains(">>> 'port \"1\" \"2\"'"), "{e}");
+        // ... and one that belongs to no flag is a directive of its own.
+        let e = err("ember -x");
+        assert!(e.contains(">>> '-x'") && e.contains("Bad directive"), "{e}");
+        let e = err("ember --shards 2000");
+        assert!(
+            e.contains("argument must be between 0 and 1024 inclusive"),
+            "{e}"
+        );
+        let e = err("ember --loglevel loud");
+        assert!(
+            e.contains("must be one of the following: debug, verbose"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn config_file_directives_and_errors() {
+        let live = Live::new();
+        live.apply_file(
+            "# comment\nport 7000\nhz 100\nnotify-keyspace-events \"Ex\"\n\nmaxclients 50\n",
+        )
+        .unwrap();
+        assert_eq!((live.port(), live.hz(), live.maxclients()), (7000, 100, 50));
+        let events = live.get_matching(&[b"notify-keyspace-events"]);
+        assert_eq!(events[0].1, "xE");
+        let e = live
+            .apply_file("port 1\nfoo bar\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at line 2") && e.contains(">>> 'foo bar'") && e.contains("Bad directive"),
+            "{e}"
+        );
+        let e = live.apply_file("hz abc").unwrap_err().to_string();
+        assert!(e.contains("couldn't be parsed into an integer"), "{e}");
+        let e = live.apply_file("hz\n").unwrap_err().to_string();
+        assert!(
+            e.contains("Bad directive or wrong number of arguments"),
+            "{e}"
+        );
+        let e = live.apply_file("save \"900 1\n").unwrap_err().to_string();
+        assert!(e.contains("Unbalanced quotes"), "{e}");
+    }
+
+    #[test]
+    fn a_file_gives_output_buffer_limits_a_class_a_line() {
+        let live = Live::new();
+        live.apply_file(
+            "client-output-buffer-limit normal 1mb 0 0\nclient-output-buffer-limit slave 0 0 0\n",
+        )
+        .unwrap();
+        let value = &live.get_matching(&[b"client-output-buffer-limit"])[0].1;
+        assert_eq!(
+            value,
+            "normal 1048576 0 0 slave 0 0 0 pubsub 33554432 8388608 60"
+        );
+    }
+
+    #[test]
+    fn quotes_split_as_redis_does() {
+        assert_eq!(
+            split_config_line(r#"save "" x 'a b' "c\"d""#).unwrap(),
+            vec!["save", "", "x", "a b", "c\"d"]
+        );
+        assert_eq!(split_config_line("a 'b"), None);
+    }
+
+    #[test]
+    fn help_names_every_parameter() {
+        let text = help();
+        for p in PARAMS {
+            for name in p.names() {
+                assert!(text.contains(&format!("--{name}")), "{name}");
+            }
+        }
+        assert!(text.contains("--proto-max-bulk-len") && text.contains("default 512mb"));
+    }
+}

@@ -1,0 +1,172 @@
+//! Configuration end to end: `tcp-keepalive` on the server's sockets, the
+//! command line (a file first, flags over it, `--help`), and CONFIG SET of
+//! what CONFIG GET gave, as Redis's own "CONFIG sanity" test does.
+//! Expected replies were taken from redis-server 7.0.15.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{free_port, temp_conf, wait_until, Raw, Reply, Server};
+
+/// The kernel's view of the server's side of `client`'s connection, from
+/// `/proc/<server pid>/net/tcp`: the `tr` column (2: the keepalive timer
+/// is armed; 0: no timer) and `tm->when`, the time left on it in clock
+/// ticks (USER_HZ, 100 a second on Linux).
+#[cfg(target_os = "linux")]
+fn server_side_timer(server: &Server, client: &Raw) -> Option<(u32, u64)> {
+    let client_port: u16 = client.local_addr().rsplit(':').next()?.parse().ok()?;
+    let table = std::fs::read_to_string(format!("/proc/{}/net/tcp", server.pid())).ok()?;
+    let port = |addr: &str| u16::from_str_radix(addr.rsplit(':').next()?, 16).ok();
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if port(fields.get(1)?) != Some(server.port) || port(fields.get(2)?) != Some(client_port) {
+            return None;
+        }
+        let (tr, when) = fields.get(5)?.split_once(':')?;
+        Some((tr.parse().ok()?, u64::from_str_radix(when, 16).ok()?))
+    })
+}
+
+/// A connection that has been served (so the server accepted it and set
+/// its socket up), and the server side's timer.
+#[cfg(target_os = "linux")]
+fn served_timer(server: &Server) -> (Raw, (u32, u64)) {
+    let mut client = server.raw();
+    assert_eq!(client.cmd(&["PING"]), Reply::Simple("PONG".into()));
+    let timer = settled_timer(server, &client);
+    (client, timer)
+}
+
+/// The server side's timer once no reply is in flight: until the last
+/// reply is acknowledged the retransmit timer shows instead (`tr` 1).
+#[cfg(target_os = "linux")]
+fn settled_timer(server: &Server, client: &Raw) -> (u32, u64) {
+    let mut timer = None;
+    wait_until(Duration::from_secs(5), || {
+        timer = server_side_timer(server, client);
+        timer.is_some_and(|(tr, _)| tr != 1)
+    });
+    timer.expect("the server's socket is in /proc/<pid>/net/tcp")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn tcp_keepalive_arms_the_keepalive_timer_of_accepted_sockets() {
+    const TICKS_PER_S: u64 = 100;
+    let server = Server::start(1, &["--tcp-keepalive", "7"]);
+    let (_client, (tr, when)) = served_timer(&server);
+    assert_eq!(tr, 2, "keepalive timer armed");
+    assert!(
+        when > 0 && when <= 7 * TICKS_PER_S,
+        "first probe within 7 s: {when}"
+    );
+
+    // The default, 300 s, as Redis.
+    let server = Server::start(1, &[]);
+    let (_client, (tr, when)) = served_timer(&server);
+    assert_eq!(tr, 2);
+    assert!(
+        when > 7 * TICKS_PER_S && when <= 300 * TICKS_PER_S,
+        "{when}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn tcp_keepalive_zero_is_off_and_config_set_applies_to_new_connections() {
+    let server = Server::start(1, &["--tcp-keepalive", "0"]);
+    let (mut old, (tr, _)) = served_timer(&server);
+    assert_eq!(tr, 0, "no keepalive timer");
+    assert_eq!(
+        old.cmd(&["CONFIG", "SET", "tcp-keepalive", "5"]),
+        Reply::ok()
+    );
+    let (_new, (tr, when)) = served_timer(&server);
+    assert_eq!(tr, 2);
+    assert!(when > 0 && when <= 500, "{when}");
+    // The connection accepted before keeps what it got.
+    assert_eq!(old.cmd(&["PING"]), Reply::Simple("PONG".into()));
+    let (tr, _) = settled_timer(&server, &old);
+    assert_eq!(tr, 0);
+}
+
+/// Runs ember with `args` until it answers PING on `port`, then kills it;
+/// false if it exited or never answered.
+fn answers_on(args: &[&str], port: u16) -> bool {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ember");
+    let up = wait_until(Duration::from_secs(10), || {
+        matches!(child.try_wait(), Ok(None))
+            && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let mut config = Reply::Nil;
+    if up {
+        config = Raw::connect(port).cmd(&["CONFIG", "GET", "maxclients"]);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    up && config == Reply::Array(vec![Reply::bulk("maxclients"), Reply::bulk("33")])
+}
+
+#[test]
+fn a_config_file_comes_first_and_flags_override_it() {
+    let (file_port, flag_port) = (free_port(), free_port());
+    let path = temp_conf(&format!("port {file_port}\nmaxclients 33\nshards 1\n"));
+    let file = path.display().to_string();
+    let flag_port_text = flag_port.to_string();
+    assert!(answers_on(&[&file, "--port", &flag_port_text], flag_port));
+    assert!(answers_on(&["--config", &file], file_port));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn help_lists_the_parameters_and_exits() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ember"))
+        .arg("--help")
+        .output()
+        .expect("run ember --help");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--port",
+        "--shards",
+        "--tcp-keepalive",
+        "--hash-max-ziplist-entries",
+    ] {
+        assert!(text.contains(flag), "{flag} in:\n{text}");
+    }
+}
+
+#[test]
+fn config_set_takes_back_every_value_config_get_gives() {
+    // Redis's "CONFIG sanity": everything but its immutable parameters.
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let all = c.cmd(&["CONFIG", "GET", "*"]).items();
+    assert!(all.len() > 60, "{all:?}");
+    for pair in all.chunks(2) {
+        let (name, value) = (pair[0].text(), pair[1].text());
+        if ["databases", "enable-debug-command", "daemonize"].contains(&name.as_str()) {
+            continue;
+        }
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", &name, &value]),
+            Reply::ok(),
+            "{name} {value:?}"
+        );
+    }
+    assert_eq!(c.cmd(&["CONFIG", "GET", "*"]).items(), all);
+    // A new port is refused, as ember cannot move its listeners yet.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "port", "1"]),
+        Reply::err(
+            "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
+        )
+    );
+}
