@@ -7,8 +7,8 @@
 //! value), what CONFIG SET may do with it ([`Set`]), and the hook that
 //! makes a change take effect beyond the slot, if any. Parameters without
 //! a hook take effect through the shards reading their slot: at once for
-//! most, on new connections for `tcp-keepalive` and the parser limits, at
-//! the next tick for the expiry knobs.
+//! most, on new connections for `tcp-keepalive`, at the next tick for the
+//! expiry knobs.
 
 use std::sync::atomic::Ordering::Relaxed;
 

@@ -321,6 +321,6 @@ mod tests {
                 assert!(text.contains(&format!("--{name}")), "{name}");
             }
         }
-        assert!(text.contains("--proto-max-bulk-len") && text.contains("default 512mb"));
+        assert!(text.contains("--proto-max-bulk-len") && text.contains("Default 512mb"));
     }
 }
