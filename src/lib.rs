@@ -27,7 +27,9 @@
 //! - [`config`]: flags, the redis.conf subset, CONFIG GET/SET parameters.
 //! - [`resp`]: incremental RESP parser and reply encoder; knows nothing of shards.
 //! - [`cmd`]: the command table, argument parsing, one module per command family,
-//!   and the dispatcher that decides where a command runs.
+//!   and the dispatcher that decides where a command runs; `cmd::meta` holds Redis's
+//!   metadata of every command (flags, ACL categories, key specs, docs), generated
+//!   from redis-server 7.0.15, which the table's rows are joined to.
 //! - [`store`]: one shard's databases: a table per database holding keys (inline up to 22
 //!   bytes), values and deadlines together, indexed by a one-cache-line-per-probe hash index
 //!   that resizes a step at a time; values (small hashes in a compact listpack, sorted sets

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod blocking;
 pub mod check;
+pub mod command;
 pub mod connection;
 pub mod container;
 mod ctx;
@@ -19,6 +20,7 @@ pub mod latency;
 pub mod list;
 pub mod list_edit;
 pub mod list_move;
+pub mod meta;
 pub mod multi;
 pub mod pubsub;
 pub mod server;
@@ -32,6 +34,7 @@ pub mod zset;
 use bytes::Bytes;
 
 pub use ctx::{Ctx, ShardData};
+pub use meta::CommandFlags;
 pub use session::Session;
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
@@ -86,7 +89,9 @@ pub fn dispatch_spec(
         Route::Conn(handler) => handler(shard, session, argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
-        Route::Keyed(..) if spec.has_flag("blocking") && shard.current_tx.is_none() => {
+        Route::Keyed(..)
+            if spec.flags.contains(CommandFlags::BLOCKING) && shard.current_tx.is_none() =>
+        {
             blocking::dispatch(shard, session, argv)
         }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
