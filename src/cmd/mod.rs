@@ -1,5 +1,7 @@
 //! Commands: the table, argument parsing, one module per family, and the
-//! dispatcher that decides where a command runs.
+//! dispatcher that decides where a command runs. `meta` is what Redis
+//! declares about each command (flags, key specs, docs); the table's rows
+//! are joined to it by name, and COMMAND (`command`) answers from it.
 //!
 //! A command runs inline when every key it names lives on the connection's
 //! shard (always, with `--shards 1`). Otherwise it becomes a [`Job`]: ops sent
