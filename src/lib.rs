@@ -59,7 +59,9 @@
 //! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
 //!   jobs that carry work between shards, key locks, the messages between shards, the
 //!   blocked-client types, the state every shard shares, the per-shard INFO figures.
-//! - [`cmd`]: what happens to a parsed command (`cmd::admit`), the command table,
+//! - [`cmd`]: what happens to a parsed command (`cmd::admit`), the command table
+//!   joined to Redis's metadata of every command (`cmd::meta`: flags, ACL categories, key
+//!   specs, docs, generated from redis-server 7.0.15),
 //!   argument parsing, one module per command family, the dispatcher that decides where
 //!   a command runs, and INFO's text.
 //! - [`net`]: listeners and connections with their ordered reply queue.

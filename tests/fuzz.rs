@@ -88,7 +88,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use ember::cmd::{CommandSpec, COMMANDS};
+use ember::cmd::{CommandFlags, CommandSpec, COMMANDS};
 use ember::resp::{ParseLimits, Parser};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -476,7 +476,7 @@ impl Gen {
         }
         let argc = self.argc_for(spec);
         let mut argv: Argv = vec![self.case(name)];
-        let random_mode = self.chance(15) && !spec.has_flag("blocking");
+        let random_mode = self.chance(15) && !spec.flags.contains(CommandFlags::BLOCKING);
         if let Some(&(_, subs)) = SUBCOMMANDS.iter().find(|(c, _)| *c == name) {
             argv.push(self.pick(subs).as_bytes().to_vec());
             if let Some(sub) = self.subcommand(name, &argv[1]) {
@@ -502,7 +502,7 @@ impl Gen {
                 };
             }
         }
-        if spec.has_flag("blocking") {
+        if spec.flags.contains(CommandFlags::BLOCKING) {
             self.fix_timeout(&mut argv);
         }
         // SETRANGE at any offset below 512 MB is valid, and allocates it.

@@ -1,5 +1,7 @@
 //! Commands: the table, argument parsing, one module per family, and the
-//! dispatcher that decides where a command runs.
+//! dispatcher that decides where a command runs. `meta` is what Redis
+//! declares about each command (flags, key specs, docs); the table's rows
+//! are joined to it by name, and COMMAND (`command`) answers from it.
 //!
 //! A command runs inline when every key it names lives on the connection's
 //! shard (always, with `--shards 1`). Otherwise it becomes a [`Job`]: ops sent
@@ -9,6 +11,7 @@ pub mod admit;
 pub mod args;
 pub mod blocking;
 pub mod check;
+pub mod command;
 pub mod connection;
 pub mod container;
 pub mod expire;
@@ -20,6 +23,7 @@ pub mod latency;
 pub mod list;
 pub mod list_edit;
 pub mod list_move;
+pub mod meta;
 pub mod multi;
 pub mod pubsub;
 pub mod server;
@@ -34,6 +38,7 @@ use bytes::Bytes;
 
 pub use crate::exec::{Ctx, ShardData};
 pub use admit::{admit, Admitted};
+pub use meta::CommandFlags;
 pub use session::Session;
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
@@ -88,7 +93,9 @@ pub fn dispatch_spec(
         Route::Conn(handler) => handler(shard, session, argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
-        Route::Keyed(..) if spec.has_flag("blocking") && shard.current_tx.is_none() => {
+        Route::Keyed(..)
+            if spec.flags.contains(CommandFlags::BLOCKING) && shard.current_tx.is_none() =>
+        {
             blocking::dispatch(shard, session, argv)
         }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),

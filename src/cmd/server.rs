@@ -1,12 +1,12 @@
-//! Server commands: COMMAND, INFO, CONFIG, TIME, DEBUG, LASTSAVE, SHUTDOWN.
+//! Server commands: INFO, CONFIG, TIME, DEBUG, LASTSAVE, SHUTDOWN (COMMAND
+//! has its own module, `cmd::command`).
 
 use bytes::Bytes;
 
 use super::args::err;
 use super::info::{render, sections_for};
 use super::keys::{debug_object, help_reply};
-use super::table::{CommandSpec, Route, COMMANDS};
-use super::{lookup, multi, Session, ShardData};
+use super::{multi, Session, ShardData};
 use crate::config::DebugCommand;
 use crate::exec::stats::ShardReport;
 use crate::exec::{Action, Job, Op, Out};
@@ -14,171 +14,6 @@ use crate::resp::Frame;
 
 fn lower(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_ascii_lowercase()
-}
-
-/// ACL categories derived from the command's group and flags.
-fn categories(spec: &CommandSpec) -> Vec<&'static str> {
-    let mut cats = Vec::new();
-    if spec.has_flag("write") {
-        cats.push("@write");
-    }
-    if spec.has_flag("readonly") {
-        cats.push("@read");
-    }
-    cats.push(match spec.group {
-        "string" => "@string",
-        "sorted-set" => "@sortedset",
-        "list" => "@list",
-        "hash" => "@hash",
-        "set" => "@set",
-        "transactions" => "@transaction",
-        "generic" => "@keyspace",
-        "connection" => "@connection",
-        _ => "@admin",
-    });
-    cats.push(if spec.has_flag("fast") {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    if spec.has_flag("blocking") {
-        cats.push("@blocking");
-    }
-    cats
-}
-
-/// COMMAND LIST's names, all or those passing `FILTERBY MODULE name |
-/// ACLCAT category | PATTERN glob` (ember has no modules; an unknown
-/// category matches nothing, as in Redis).
-fn command_list(options: &[Bytes]) -> Frame {
-    let keep: Box<dyn Fn(&CommandSpec) -> bool> = match options {
-        [] => Box::new(|_| true),
-        [filterby, kind, arg] if filterby.eq_ignore_ascii_case(b"FILTERBY") => {
-            let arg = arg.clone();
-            match lower(kind).as_str() {
-                "module" => Box::new(|_| false),
-                "aclcat" => Box::new(move |spec| {
-                    categories(spec)
-                        .iter()
-                        .any(|cat| cat.as_bytes()[1..].eq_ignore_ascii_case(&arg))
-                }),
-                "pattern" => Box::new(move |spec| {
-                    crate::util::glob::glob_match(&arg, spec.name.as_bytes(), true)
-                }),
-                _ => return err::syntax(),
-            }
-        }
-        _ => return err::syntax(),
-    };
-    Frame::Array(
-        COMMANDS
-            .iter()
-            .filter(|spec| keep(spec))
-            .map(|spec| Frame::bulk(spec.name))
-            .collect(),
-    )
-}
-
-/// COMMAND INFO's entry: name, arity, flags, first, last, step, categories,
-/// tips, key specs, subcommands.
-fn command_info(spec: &CommandSpec) -> Frame {
-    Frame::Array(vec![
-        Frame::bulk(spec.name),
-        Frame::Integer(spec.arity as i64),
-        Frame::Set(spec.flags.iter().map(|f| Frame::Simple(f)).collect()),
-        Frame::Integer(spec.first_key as i64),
-        Frame::Integer(spec.last_key as i64),
-        Frame::Integer(spec.step as i64),
-        Frame::Set(categories(spec).into_iter().map(Frame::Simple).collect()),
-        Frame::Set(Vec::new()),
-        Frame::Array(Vec::new()),
-        Frame::Array(Vec::new()),
-    ])
-}
-
-fn command_docs(spec: &CommandSpec) -> Frame {
-    Frame::Map(vec![
-        (Frame::bulk("summary"), Frame::bulk(spec.summary)),
-        (Frame::bulk("since"), Frame::bulk(spec.since)),
-        (Frame::bulk("group"), Frame::bulk(spec.group)),
-    ])
-}
-
-const COMMAND_HELP: &[&str] = &[
-    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "(no subcommand)",
-    "    Return details about all commands.",
-    "COUNT",
-    "    Return the total number of commands in this server.",
-    "LIST",
-    "    Return a list of all commands in this server.",
-    "INFO [<command-name> ...]",
-    "    Return details about multiple commands.",
-    "DOCS [<command-name> ...]",
-    "    Return documentation details about multiple commands.",
-    "GETKEYS <full-command>",
-    "    Return the keys from a full command.",
-    "HELP",
-    "    Print this help.",
-];
-
-pub fn command(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
-    if argv.len() == 1 {
-        return Frame::Array(COMMANDS.iter().map(command_info).collect()).into();
-    }
-    let sub = lower(&argv[1]);
-    let names = &argv[2..];
-    let selected = || -> Vec<Option<&'static CommandSpec>> {
-        if names.is_empty() {
-            COMMANDS.iter().map(Some).collect()
-        } else {
-            names.iter().map(|n| lookup(n)).collect()
-        }
-    };
-    match sub.as_str() {
-        "count" if argv.len() == 2 => Frame::Integer(COMMANDS.len() as i64).into(),
-        "list" => command_list(&argv[2..]).into(),
-        "info" => Frame::Array(
-            selected()
-                .into_iter()
-                .map(|s| s.map_or(Frame::Null, command_info))
-                .collect(),
-        )
-        .into(),
-        "docs" => Frame::Map(
-            selected()
-                .into_iter()
-                .flatten()
-                .map(|s| (Frame::bulk(s.name), command_docs(s)))
-                .collect(),
-        )
-        .into(),
-        "getkeys" if argv.len() >= 4 => {
-            let cmd = &argv[2..];
-            match lookup(&cmd[0]) {
-                None => err::frame("ERR Invalid command specified").into(),
-                Some(spec) if !spec.arity_ok(cmd.len()) => {
-                    err::frame("ERR Invalid number of arguments specified for command").into()
-                }
-                Some(spec) => {
-                    let keys: Vec<Frame> = spec
-                        .key_positions(cmd)
-                        .map(|p| Frame::Bulk(cmd[p].clone()))
-                        .collect();
-                    if keys.is_empty()
-                        || matches!(spec.route, Route::Conn(_) | Route::EveryShard(..))
-                    {
-                        err::frame("ERR The command has no key arguments").into()
-                    } else {
-                        Frame::Array(keys).into()
-                    }
-                }
-            }
-        }
-        "help" if argv.len() == 2 => help_reply(COMMAND_HELP).into(),
-        "count" | "help" | "getkeys" => err::wrong_arity(&format!("command|{sub}")).into(),
-        _ => err::unknown_subcommand(&argv[1], "command").into(),
-    }
 }
 
 /// INFO: every shard reports, this thread renders.

@@ -1,5 +1,7 @@
-//! The command table: one row per command. Dispatch, key routing, arity
-//! errors and COMMAND INFO/DOCS/LIST all read from it.
+//! The command table: one row per command, naming its handler and how it
+//! is routed. Dispatch, key routing and arity errors read from it; what
+//! Redis declares about each command (arity, flags, keys, docs) comes from
+//! its metadata (`cmd::meta`), joined to the row by name.
 
 use std::sync::OnceLock;
 
@@ -8,9 +10,10 @@ use bytes::Bytes;
 use super::args::Reply;
 use super::list_edit;
 use super::list_move;
+use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, connection, container, expire, hash, hash_ttl, keys, latency, list, multi, pubsub,
-    server, set, strings, transaction, zset, Ctx, Session,
+    blocking, command, connection, container, expire, hash, hash_ttl, keys, latency, list, multi,
+    pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -50,17 +53,19 @@ pub enum Route {
     Conn(ConnHandler),
 }
 
+/// One row of the table: a command's name and how ember runs it. What
+/// Redis declares about it (arity, flags, key range, ACL categories, key
+/// specs, docs) is its [`CommandMeta`]; the fields dispatch reads on every
+/// request are copied from it when the table is built (at compile time), so
+/// the request path reads them from the row.
 pub struct CommandSpec {
     pub name: &'static str,
     /// Redis arity: N exact, -N at least N (the name counts).
     pub arity: i32,
-    pub flags: &'static [&'static str],
+    pub flags: CommandFlags,
     pub first_key: i32,
     pub last_key: i32,
     pub step: i32,
-    pub group: &'static str,
-    pub since: &'static str,
-    pub summary: &'static str,
     pub route: Route,
     /// Key positions read from the arguments (`numkeys` commands such as
     /// ZUNION or LMPOP), replacing first/last/step.
@@ -68,6 +73,8 @@ pub struct CommandSpec {
     /// A container of subcommands (CONFIG GET ...): Redis names it
     /// `config|get` in errors, CLIENT LIST and its statistics.
     pub container: bool,
+    /// Everything Redis declares about the command.
+    pub meta: &'static CommandMeta,
 }
 
 /// Computes a command's key positions from its arguments.
@@ -109,6 +116,24 @@ pub fn numkeys_positions(argv: &[Bytes], fixed: &[usize], count_at: usize) -> Ve
     positions
 }
 
+/// The positions `first..=last` every `step` of `argv` (a negative `last`
+/// counts from the end), as Redis's legacy key range names them.
+fn range_positions(argc: usize, first: i32, last: i32, step: i32) -> KeyPositions {
+    let argc = argc as i32;
+    let last = if last < 0 {
+        argc + last
+    } else {
+        last.min(argc - 1)
+    };
+    let valid = first > 0 && first < argc && last >= first;
+    let range = if valid {
+        first as usize..last as usize + 1
+    } else {
+        0..0
+    };
+    KeyPositions::Range(range.step_by(step.max(1) as usize))
+}
+
 impl CommandSpec {
     pub fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i32;
@@ -124,32 +149,37 @@ impl CommandSpec {
         if let Some(movable) = self.movable {
             return KeyPositions::List(movable(argv).into_iter());
         }
-        let argc = argv.len() as i32;
-        let first = self.first_key;
-        let last = if self.last_key < 0 {
-            argc + self.last_key
-        } else {
-            self.last_key.min(argc - 1)
-        };
-        let step = self.step.max(1);
-        let valid = first > 0 && first < argc && last >= first;
-        let range = if valid {
-            first as usize..last as usize + 1
-        } else {
-            0..0
-        };
-        KeyPositions::Range(range.step_by(step as usize))
+        if self.container {
+            // A container declares no keys; its subcommand does (OBJECT
+            // ENCODING key). An unknown subcommand has none: the handler
+            // answers it where the client is.
+            return match argv.get(1).and_then(|sub| self.meta.subcommand(sub)) {
+                Some(sub) => range_positions(argv.len(), sub.first_key, sub.last_key, sub.step),
+                None => KeyPositions::Range((0..0).step_by(1)),
+            };
+        }
+        range_positions(argv.len(), self.first_key, self.last_key, self.step)
     }
 
     /// The row with its keys computed from the arguments (see `movable`).
+    /// Requires: Redis declares the command `movablekeys`.
     pub const fn with_movable_keys(mut self, keys: KeysFn) -> CommandSpec {
+        assert!(
+            self.flags.contains(CommandFlags::MOVABLEKEYS),
+            "computed key positions for a command Redis does not declare movablekeys"
+        );
         self.movable = Some(keys);
         self
     }
 
-    /// The row of a container of subcommands (see `container`).
-    pub const fn with_subcommands(mut self) -> CommandSpec {
-        self.container = true;
+    /// The row of a container, with the subcommands its handler accepts
+    /// (short names, in the metadata's order). The metadata must list
+    /// exactly these: `scripts/gen_command_meta.py` reads this list.
+    pub const fn with_subcommands(self, declared: &[&str]) -> CommandSpec {
+        assert!(
+            meta::subcommands_are(self.meta, self.name, declared),
+            "declared subcommands differ from the metadata's: run scripts/gen_command_meta.py"
+        );
         self
     }
 
@@ -162,234 +192,230 @@ impl CommandSpec {
         debug_assert!(std::ptr::eq(&COMMANDS[id], self));
         id
     }
+}
 
-    pub fn has_flag(&self, flag: &str) -> bool {
-        self.flags.contains(&flag)
+/// A row: the name joins it to its metadata (a name without metadata does
+/// not build), which gives the columns dispatch reads.
+const fn row(name: &'static str, route: Route) -> CommandSpec {
+    let meta = meta::find(name);
+    CommandSpec {
+        name,
+        arity: meta.arity,
+        flags: meta.flags,
+        first_key: meta.first_key,
+        last_key: meta.last_key,
+        step: meta.step,
+        route,
+        movable: None,
+        container: !meta.subcommands.is_empty(),
+        meta,
     }
 }
 
-const W: &[&str] = &["write", "denyoom"];
-const WF: &[&str] = &["write", "denyoom", "fast"];
-const WD: &[&str] = &["write"];
-const WDF: &[&str] = &["write", "fast"];
-const R: &[&str] = &["readonly"];
-const RF: &[&str] = &["readonly", "fast"];
-const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
-const CONN: &[&str] = &["noscript", "loading", "stale", "fast"];
-/// Blocking commands (their handler is the immediate attempt; `dispatch` blocks).
-const BLOCK: &[&str] = &["write", "noscript", "blocking"];
-
-// Each row of the table is one call, so the constructors take every column.
-#[allow(clippy::too_many_arguments)]
-#[rustfmt::skip]
-const fn keyed(name: &'static str, arity: i32, flags: &'static [&'static str], keys: (i32, i32, i32), group: &'static str, since: &'static str, summary: &'static str, h: Handler, split: Split) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: keys.0, last_key: keys.1, step: keys.2, group, since, summary, route: Route::Keyed(h, split), movable: None, container: false }
+/// A command run on the shard that owns its keys.
+const fn keyed(name: &'static str, h: Handler, split: Split) -> CommandSpec {
+    row(name, Route::Keyed(h, split))
 }
 
-#[allow(clippy::too_many_arguments)]
-#[rustfmt::skip]
-const fn every(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: Handler, merge: Merge) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::EveryShard(h, merge), movable: None, container: false }
+/// A command run on every shard, its replies merged.
+const fn every(name: &'static str, h: Handler, merge: Merge) -> CommandSpec {
+    row(name, Route::EveryShard(h, merge))
 }
 
-#[rustfmt::skip]
-const fn conn(name: &'static str, arity: i32, flags: &'static [&'static str], group: &'static str, since: &'static str, summary: &'static str, h: ConnHandler) -> CommandSpec {
-    CommandSpec { name, arity, flags, first_key: 0, last_key: 0, step: 0, group, since, summary, route: Route::Conn(h), movable: None, container: false }
+/// A command answered by the connection's thread.
+const fn conn(name: &'static str, h: ConnHandler) -> CommandSpec {
+    row(name, Route::Conn(h))
 }
-
-const ONE: (i32, i32, i32) = (1, 1, 1);
-const TWO: (i32, i32, i32) = (1, 2, 1);
-const ALL: (i32, i32, i32) = (1, -1, 1);
 
 #[rustfmt::skip]
 pub static COMMANDS: &[CommandSpec] = &[
     // Strings
-    keyed("get", 2, RF, ONE, "string", "1.0.0", "Returns the string value of a key.", strings::get, Split::One),
-    keyed("set", -3, W, ONE, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", strings::set, Split::One),
-    keyed("setnx", 3, WF, ONE, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", strings::setnx, Split::One),
-    keyed("setex", 4, W, ONE, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", strings::setex, Split::One),
-    keyed("psetex", 4, W, ONE, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", strings::psetex, Split::One),
-    keyed("getset", 3, WF, ONE, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", strings::getset, Split::One),
-    keyed("getdel", 2, WDF, ONE, "string", "6.2.0", "Returns the string value of a key after deleting the key.", strings::getdel, Split::One),
-    keyed("getex", -2, WDF, ONE, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", strings::getex, Split::One),
-    keyed("mget", -2, RF, ALL, "string", "1.0.0", "Atomically returns the string values of one or more keys.", strings::mget, Split::Gather),
-    keyed("mset", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", strings::mset, Split::Pairs),
-    keyed("msetnx", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", strings::msetnx, Split::Custom(multi::msetnx)),
-    keyed("incr", 2, WF, ONE, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::incr, Split::One),
-    keyed("decr", 2, WF, ONE, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::decr, Split::One),
-    keyed("incrby", 3, WF, ONE, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrby, Split::One),
-    keyed("decrby", 3, WF, ONE, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", strings::decrby, Split::One),
-    keyed("incrbyfloat", 3, WF, ONE, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrbyfloat, Split::One),
-    keyed("append", 3, WF, ONE, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", strings::append, Split::One),
-    keyed("strlen", 2, RF, ONE, "string", "2.2.0", "Returns the length of a string value.", strings::strlen, Split::One),
-    keyed("getrange", 4, R, ONE, "string", "2.4.0", "Returns a substring of the string stored at a key.", strings::getrange, Split::One),
-    keyed("substr", 4, R, ONE, "string", "1.0.0", "Returns a substring from a string value.", strings::getrange, Split::One),
-    keyed("setrange", 4, W, ONE, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", strings::setrange, Split::One),
-    keyed("lcs", -3, R, TWO, "string", "7.0.0", "Finds the longest common substring.", strings::lcs, Split::Custom(multi::lcs)),
+    keyed("get", strings::get, Split::One),
+    keyed("set", strings::set, Split::One),
+    keyed("setnx", strings::setnx, Split::One),
+    keyed("setex", strings::setex, Split::One),
+    keyed("psetex", strings::psetex, Split::One),
+    keyed("getset", strings::getset, Split::One),
+    keyed("getdel", strings::getdel, Split::One),
+    keyed("getex", strings::getex, Split::One),
+    keyed("mget", strings::mget, Split::Gather),
+    keyed("mset", strings::mset, Split::Pairs),
+    keyed("msetnx", strings::msetnx, Split::Custom(multi::msetnx)),
+    keyed("incr", strings::incr, Split::One),
+    keyed("decr", strings::decr, Split::One),
+    keyed("incrby", strings::incrby, Split::One),
+    keyed("decrby", strings::decrby, Split::One),
+    keyed("incrbyfloat", strings::incrbyfloat, Split::One),
+    keyed("append", strings::append, Split::One),
+    keyed("strlen", strings::strlen, Split::One),
+    keyed("getrange", strings::getrange, Split::One),
+    keyed("substr", strings::getrange, Split::One),
+    keyed("setrange", strings::setrange, Split::One),
+    keyed("lcs", strings::lcs, Split::Custom(multi::lcs)),
     // Lists
-    keyed("lpush", -3, WF, ONE, "list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", list::lpush, Split::One),
-    keyed("rpush", -3, WF, ONE, "list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", list::rpush, Split::One),
-    keyed("lpushx", -3, WF, ONE, "list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", list::lpushx, Split::One),
-    keyed("rpushx", -3, WF, ONE, "list", "2.2.0", "Appends an element to a list only when the list exists.", list::rpushx, Split::One),
-    keyed("lpop", -2, WDF, ONE, "list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", list::lpop, Split::One),
-    keyed("rpop", -2, WDF, ONE, "list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", list::rpop, Split::One),
-    keyed("llen", 2, RF, ONE, "list", "1.0.0", "Returns the length of a list.", list::llen, Split::One),
-    keyed("lrange", 4, R, ONE, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange, Split::One),
-    keyed("lindex", 3, R, ONE, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex, Split::One),
-    keyed("lset", 4, W, ONE, "list", "1.0.0", "Sets the value of an element in a list by its index.", list_edit::lset, Split::One),
-    keyed("linsert", 5, W, ONE, "list", "2.2.0", "Inserts an element before or after another element in a list.", list_edit::linsert, Split::One),
-    keyed("lrem", 4, WD, ONE, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list_edit::lrem, Split::One),
-    keyed("ltrim", 4, WD, ONE, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list_edit::ltrim, Split::One),
-    keyed("lpos", -3, R, ONE, "list", "6.0.6", "Returns the index of matching elements in a list.", list_edit::lpos, Split::One),
-    keyed("lmove", 5, W, TWO, "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", list_move::lmove, Split::Custom(list_move::lmove_across)),
-    keyed("rpoplpush", 3, W, TWO, "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", list_move::lmove, Split::Custom(list_move::lmove_across)),
-    keyed("lmpop", -4, &["write", "movablekeys"], (0, 0, 0), "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", list_move::lmpop, Split::Custom(list_move::lmpop_across)).with_movable_keys(list_move::lmpop_keys),
+    keyed("lpush", list::lpush, Split::One),
+    keyed("rpush", list::rpush, Split::One),
+    keyed("lpushx", list::lpushx, Split::One),
+    keyed("rpushx", list::rpushx, Split::One),
+    keyed("lpop", list::lpop, Split::One),
+    keyed("rpop", list::rpop, Split::One),
+    keyed("llen", list::llen, Split::One),
+    keyed("lrange", list::lrange, Split::One),
+    keyed("lindex", list::lindex, Split::One),
+    keyed("lset", list_edit::lset, Split::One),
+    keyed("linsert", list_edit::linsert, Split::One),
+    keyed("lrem", list_edit::lrem, Split::One),
+    keyed("ltrim", list_edit::ltrim, Split::One),
+    keyed("lpos", list_edit::lpos, Split::One),
+    keyed("lmove", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("rpoplpush", list_move::lmove, Split::Custom(list_move::lmove_across)),
+    keyed("lmpop", list_move::lmpop, Split::Custom(list_move::lmpop_across)).with_movable_keys(list_move::lmpop_keys),
     // Hashes
-    keyed("hset", -4, WF, ONE, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset, Split::One),
-    keyed("hmset", -4, WF, ONE, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset, Split::One),
-    keyed("hsetnx", 4, WF, ONE, "hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hash::hsetnx, Split::One),
-    keyed("hget", 3, RF, ONE, "hash", "2.0.0", "Returns the value of a field in a hash.", hash::hget, Split::One),
-    keyed("hmget", -3, RF, ONE, "hash", "2.0.0", "Returns the values of all fields in a hash.", hash::hmget, Split::One),
-    keyed("hdel", -3, WDF, ONE, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hash::hdel, Split::One),
-    keyed("hlen", 2, RF, ONE, "hash", "2.0.0", "Returns the number of fields in a hash.", hash::hlen, Split::One),
-    keyed("hexists", 3, RF, ONE, "hash", "2.0.0", "Determines whether a field exists in a hash.", hash::hexists, Split::One),
-    keyed("hstrlen", 3, RF, ONE, "hash", "3.2.0", "Returns the length of the value of a field.", hash::hstrlen, Split::One),
-    keyed("hkeys", 2, R, ONE, "hash", "2.0.0", "Returns all fields in a hash.", hash::hkeys, Split::One),
-    keyed("hvals", 2, R, ONE, "hash", "2.0.0", "Returns all values in a hash.", hash::hvals, Split::One),
-    keyed("hgetall", 2, R, ONE, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall, Split::One),
-    keyed("hincrby", 4, WF, ONE, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby, Split::One),
-    keyed("hincrbyfloat", 4, WF, ONE, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat, Split::One),
-    keyed("hrandfield", -2, R, ONE, "hash", "6.2.0", "Returns one or more random fields from a hash.", container::hrandfield, Split::One),
-    keyed("hscan", -3, R, ONE, "hash", "2.8.0", "Iterates over fields and values of a hash.", container::hscan, Split::One),
+    keyed("hset", hash::hset, Split::One),
+    keyed("hmset", hash::hmset, Split::One),
+    keyed("hsetnx", hash::hsetnx, Split::One),
+    keyed("hget", hash::hget, Split::One),
+    keyed("hmget", hash::hmget, Split::One),
+    keyed("hdel", hash::hdel, Split::One),
+    keyed("hlen", hash::hlen, Split::One),
+    keyed("hexists", hash::hexists, Split::One),
+    keyed("hstrlen", hash::hstrlen, Split::One),
+    keyed("hkeys", hash::hkeys, Split::One),
+    keyed("hvals", hash::hvals, Split::One),
+    keyed("hgetall", hash::hgetall, Split::One),
+    keyed("hincrby", hash::hincrby, Split::One),
+    keyed("hincrbyfloat", hash::hincrbyfloat, Split::One),
+    keyed("hrandfield", container::hrandfield, Split::One),
+    keyed("hscan", container::hscan, Split::One),
     // Hash field expiry
-    keyed("hexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (seconds)", hash_ttl::hexpire, Split::One),
-    keyed("hpexpire", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (milliseconds)", hash_ttl::hpexpire, Split::One),
-    keyed("hexpireat", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (seconds)", hash_ttl::hexpireat, Split::One),
-    keyed("hpexpireat", -6, WF, ONE, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", hash_ttl::hpexpireat, Split::One),
-    keyed("httl", -5, RF, ONE, "hash", "7.4.0", "Returns the TTL in seconds of a hash field.", hash_ttl::httl, Split::One),
-    keyed("hpttl", -5, RF, ONE, "hash", "7.4.0", "Returns the TTL in milliseconds of a hash field.", hash_ttl::hpttl, Split::One),
-    keyed("hexpiretime", -5, RF, ONE, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", hash_ttl::hexpiretime, Split::One),
-    keyed("hpexpiretime", -5, RF, ONE, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", hash_ttl::hpexpiretime, Split::One),
-    keyed("hpersist", -5, WDF, ONE, "hash", "7.4.0", "Removes the expiration time for each specified field", hash_ttl::hpersist, Split::One),
+    keyed("hexpire", hash_ttl::hexpire, Split::One),
+    keyed("hpexpire", hash_ttl::hpexpire, Split::One),
+    keyed("hexpireat", hash_ttl::hexpireat, Split::One),
+    keyed("hpexpireat", hash_ttl::hpexpireat, Split::One),
+    keyed("httl", hash_ttl::httl, Split::One),
+    keyed("hpttl", hash_ttl::hpttl, Split::One),
+    keyed("hexpiretime", hash_ttl::hexpiretime, Split::One),
+    keyed("hpexpiretime", hash_ttl::hpexpiretime, Split::One),
+    keyed("hpersist", hash_ttl::hpersist, Split::One),
     // Sets
-    keyed("sadd", -3, WF, ONE, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd, Split::One),
-    keyed("srem", -3, WDF, ONE, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", set::srem, Split::One),
-    keyed("scard", 2, RF, ONE, "set", "1.0.0", "Returns the number of members in a set.", set::scard, Split::One),
-    keyed("sismember", 3, RF, ONE, "set", "1.0.0", "Determines whether a member belongs to a set.", set::sismember, Split::One),
-    keyed("smismember", -3, RF, ONE, "set", "6.2.0", "Determines whether multiple members belong to a set.", set::smismember, Split::One),
-    keyed("smembers", 2, R, ONE, "set", "1.0.0", "Returns all members of a set.", set::smembers, Split::One),
-    keyed("spop", -2, WDF, ONE, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", set::spop, Split::One),
-    keyed("srandmember", -2, R, ONE, "set", "1.0.0", "Get one or multiple random members from a set", container::srandmember, Split::One),
-    keyed("smove", 4, WDF, TWO, "set", "1.0.0", "Moves a member from one set to another.", set::smove, Split::Custom(set::smove_job)),
-    keyed("sinter", -2, R, ALL, "set", "1.0.0", "Returns the intersect of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", set::algebra, Split::Custom(set::algebra_job)).with_movable_keys(set::sintercard_keys),
-    keyed("sinterstore", -3, W, ALL, "set", "1.0.0", "Stores the intersect of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sunion", -2, R, ALL, "set", "1.0.0", "Returns the union of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sunionstore", -3, W, ALL, "set", "1.0.0", "Stores the union of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sdiff", -2, R, ALL, "set", "1.0.0", "Returns the difference of multiple sets.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sdiffstore", -3, W, ALL, "set", "1.0.0", "Stores the difference of multiple sets in a key.", set::algebra, Split::Custom(set::algebra_job)),
-    keyed("sscan", -3, R, ONE, "set", "2.8.0", "Iterates over members of a set.", container::sscan, Split::One),
+    keyed("sadd", set::sadd, Split::One),
+    keyed("srem", set::srem, Split::One),
+    keyed("scard", set::scard, Split::One),
+    keyed("sismember", set::sismember, Split::One),
+    keyed("smismember", set::smismember, Split::One),
+    keyed("smembers", set::smembers, Split::One),
+    keyed("spop", set::spop, Split::One),
+    keyed("srandmember", container::srandmember, Split::One),
+    keyed("smove", set::smove, Split::Custom(set::smove_job)),
+    keyed("sinter", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sintercard", set::algebra, Split::Custom(set::algebra_job)).with_movable_keys(set::sintercard_keys),
+    keyed("sinterstore", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sunion", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sunionstore", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sdiff", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sdiffstore", set::algebra, Split::Custom(set::algebra_job)),
+    keyed("sscan", container::sscan, Split::One),
     // Sorted sets
-    keyed("zadd", -4, WF, ONE, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd, Split::One),
-    keyed("zincrby", 4, WF, ONE, "sorted-set", "1.2.0", "Increments the score of a member in a sorted set.", zset::zincrby, Split::One),
-    keyed("zrem", -3, WDF, ONE, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem, Split::One),
-    keyed("zscore", 3, RF, ONE, "sorted-set", "1.2.0", "Returns the score of a member in a sorted set.", zset::zscore, Split::One),
-    keyed("zmscore", -3, RF, ONE, "sorted-set", "6.2.0", "Returns the score of one or more members in a sorted set.", zset::zmscore, Split::One),
-    keyed("zcard", 2, RF, ONE, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard, Split::One),
-    keyed("zcount", 4, RF, ONE, "sorted-set", "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zset::zcount, Split::One),
-    keyed("zlexcount", 4, RF, ONE, "sorted-set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zset::zlexcount, Split::One),
-    keyed("zrank", 3, RF, ONE, "sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zset::zrank, Split::One),
-    keyed("zrevrank", 3, RF, ONE, "sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zset::zrevrank, Split::One),
-    keyed("zrange", -4, R, ONE, "sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes.", zset::range::zrange, Split::One),
-    keyed("zrangestore", -5, W, TWO, "sorted-set", "6.2.0", "Stores a range of members from sorted set in a key.", zset::range::zrangestore, Split::Custom(zset::range::zrangestore_job)),
-    keyed("zrevrange", -4, R, ONE, "sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zset::range::zrevrange, Split::One),
-    keyed("zrangebyscore", -4, R, ONE, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::range::zrangebyscore, Split::One),
-    keyed("zrevrangebyscore", -4, R, ONE, "sorted-set", "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zset::range::zrevrangebyscore, Split::One),
-    keyed("zrangebylex", -4, R, ONE, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range.", zset::range::zrangebylex, Split::One),
-    keyed("zrevrangebylex", -4, R, ONE, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zset::range::zrevrangebylex, Split::One),
-    keyed("zremrangebyscore", 4, WD, ONE, "sorted-set", "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zset::range::zremrangebyscore, Split::One),
-    keyed("zremrangebyrank", 4, WD, ONE, "sorted-set", "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zset::range::zremrangebyrank, Split::One),
-    keyed("zremrangebylex", 4, WD, ONE, "sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zset::range::zremrangebylex, Split::One),
-    keyed("zpopmin", -2, WDF, ONE, "sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::pop::zpopmin, Split::One),
-    keyed("zpopmax", -2, WDF, ONE, "sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::pop::zpopmax, Split::One),
-    keyed("zmpop", -4, &["write", "movablekeys"], (0, 0, 0), "sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zset::pop::zmpop, Split::Custom(zset::pop::zmpop_job)).with_movable_keys(zset::numkeys_at_1),
-    keyed("zunion", -3, &["readonly", "movablekeys"], (0, 0, 0), "sorted-set", "6.2.0", "Returns the union of multiple sorted sets.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
-    keyed("zinter", -3, &["readonly", "movablekeys"], (0, 0, 0), "sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
-    keyed("zdiff", -3, &["readonly", "movablekeys"], (0, 0, 0), "sorted-set", "6.2.0", "Returns the difference between multiple sorted sets.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
-    keyed("zintercard", -3, &["readonly", "movablekeys"], (0, 0, 0), "sorted-set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
-    keyed("zunionstore", -4, &["write", "denyoom", "movablekeys"], ONE, "sorted-set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
-    keyed("zinterstore", -4, &["write", "denyoom", "movablekeys"], ONE, "sorted-set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
-    keyed("zdiffstore", -4, &["write", "denyoom", "movablekeys"], ONE, "sorted-set", "6.2.0", "Stores the difference of multiple sorted sets in a key.", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    keyed("zadd", zset::zadd, Split::One),
+    keyed("zincrby", zset::zincrby, Split::One),
+    keyed("zrem", zset::zrem, Split::One),
+    keyed("zscore", zset::zscore, Split::One),
+    keyed("zmscore", zset::zmscore, Split::One),
+    keyed("zcard", zset::zcard, Split::One),
+    keyed("zcount", zset::zcount, Split::One),
+    keyed("zlexcount", zset::zlexcount, Split::One),
+    keyed("zrank", zset::zrank, Split::One),
+    keyed("zrevrank", zset::zrevrank, Split::One),
+    keyed("zrange", zset::range::zrange, Split::One),
+    keyed("zrangestore", zset::range::zrangestore, Split::Custom(zset::range::zrangestore_job)),
+    keyed("zrevrange", zset::range::zrevrange, Split::One),
+    keyed("zrangebyscore", zset::range::zrangebyscore, Split::One),
+    keyed("zrevrangebyscore", zset::range::zrevrangebyscore, Split::One),
+    keyed("zrangebylex", zset::range::zrangebylex, Split::One),
+    keyed("zrevrangebylex", zset::range::zrevrangebylex, Split::One),
+    keyed("zremrangebyscore", zset::range::zremrangebyscore, Split::One),
+    keyed("zremrangebyrank", zset::range::zremrangebyrank, Split::One),
+    keyed("zremrangebylex", zset::range::zremrangebylex, Split::One),
+    keyed("zpopmin", zset::pop::zpopmin, Split::One),
+    keyed("zpopmax", zset::pop::zpopmax, Split::One),
+    keyed("zmpop", zset::pop::zmpop, Split::Custom(zset::pop::zmpop_job)).with_movable_keys(zset::numkeys_at_1),
+    keyed("zunion", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
+    keyed("zinter", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
+    keyed("zdiff", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
+    keyed("zintercard", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::numkeys_at_1),
+    keyed("zunionstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    keyed("zinterstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    keyed("zdiffstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
-    keyed("blpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("brpop", -3, BLOCK, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("blmove", 6, &["write", "denyoom", "noscript", "blocking"], TWO, "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("brpoplpush", 4, &["write", "denyoom", "noscript", "blocking"], TWO, "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("blmpop", -5, &["write", "blocking", "movablekeys"], (0, 0, 0), "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
-    keyed("bzpopmin", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("bzpopmax", -3, &["write", "noscript", "blocking", "fast"], (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)),
-    keyed("bzmpop", -5, &["write", "blocking", "movablekeys"], (0, 0, 0), "sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
-    keyed("zrandmember", -2, R, ONE, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", container::zrandmember, Split::One),
-    keyed("zscan", -3, R, ONE, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", container::zscan, Split::One),
+    keyed("blpop", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("brpop", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("blmove", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("brpoplpush", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("blmpop", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
+    keyed("bzpopmin", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("bzpopmax", blocking::immediate, Split::Custom(blocking::across)),
+    keyed("bzmpop", blocking::immediate, Split::Custom(blocking::across)).with_movable_keys(blocking::numkeys_at_2),
+    keyed("zrandmember", container::zrandmember, Split::One),
+    keyed("zscan", container::zscan, Split::One),
     // Keyspace
-    keyed("del", -2, WD, ALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del, Split::Sum),
-    keyed("unlink", -2, WDF, ALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::unlink, Split::Sum),
-    keyed("exists", -2, RF, ALL, "generic", "1.0.0", "Determines whether one or more keys exist.", keys::exists, Split::Sum),
-    keyed("touch", -2, RF, ALL, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", keys::touch, Split::Sum),
-    keyed("type", 2, RF, ONE, "generic", "1.0.0", "Determines the type of value stored at a key.", keys::type_, Split::One),
-    keyed("rename", 3, WD, TWO, "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename, Split::Custom(multi::rename)),
-    keyed("renamenx", 3, WDF, TWO, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::rename, Split::Custom(multi::rename)),
-    keyed("copy", -3, W, TWO, "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy, Split::Custom(multi::copy)),
-    keyed("move", 3, WDF, ONE, "generic", "1.0.0", "Moves a key to another database.", keys::move_, Split::One),
-    keyed("object", -2, R, (2, 2, 1), "generic", "2.2.3", "A container for object introspection commands.", keys::object, Split::One).with_subcommands(),
-    every("keys", 2, R, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys, Merge::Concat),
-    every("dbsize", 1, RF, "server", "1.0.0", "Returns the number of keys in the database.", keys::dbsize, Merge::Sum),
-    every("flushdb", -1, WD, "server", "1.0.0", "Removes all keys from the current database.", keys::flushdb, Merge::Ok),
-    every("flushall", -1, WD, "server", "1.0.0", "Removes all keys from all databases.", keys::flushall, Merge::Ok),
-    every("swapdb", 3, WDF, "server", "4.0.0", "Swaps two Redis databases.", keys::swapdb, Merge::Ok),
-    conn("randomkey", 1, R, "generic", "1.0.0", "Returns a random key name from the database.", multi::randomkey),
-    conn("scan", -2, R, "generic", "2.8.0", "Iterates over the key names in the database.", multi::scan),
+    keyed("del", keys::del, Split::Sum),
+    keyed("unlink", keys::unlink, Split::Sum),
+    keyed("exists", keys::exists, Split::Sum),
+    keyed("touch", keys::touch, Split::Sum),
+    keyed("type", keys::type_, Split::One),
+    keyed("rename", keys::rename, Split::Custom(multi::rename)),
+    keyed("renamenx", keys::rename, Split::Custom(multi::rename)),
+    keyed("copy", keys::copy, Split::Custom(multi::copy)),
+    keyed("move", keys::move_, Split::One),
+    keyed("object", keys::object, Split::One).with_subcommands(&["encoding", "freq", "help", "idletime", "refcount"]),
+    every("keys", keys::keys, Merge::Concat),
+    every("dbsize", keys::dbsize, Merge::Sum),
+    every("flushdb", keys::flushdb, Merge::Ok),
+    every("flushall", keys::flushall, Merge::Ok),
+    every("swapdb", keys::swapdb, Merge::Ok),
+    conn("randomkey", multi::randomkey),
+    conn("scan", multi::scan),
     // Expiry
-    keyed("expire", -3, WDF, ONE, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", expire::expire, Split::One),
-    keyed("pexpire", -3, WDF, ONE, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", expire::pexpire, Split::One),
-    keyed("expireat", -3, WDF, ONE, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expire::expireat, Split::One),
-    keyed("pexpireat", -3, WDF, ONE, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", expire::pexpireat, Split::One),
-    keyed("ttl", 2, RF, ONE, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", expire::ttl, Split::One),
-    keyed("pttl", 2, RF, ONE, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", expire::pttl, Split::One),
-    keyed("expiretime", 2, RF, ONE, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", expire::expiretime, Split::One),
-    keyed("pexpiretime", 2, RF, ONE, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", expire::pexpiretime, Split::One),
-    keyed("persist", 2, WDF, ONE, "generic", "2.2.0", "Removes the expiration time of a key.", expire::persist, Split::One),
+    keyed("expire", expire::expire, Split::One),
+    keyed("pexpire", expire::pexpire, Split::One),
+    keyed("expireat", expire::expireat, Split::One),
+    keyed("pexpireat", expire::pexpireat, Split::One),
+    keyed("ttl", expire::ttl, Split::One),
+    keyed("pttl", expire::pttl, Split::One),
+    keyed("expiretime", expire::expiretime, Split::One),
+    keyed("pexpiretime", expire::pexpiretime, Split::One),
+    keyed("persist", expire::persist, Split::One),
     // Connection
-    conn("ping", -1, CONN, "connection", "1.0.0", "Returns the server's liveliness response.", connection::ping),
-    conn("echo", 2, CONN, "connection", "1.0.0", "Returns the given string.", connection::echo),
-    conn("quit", -1, CONN, "connection", "1.0.0", "Closes the connection.", connection::quit),
-    conn("hello", -1, CONN, "connection", "6.0.0", "Handshakes with the Redis server.", connection::hello),
-    conn("auth", -2, CONN, "connection", "1.0.0", "Authenticates the connection.", connection::auth),
-    conn("select", 2, CONN, "connection", "1.0.0", "Changes the selected database.", connection::select),
-    conn("reset", 1, CONN, "connection", "6.2.0", "Resets the connection.", connection::reset),
-    conn("client", -2, &["admin", "noscript", "loading", "stale"], "connection", "2.4.0", "A container for client connection commands.", connection::client).with_subcommands(),
+    conn("ping", connection::ping),
+    conn("echo", connection::echo),
+    conn("quit", connection::quit),
+    conn("hello", connection::hello),
+    conn("auth", connection::auth),
+    conn("select", connection::select),
+    conn("reset", connection::reset),
+    conn("client", connection::client).with_subcommands(&["getname", "help", "id", "info", "kill", "list", "no-evict", "setname", "unblock"]),
     // Pub/Sub
-    conn("subscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
-    conn("unsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
-    conn("psubscribe", -2, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
-    conn("punsubscribe", -1, &["pubsub", "noscript", "loading", "stale"], "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
-    conn("publish", 3, &["pubsub", "loading", "stale", "fast"], "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
-    conn("pubsub", -2, &["pubsub", "loading", "stale"], "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub).with_subcommands(),
+    conn("subscribe", pubsub::subscribe),
+    conn("unsubscribe", pubsub::unsubscribe),
+    conn("psubscribe", pubsub::psubscribe),
+    conn("punsubscribe", pubsub::punsubscribe),
+    conn("publish", pubsub::publish),
+    conn("pubsub", pubsub::pubsub).with_subcommands(&["channels", "help", "numpat", "numsub"]),
     // Transactions
-    conn("multi", 1, &["noscript", "loading", "stale", "fast"], "transactions", "1.2.0", "Starts a transaction.", transaction::multi),
-    conn("exec", 1, &["noscript", "loading", "stale"], "transactions", "1.2.0", "Executes all commands in a transaction.", transaction::exec),
-    conn("discard", 1, &["noscript", "loading", "stale", "fast"], "transactions", "2.0.0", "Discards a transaction.", transaction::discard),
-    conn("watch", -2, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", transaction::watch),
-    conn("unwatch", 1, &["noscript", "loading", "stale", "fast", "allow_busy"], "transactions", "2.2.0", "Forgets about watched keys of a transaction.", transaction::unwatch),
+    conn("multi", transaction::multi),
+    conn("exec", transaction::exec),
+    conn("discard", transaction::discard),
+    conn("watch", transaction::watch),
+    conn("unwatch", transaction::unwatch),
     // Server
-    conn("command", -1, &["loading", "stale"], "server", "2.8.13", "Returns detailed information about all commands.", server::command).with_subcommands(),
-    conn("info", -1, &["loading", "stale"], "server", "1.0.0", "Returns information and statistics about the server.", server::info),
-    conn("config", -2, ADMIN, "server", "2.0.0", "A container for server configuration commands.", server::config).with_subcommands(),
-    conn("time", 1, &["loading", "stale", "fast"], "server", "2.6.0", "Returns the server time.", server::time),
-    conn("debug", -2, ADMIN, "server", "1.0.0", "A container for debugging commands.", server::debug),
-    conn("latency", -2, ADMIN, "server", "2.8.13", "A container for latency diagnostics commands.", latency::latency).with_subcommands(),
-    conn("shutdown", -1, &["admin", "noscript", "loading", "stale", "no_multi", "allow_busy"], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
-    conn("lastsave", 1, &["loading", "stale", "fast"], "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
+    conn("command", command::command).with_subcommands(&["count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"]),
+    conn("info", server::info),
+    conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "set"]),
+    conn("time", server::time),
+    conn("debug", server::debug),
+    conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
+    conn("shutdown", server::shutdown),
+    conn("lastsave", server::lastsave),
 ];
 
 /// The name index has 2^INDEX_BITS slots, over four times the commands, so
@@ -468,6 +494,99 @@ mod tests {
             containers,
             ["object", "client", "pubsub", "command", "config", "latency"]
         );
+    }
+
+    #[test]
+    fn every_row_has_metadata_and_every_metadata_a_row() {
+        assert_eq!(COMMANDS.len(), meta::META.len());
+        for (row, meta) in COMMANDS.iter().zip(&meta::META) {
+            // The generated data follows the table's order, and each row
+            // was joined to its own entry.
+            assert_eq!(row.name, meta.name);
+            assert!(std::ptr::eq(row.meta, meta), "{}", row.name);
+            assert_eq!(row.arity, meta.arity);
+            assert_eq!(row.flags, meta.flags);
+            assert_eq!(
+                (row.first_key, row.last_key, row.step),
+                (meta.first_key, meta.last_key, meta.step)
+            );
+            assert_eq!(row.container, !meta.subcommands.is_empty());
+        }
+    }
+
+    #[test]
+    fn computed_key_positions_are_redis_movable_keys() {
+        for row in COMMANDS {
+            let movable = row.flags.contains(CommandFlags::MOVABLEKEYS);
+            let keyed = matches!(row.route, Route::Keyed(..));
+            assert_eq!(row.movable.is_some(), movable && keyed, "{}", row.name);
+        }
+    }
+
+    /// The keys routing finds are the keys Redis's key specs name, for
+    /// every keyed command at a few argument counts, and for the commands
+    /// that count their keys on sample arguments.
+    #[test]
+    fn routing_keys_are_the_key_specs_keys() {
+        let argv = |words: &[&str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let spec_keys = |row: &CommandSpec, argv: &[Bytes]| -> Vec<usize> {
+            let meta = match row.container {
+                true => row.meta.subcommand(&argv[1]).unwrap(),
+                false => row.meta,
+            };
+            let mut keys: Vec<usize> = meta::keys::command_keys(meta, argv)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        let routed = |row: &CommandSpec, argv: &[Bytes]| -> Vec<usize> {
+            let mut keys: Vec<usize> = row.key_positions(argv).collect();
+            keys.sort();
+            keys
+        };
+        for row in COMMANDS {
+            if !matches!(row.route, Route::Keyed(..)) || row.movable.is_some() || row.container {
+                continue;
+            }
+            let base = row.arity.unsigned_abs() as usize;
+            let extra = if row.arity < 0 { 4 } else { 0 };
+            for argc in base..=base + extra {
+                let mut words = vec![row.name.to_string()];
+                words.extend((1..argc).map(|i| format!("a{i}")));
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                let argv = argv(&words);
+                assert_eq!(routed(row, &argv), spec_keys(row, &argv), "{words:?}");
+            }
+        }
+        for words in [
+            &["object", "encoding", "k"][..],
+            &["object", "help"],
+            &["lmpop", "2", "a", "b", "left"],
+            &["blmpop", "0", "2", "a", "b", "left", "count", "2"],
+            &["bzmpop", "0", "1", "a", "min"],
+            &["sintercard", "3", "a", "b", "c", "limit", "1"],
+            &["zmpop", "2", "a", "b", "max"],
+            &["zunion", "2", "a", "b", "weights", "1", "2"],
+            &["zinter", "1", "a", "withscores"],
+            &["zdiff", "3", "a", "b", "c"],
+            &["zintercard", "2", "a", "b"],
+            &["zunionstore", "d", "2", "a", "b", "aggregate", "max"],
+            &["zinterstore", "d", "1", "a"],
+            &["zdiffstore", "d", "2", "a", "b"],
+        ] {
+            let row = lookup(words[0].as_bytes()).unwrap();
+            let argv = argv(words);
+            assert_eq!(routed(row, &argv), spec_keys(row, &argv), "{words:?}");
+        }
     }
 
     #[test]

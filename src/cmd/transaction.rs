@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 
 use super::args::err;
+use super::meta::CommandFlags;
 use super::table::{CommandSpec, Route};
 use super::{lookup, shard_of, Ctx, Session, ShardData};
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
@@ -101,7 +102,7 @@ pub const CONTROL: &[&str] = &["exec", "discard", "multi", "watch", "quit", "res
 /// `no_multi` command (SHUTDOWN: EXEC must not stop the server halfway), or
 /// DEBUG where `enable-debug-command` keeps it from this client.
 pub fn refusal_to_queue(shard: &ShardData, session: &Session, spec: &CommandSpec) -> Option<Frame> {
-    if spec.has_flag("no_multi") {
+    if spec.flags.contains(CommandFlags::NO_MULTI) {
         return Some(err::frame("ERR Command not allowed inside a transaction"));
     }
     if spec.name == "debug" && !super::server::debug_allowed(shard, session) {

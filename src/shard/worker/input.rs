@@ -165,7 +165,7 @@ impl Worker {
                     .record(spec.id(), elapsed_us, frame.is_error());
                 let latency_ms = data.shared.config.latency_threshold_ms();
                 if latency_ms > 0 && elapsed_us >= latency_ms * 1000 {
-                    let event = if spec.has_flag("fast") {
+                    let event = if spec.flags.contains(cmd::CommandFlags::FAST) {
                         Event::FastCommand
                     } else {
                         Event::Command

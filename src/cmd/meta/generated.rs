@@ -1,0 +1,1308 @@
+//! Redis's command metadata: generated, do not edit.
+//!
+//! Written by `python3 scripts/gen_command_meta.py` from the COMMAND INFO
+//! and COMMAND DOCS replies of redis-server 7.0.15 for every command of
+//! ember's table (`src/cmd/table.rs`) and the subcommands its rows declare,
+//! and from `scripts/command_meta_supplement.json` (Redis 7.4's
+//! declarations) for the commands 7.0 lacks:
+//! hexpire, hpexpire, hexpireat, hpexpireat, httl, hpttl, hexpiretime,
+//! hpexpiretime, hpersist.
+//! These are facts about Redis's interface, reproduced so that COMMAND INFO
+//! and COMMAND DOCS answer as Redis does. Run the script again after adding
+//! a command or subcommand to the table. The constructors are in `build.rs`.
+
+use super::build::*;
+use super::CommandMeta;
+
+/// One row per command of the table, in the table's order. An array
+/// static (not a slice of one), so the table's rows point into it.
+pub static META: [CommandMeta; 174] = [
+    cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the value of a key", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("set", -3, "write denyoom", "write string slow", (1, 1, 1))
+        .key_specs(&[
+            spec("RW access update variable_flags", index(1), range(0, 1, 0)).notes("RW and ACCESS due to the optional `GET` argument"),
+        ])
+        .docs("Set the string value of a key", "1.0.0", "string", "O(1)")
+        .history(&[
+            ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+            ("6.0.0", "Added the `KEEPTTL` option."),
+            ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+            ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+        ])
+        .args(&[
+            key("key", 0),
+            string("value"),
+            oneof("condition", &[pure_token("nx", "NX"), pure_token("xx", "XX")]).since("2.6.12").flags("optional"),
+            pure_token("get", "GET").since("6.2.0").flags("optional"),
+            oneof("expiration", &[
+                integer("seconds").token("EX").since("2.6.12"),
+                integer("milliseconds").token("PX").since("2.6.12"),
+                unix_time("unix-time-seconds").token("EXAT").since("6.2.0"),
+                unix_time("unix-time-milliseconds").token("PXAT").since("6.2.0"),
+                pure_token("keepttl", "KEEPTTL").since("6.0.0"),
+            ]).flags("optional"),
+        ]),
+    cmd("setnx", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("OW insert", index(1), range(0, 1, 0))])
+        .docs("Set the value of a key, only if the key does not exist", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0), string("value")]),
+    cmd("setex", 4, "write denyoom", "write string slow", (1, 1, 1))
+        .key_specs(&[spec("OW update", index(1), range(0, 1, 0))])
+        .docs("Set the value and expiration of a key", "2.0.0", "string", "O(1)")
+        .args(&[key("key", 0), integer("seconds"), string("value")]),
+    cmd("psetex", 4, "write denyoom", "write string slow", (1, 1, 1))
+        .key_specs(&[spec("OW update", index(1), range(0, 1, 0))])
+        .docs("Set the value and expiration in milliseconds of a key", "2.6.0", "string", "O(1)")
+        .args(&[key("key", 0), integer("milliseconds"), string("value")]),
+    cmd("getset", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Set the string value of a key and return its old value", "1.0.0", "string", "O(1)")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`SET` with the `!GET` argument")
+        .args(&[key("key", 0), string("value")]),
+    cmd("getdel", 2, "write fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Get the value of a key and delete the key", "6.2.0", "string", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("getex", -2, "write fast", "write string fast", (1, 1, 1))
+        .key_specs(&[
+            spec("RW access update", index(1), range(0, 1, 0)).notes("RW and UPDATE because it changes the TTL"),
+        ])
+        .docs("Get the value of a key and optionally set its expiration", "6.2.0", "string", "O(1)")
+        .args(&[
+            key("key", 0),
+            oneof("expiration", &[
+                integer("seconds").token("EX"),
+                integer("milliseconds").token("PX"),
+                unix_time("unix-time-seconds").token("EXAT"),
+                unix_time("unix-time-milliseconds").token("PXAT"),
+                pure_token("persist", "PERSIST"),
+            ]).flags("optional"),
+        ]),
+    cmd("mget", -2, "readonly fast", "read string fast", (1, -1, 1))
+        .tips(&["request_policy:multi_shard"])
+        .key_specs(&[spec("RO access", index(1), range(-1, 1, 0))])
+        .docs("Get the values of all the given keys", "1.0.0", "string", "O(N) where N is the number of keys to retrieve.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("mset", -3, "write denyoom", "write string slow", (1, -1, 2))
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+        .key_specs(&[spec("OW update", index(1), range(-1, 2, 0))])
+        .docs("Set multiple keys to multiple values", "1.0.1", "string", "O(N) where N is the number of keys to set.")
+        .args(&[block("key_value", &[key("key", 0), string("value")]).flags("multiple")]),
+    cmd("msetnx", -3, "write denyoom", "write string slow", (1, -1, 2))
+        .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+        .key_specs(&[spec("OW insert", index(1), range(-1, 2, 0))])
+        .docs("Set multiple keys to multiple values, only if none of the keys exist", "1.0.1", "string", "O(N) where N is the number of keys to set.")
+        .args(&[block("key_value", &[key("key", 0), string("value")]).flags("multiple")]),
+    cmd("incr", 2, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the integer value of a key by one", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("decr", 2, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Decrement the integer value of a key by one", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("incrby", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the integer value of a key by the given amount", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0), integer("increment")]),
+    cmd("decrby", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Decrement the integer value of a key by the given number", "1.0.0", "string", "O(1)")
+        .args(&[key("key", 0), integer("decrement")]),
+    cmd("incrbyfloat", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the float value of a key by the given amount", "2.6.0", "string", "O(1)")
+        .args(&[key("key", 0), double("increment")]),
+    cmd("append", 3, "write denyoom fast", "write string fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Append a value to a key", "2.0.0", "string", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
+        .args(&[key("key", 0), string("value")]),
+    cmd("strlen", 2, "readonly fast", "read string fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the length of the value stored in a key", "2.2.0", "string", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("getrange", 4, "readonly", "read string slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get a substring of the string stored at a key", "2.4.0", "string", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .args(&[key("key", 0), integer("start"), integer("end")]),
+    cmd("substr", 4, "readonly", "read string slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get a substring of the string stored at a key", "1.0.0", "string", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .doc_flags("deprecated")
+        .deprecated("2.0.0", "`GETRANGE`")
+        .args(&[key("key", 0), integer("start"), integer("end")]),
+    cmd("setrange", 4, "write denyoom", "write string slow", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Overwrite part of a string at key starting at the specified offset", "2.2.0", "string", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
+        .args(&[key("key", 0), integer("offset"), string("value")]),
+    cmd("lcs", -3, "readonly", "read string slow", (1, 2, 1))
+        .key_specs(&[spec("RO access", index(1), range(1, 1, 0))])
+        .docs("Find longest common substring", "7.0.0", "string", "O(N*M) where N and M are the lengths of s1 and s2, respectively")
+        .args(&[
+            key("key1", 0),
+            key("key2", 0),
+            pure_token("len", "LEN").flags("optional"),
+            pure_token("idx", "IDX").flags("optional"),
+            integer("len").token("MINMATCHLEN").flags("optional"),
+            pure_token("withmatchlen", "WITHMATCHLEN").flags("optional"),
+        ]),
+    cmd("lpush", -3, "write denyoom fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Prepend one or multiple elements to a list", "1.0.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
+        .args(&[key("key", 0), string("element").flags("multiple")]),
+    cmd("rpush", -3, "write denyoom fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Append one or multiple elements to a list", "1.0.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
+        .args(&[key("key", 0), string("element").flags("multiple")]),
+    cmd("lpushx", -3, "write denyoom fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Prepend an element to a list, only if the list exists", "2.2.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
+        .args(&[key("key", 0), string("element").flags("multiple")]),
+    cmd("rpushx", -3, "write denyoom fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Append an element to a list, only if the list exists", "2.2.0", "list", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
+        .args(&[key("key", 0), string("element").flags("multiple")]),
+    cmd("lpop", -2, "write fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Remove and get the first elements in a list", "1.0.0", "list", "O(N) where N is the number of elements returned")
+        .history(&[("6.2.0", "Added the `count` argument.")])
+        .args(&[key("key", 0), integer("count").since("6.2.0").flags("optional")]),
+    cmd("rpop", -2, "write fast", "write list fast", (1, 1, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Remove and get the last elements in a list", "1.0.0", "list", "O(N) where N is the number of elements returned")
+        .history(&[("6.2.0", "Added the `count` argument.")])
+        .args(&[key("key", 0), integer("count").since("6.2.0").flags("optional")]),
+    cmd("llen", 2, "readonly fast", "read list fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the length of a list", "1.0.0", "list", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("lrange", 4, "readonly", "read list slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get a range of elements from a list", "1.0.0", "list", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.")
+        .args(&[key("key", 0), integer("start"), integer("stop")]),
+    cmd("lindex", 3, "readonly", "read list slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get an element from a list by its index", "1.0.0", "list", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).")
+        .args(&[key("key", 0), integer("index")]),
+    cmd("lset", 4, "write denyoom", "write list slow", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set the value of an element in a list by its index", "1.0.0", "list", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")
+        .args(&[key("key", 0), integer("index"), string("element")]),
+    cmd("linsert", 5, "write denyoom", "write list slow", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Insert an element before or after another element in a list", "2.2.0", "list", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).")
+        .args(&[
+            key("key", 0),
+            oneof("where", &[pure_token("before", "BEFORE"), pure_token("after", "AFTER")]),
+            string("pivot"),
+            string("element"),
+        ]),
+    cmd("lrem", 4, "write", "write list slow", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove elements from a list", "1.0.0", "list", "O(N+M) where N is the length of the list and M is the number of elements removed.")
+        .args(&[key("key", 0), integer("count"), string("element")]),
+    cmd("ltrim", 4, "write", "write list slow", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Trim a list to the specified range", "1.0.0", "list", "O(N) where N is the number of elements to be removed by the operation.")
+        .args(&[key("key", 0), integer("start"), integer("stop")]),
+    cmd("lpos", -3, "readonly", "read list slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return the index of matching elements on a list", "6.0.6", "list", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.")
+        .args(&[
+            key("key", 0),
+            string("element"),
+            integer("rank").token("RANK").flags("optional"),
+            integer("num-matches").token("COUNT").flags("optional"),
+            integer("len").token("MAXLEN").flags("optional"),
+        ]),
+    cmd("lmove", 5, "write denyoom", "write list slow", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("RW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Pop an element from a list, push it to another list and return it", "6.2.0", "list", "O(1)")
+        .args(&[
+            key("source", 0),
+            key("destination", 1),
+            oneof("wherefrom", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+            oneof("whereto", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+        ]),
+    cmd("rpoplpush", 3, "write denyoom", "write list slow", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("RW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Remove the last element in a list, prepend it to another list and return it", "1.2.0", "list", "O(1)")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments")
+        .args(&[key("source", 0), key("destination", 1)]),
+    cmd("lmpop", -4, "write movablekeys", "write list slow", (0, 0, 0))
+        .key_specs(&[spec("RW access delete", index(1), keynum(0, 1, 1))])
+        .docs("Pop elements from a list", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            oneof("where", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("hset", -4, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set the string value of a hash field", "2.0.0", "hash", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
+        .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
+        .args(&[
+            key("key", 0),
+            block("field_value", &[string("field"), string("value")]).flags("multiple"),
+        ]),
+    cmd("hmset", -4, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set multiple hash fields to multiple values", "2.0.0", "hash", "O(N) where N is the number of fields being set.")
+        .doc_flags("deprecated")
+        .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
+        .args(&[
+            key("key", 0),
+            block("field_value", &[string("field"), string("value")]).flags("multiple"),
+        ]),
+    cmd("hsetnx", 4, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Set the value of a hash field, only if the field does not exist", "2.0.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field"), string("value")]),
+    cmd("hget", 3, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the value of a hash field", "2.0.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field")]),
+    cmd("hmget", -3, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the values of all the given hash fields", "2.0.0", "hash", "O(N) where N is the number of fields being requested.")
+        .args(&[key("key", 0), string("field").flags("multiple")]),
+    cmd("hdel", -3, "write fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Delete one or more hash fields", "2.0.0", "hash", "O(N) where N is the number of fields to be removed.")
+        .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
+        .args(&[key("key", 0), string("field").flags("multiple")]),
+    cmd("hlen", 2, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the number of fields in a hash", "2.0.0", "hash", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("hexists", 3, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Determine if a hash field exists", "2.0.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field")]),
+    cmd("hstrlen", 3, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the length of the value of a hash field", "3.2.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field")]),
+    cmd("hkeys", 2, "readonly", "read hash slow", (1, 1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get all the fields in a hash", "2.0.0", "hash", "O(N) where N is the size of the hash.")
+        .args(&[key("key", 0)]),
+    cmd("hvals", 2, "readonly", "read hash slow", (1, 1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get all the values in a hash", "2.0.0", "hash", "O(N) where N is the size of the hash.")
+        .args(&[key("key", 0)]),
+    cmd("hgetall", 2, "readonly", "read hash slow", (1, 1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get all the fields and values in a hash", "2.0.0", "hash", "O(N) where N is the size of the hash.")
+        .args(&[key("key", 0)]),
+    cmd("hincrby", 4, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the integer value of a hash field by the given number", "2.0.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field"), integer("increment")]),
+    cmd("hincrbyfloat", 4, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the float value of a hash field by the given amount", "2.6.0", "hash", "O(1)")
+        .args(&[key("key", 0), string("field"), double("increment")]),
+    cmd("hrandfield", -2, "readonly", "read hash slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get one or multiple random fields from a hash", "6.2.0", "hash", "O(N) where N is the number of fields returned")
+        .args(&[
+            key("key", 0),
+            block("options", &[integer("count"), pure_token("withvalues", "WITHVALUES").flags("optional")]).flags("optional"),
+        ]),
+    cmd("hscan", -3, "readonly", "read hash slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Incrementally iterate hash fields and associated values", "2.8.0", "hash", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")
+        .args(&[
+            key("key", 0),
+            integer("cursor"),
+            pattern("pattern").token("MATCH").flags("optional"),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("hexpire", -6, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set expiry for hash field using relative time to expire (seconds)", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            integer("seconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).flags("optional"),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hpexpire", -6, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set expiry for hash field using relative time to expire (milliseconds)", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            integer("milliseconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).flags("optional"),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hexpireat", -6, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set expiry for hash field using an absolute Unix timestamp (seconds)", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            unix_time("unix-time-seconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).flags("optional"),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hpexpireat", -6, "write denyoom fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set expiry for hash field using an absolute Unix timestamp (milliseconds)", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            unix_time("unix-time-milliseconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).flags("optional"),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("httl", -5, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the TTL in seconds of a hash field.", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hpttl", -5, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the TTL in milliseconds of a hash field.", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hexpiretime", -5, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the expiration time of a hash field as a Unix timestamp, in seconds.", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hpexpiretime", -5, "readonly fast", "read hash fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the expiration time of a hash field as a Unix timestamp, in msec.", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("hpersist", -5, "write fast", "write hash fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Removes the expiration time for each specified field", "7.4.0", "hash", "O(N) where N is the number of specified fields")
+        .args(&[
+            key("key", 0),
+            block("fields", &[integer("numfields"), string("field").flags("multiple")]).token("FIELDS"),
+        ]),
+    cmd("sadd", -3, "write denyoom fast", "write set fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Add one or more members to a set", "1.0.0", "set", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("srem", -3, "write fast", "write set fast", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove one or more members from a set", "1.0.0", "set", "O(N) where N is the number of members to be removed.")
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("scard", 2, "readonly fast", "read set fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the number of members in a set", "1.0.0", "set", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("sismember", 3, "readonly fast", "read set fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Determine if a given value is a member of a set", "1.0.0", "set", "O(1)")
+        .args(&[key("key", 0), string("member")]),
+    cmd("smismember", -3, "readonly fast", "read set fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the membership associated with the given elements for a set", "6.2.0", "set", "O(N) where N is the number of elements being checked for membership")
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("smembers", 2, "readonly", "read set slow", (1, 1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get all the members in a set", "1.0.0", "set", "O(N) where N is the set cardinality.")
+        .args(&[key("key", 0)]),
+    cmd("spop", -2, "write fast", "write set fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Remove and return one or multiple random members from a set", "1.0.0", "set", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
+        .history(&[("3.2.0", "Added the `count` argument.")])
+        .args(&[key("key", 0), integer("count").since("3.2.0").flags("optional")]),
+    cmd("srandmember", -2, "readonly", "read set slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get one or multiple random members from a set", "1.0.0", "set", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")
+        .history(&[("2.6.0", "Added the optional `count` argument.")])
+        .args(&[key("key", 0), integer("count").since("2.6.0").flags("optional")]),
+    cmd("smove", 4, "write fast", "write set fast", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("RW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Move a member from one set to another", "1.0.0", "set", "O(1)")
+        .args(&[key("source", 0), key("destination", 1), string("member")]),
+    cmd("sinter", -2, "readonly", "read set slow", (1, -1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(-1, 1, 0))])
+        .docs("Intersect multiple sets", "1.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("sintercard", -3, "readonly movablekeys", "read set slow", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(1), keynum(0, 1, 1))])
+        .docs("Intersect multiple sets and return the cardinality of the result", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            integer("limit").token("LIMIT").flags("optional"),
+        ]),
+    cmd("sinterstore", -3, "write denyoom", "write set slow", (1, -1, 1))
+        .key_specs(&[
+            spec("RW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(-1, 1, 0)),
+        ])
+        .docs("Intersect multiple sets and store the resulting set in a key", "1.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
+        .args(&[key("destination", 0), key("key", 1).flags("multiple")]),
+    cmd("sunion", -2, "readonly", "read set slow", (1, -1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(-1, 1, 0))])
+        .docs("Add multiple sets", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("sunionstore", -3, "write denyoom", "write set slow", (1, -1, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(-1, 1, 0)),
+        ])
+        .docs("Add multiple sets and store the resulting set in a key", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets.")
+        .args(&[key("destination", 0), key("key", 1).flags("multiple")]),
+    cmd("sdiff", -2, "readonly", "read set slow", (1, -1, 1))
+        .tips(&["nondeterministic_output_order"])
+        .key_specs(&[spec("RO access", index(1), range(-1, 1, 0))])
+        .docs("Subtract multiple sets", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("sdiffstore", -3, "write denyoom", "write set slow", (1, -1, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(-1, 1, 0)),
+        ])
+        .docs("Subtract multiple sets and store the resulting set in a key", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets.")
+        .args(&[key("destination", 0), key("key", 1).flags("multiple")]),
+    cmd("sscan", -3, "readonly", "read set slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Incrementally iterate Set elements", "2.8.0", "set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")
+        .args(&[
+            key("key", 0),
+            integer("cursor"),
+            pattern("pattern").token("MATCH").flags("optional"),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("zadd", -4, "write denyoom fast", "write sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Add one or more members to a sorted set, or update its score if it already exists", "1.2.0", "sorted-set", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
+        .history(&[
+            ("2.4.0", "Accepts multiple elements."),
+            ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."),
+            ("6.2.0", "Added the `GT` and `LT` options."),
+        ])
+        .args(&[
+            key("key", 0),
+            oneof("condition", &[pure_token("nx", "NX"), pure_token("xx", "XX")]).since("3.0.2").flags("optional"),
+            oneof("comparison", &[pure_token("gt", "GT"), pure_token("lt", "LT")]).since("6.2.0").flags("optional"),
+            pure_token("change", "CH").since("3.0.2").flags("optional"),
+            pure_token("increment", "INCR").since("3.0.2").flags("optional"),
+            block("score_member", &[double("score"), string("member")]).flags("multiple"),
+        ]),
+    cmd("zincrby", 4, "write denyoom fast", "write sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Increment the score of a member in a sorted set", "1.2.0", "sorted-set", "O(log(N)) where N is the number of elements in the sorted set.")
+        .args(&[key("key", 0), integer("increment"), string("member")]),
+    cmd("zrem", -3, "write fast", "write sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove one or more members from a sorted set", "1.2.0", "sorted-set", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")
+        .history(&[("2.4.0", "Accepts multiple elements.")])
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("zscore", 3, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the score associated with the given member in a sorted set", "1.2.0", "sorted-set", "O(1)")
+        .args(&[key("key", 0), string("member")]),
+    cmd("zmscore", -3, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the score associated with the given members in a sorted set", "6.2.0", "sorted-set", "O(N) where N is the number of members being requested.")
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("zcard", 2, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Get the number of members in a sorted set", "1.2.0", "sorted-set", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("zcount", 4, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Count the members in a sorted set with scores within the given values", "2.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[key("key", 0), double("min"), double("max")]),
+    cmd("zlexcount", 4, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Count the number of members in a sorted set between a given lexicographical range", "2.8.9", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[key("key", 0), string("min"), string("max")]),
+    cmd("zrank", 3, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Determine the index of a member in a sorted set", "2.0.0", "sorted-set", "O(log(N))")
+        .args(&[key("key", 0), string("member")]),
+    cmd("zrevrank", 3, "readonly fast", "read sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", "sorted-set", "O(log(N))")
+        .args(&[key("key", 0), string("member")]),
+    cmd("zrange", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set", "1.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")])
+        .args(&[
+            key("key", 0),
+            string("start"),
+            string("stop"),
+            oneof("sortby", &[pure_token("byscore", "BYSCORE"), pure_token("bylex", "BYLEX")]).since("6.2.0").flags("optional"),
+            pure_token("rev", "REV").since("6.2.0").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").since("6.2.0").flags("optional"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+        ]),
+    cmd("zrangestore", -5, "write denyoom", "write sortedset slow", (1, 2, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(0, 1, 0)),
+        ])
+        .docs("Store a range of members from sorted set into another key", "6.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")
+        .args(&[
+            key("dst", 0),
+            key("src", 1),
+            string("min"),
+            string("max"),
+            oneof("sortby", &[pure_token("byscore", "BYSCORE"), pure_token("bylex", "BYLEX")]).flags("optional"),
+            pure_token("rev", "REV").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+        ]),
+    cmd("zrevrange", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` argument")
+        .args(&[
+            key("key", 0),
+            integer("start"),
+            integer("stop"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+        ]),
+    cmd("zrangebyscore", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set, by score", "1.0.5", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`ZRANGE` with the `BYSCORE` argument")
+        .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
+        .args(&[
+            key("key", 0),
+            double("min"),
+            double("max"),
+            pure_token("withscores", "WITHSCORES").since("2.0.0").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+        ]),
+    cmd("zrevrangebyscore", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments")
+        .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
+        .args(&[
+            key("key", 0),
+            double("max"),
+            double("min"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+        ]),
+    cmd("zrangebylex", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set, by lexicographical range", "2.8.9", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`ZRANGE` with the `BYLEX` argument")
+        .args(&[
+            key("key", 0),
+            string("min"),
+            string("max"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+        ]),
+    cmd("zrevrangebylex", -4, "readonly", "read sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments")
+        .args(&[
+            key("key", 0),
+            string("max"),
+            string("min"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+        ]),
+    cmd("zremrangebyscore", 4, "write", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove all members in a sorted set within the given scores", "1.2.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .args(&[key("key", 0), double("min"), double("max")]),
+    cmd("zremrangebyrank", 4, "write", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove all members in a sorted set within the given indexes", "2.0.0", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .args(&[key("key", 0), integer("start"), integer("stop")]),
+    cmd("zremrangebylex", 4, "write", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Remove all members in a sorted set between the given lexicographical range", "2.8.9", "sorted-set", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .args(&[key("key", 0), string("min"), string("max")]),
+    cmd("zpopmin", -2, "write fast", "write sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Remove and return members with the lowest scores in a sorted set", "5.0.0", "sorted-set", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .args(&[key("key", 0), integer("count").flags("optional")]),
+    cmd("zpopmax", -2, "write fast", "write sortedset fast", (1, 1, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(0, 1, 0))])
+        .docs("Remove and return members with the highest scores in a sorted set", "5.0.0", "sorted-set", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .args(&[key("key", 0), integer("count").flags("optional")]),
+    cmd("zmpop", -4, "write movablekeys", "write sortedset slow", (0, 0, 0))
+        .key_specs(&[spec("RW access delete", index(1), keynum(0, 1, 1))])
+        .docs("Remove and return members with scores in a sorted set", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            oneof("where", &[pure_token("min", "MIN"), pure_token("max", "MAX")]),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("zunion", -3, "readonly movablekeys", "read sortedset slow", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(1), keynum(0, 1, 1))])
+        .docs("Add multiple sorted sets", "6.2.0", "sorted-set", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            integer("weight").token("WEIGHTS").flags("optional multiple"),
+            oneof("aggregate", &[pure_token("sum", "SUM"), pure_token("min", "MIN"), pure_token("max", "MAX")]).token("AGGREGATE").flags("optional"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+        ]),
+    cmd("zinter", -3, "readonly movablekeys", "read sortedset slow", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(1), keynum(0, 1, 1))])
+        .docs("Intersect multiple sorted sets", "6.2.0", "sorted-set", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            integer("weight").token("WEIGHTS").flags("optional multiple"),
+            oneof("aggregate", &[pure_token("sum", "SUM"), pure_token("min", "MIN"), pure_token("max", "MAX")]).token("AGGREGATE").flags("optional"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+        ]),
+    cmd("zdiff", -3, "readonly movablekeys", "read sortedset slow", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(1), keynum(0, 1, 1))])
+        .docs("Subtract multiple sorted sets", "6.2.0", "sorted-set", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            pure_token("withscores", "WITHSCORES").flags("optional"),
+        ]),
+    cmd("zintercard", -3, "readonly movablekeys", "read sortedset slow", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(1), keynum(0, 1, 1))])
+        .docs("Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", "sorted-set", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.")
+        .args(&[
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            integer("limit").token("LIMIT").flags("optional"),
+        ]),
+    cmd("zunionstore", -4, "write denyoom movablekeys", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), keynum(0, 1, 1)),
+        ])
+        .docs("Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "sorted-set", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
+        .args(&[
+            key("destination", 0),
+            integer("numkeys"),
+            key("key", 1).flags("multiple"),
+            integer("weight").token("WEIGHTS").flags("optional multiple"),
+            oneof("aggregate", &[pure_token("sum", "SUM"), pure_token("min", "MIN"), pure_token("max", "MAX")]).token("AGGREGATE").flags("optional"),
+        ]),
+    cmd("zinterstore", -4, "write denyoom movablekeys", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), keynum(0, 1, 1)),
+        ])
+        .docs("Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", "sorted-set", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")
+        .args(&[
+            key("destination", 0),
+            integer("numkeys"),
+            key("key", 1).flags("multiple"),
+            integer("weight").token("WEIGHTS").flags("optional multiple"),
+            oneof("aggregate", &[pure_token("sum", "SUM"), pure_token("min", "MIN"), pure_token("max", "MAX")]).token("AGGREGATE").flags("optional"),
+        ]),
+    cmd("zdiffstore", -4, "write denyoom movablekeys", "write sortedset slow", (1, 1, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), keynum(0, 1, 1)),
+        ])
+        .docs("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "sorted-set", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
+        .args(&[key("destination", 0), integer("numkeys"), key("key", 1).flags("multiple")]),
+    cmd("blpop", -3, "write noscript blocking", "write list slow blocking", (1, -2, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
+        .docs("Remove and get the first element in a list, or block until one is available", "2.0.0", "list", "O(N) where N is the number of provided keys.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .args(&[key("key", 0).flags("multiple"), double("timeout")]),
+    cmd("brpop", -3, "write noscript blocking", "write list slow blocking", (1, -2, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
+        .docs("Remove and get the last element in a list, or block until one is available", "2.0.0", "list", "O(N) where N is the number of provided keys.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .args(&[key("key", 0).flags("multiple"), double("timeout")]),
+    cmd("blmove", 6, "write denyoom noscript blocking", "write list slow blocking", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("RW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", "list", "O(1)")
+        .args(&[
+            key("source", 0),
+            key("destination", 1),
+            oneof("wherefrom", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+            oneof("whereto", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+            double("timeout"),
+        ]),
+    cmd("brpoplpush", 4, "write denyoom noscript blocking", "write list slow blocking", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("RW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", "list", "O(1)")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`BLMOVE` with the `RIGHT` and `LEFT` arguments")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .args(&[key("source", 0), key("destination", 1), double("timeout")]),
+    cmd("blmpop", -5, "write blocking movablekeys", "write list slow blocking", (0, 0, 0))
+        .key_specs(&[spec("RW access delete", index(2), keynum(0, 1, 1))])
+        .docs("Pop elements from a list, or block until one is available", "7.0.0", "list", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")
+        .args(&[
+            double("timeout"),
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            oneof("where", &[pure_token("left", "LEFT"), pure_token("right", "RIGHT")]),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("bzpopmin", -3, "write noscript blocking fast", "write sortedset fast blocking", (1, -2, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
+        .docs("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .args(&[key("key", 0).flags("multiple"), double("timeout")]),
+    cmd("bzpopmax", -3, "write noscript blocking fast", "write sortedset fast blocking", (1, -2, 1))
+        .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
+        .docs("Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
+        .args(&[key("key", 0).flags("multiple"), double("timeout")]),
+    cmd("bzmpop", -5, "write blocking movablekeys", "write sortedset slow blocking", (0, 0, 0))
+        .key_specs(&[spec("RW access delete", index(2), keynum(0, 1, 1))])
+        .docs("Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .args(&[
+            double("timeout"),
+            integer("numkeys"),
+            key("key", 0).flags("multiple"),
+            oneof("where", &[pure_token("min", "MIN"), pure_token("max", "MAX")]),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("zrandmember", -2, "readonly", "read sortedset slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get one or multiple random elements from a sorted set", "6.2.0", "sorted-set", "O(N) where N is the number of elements returned")
+        .args(&[
+            key("key", 0),
+            block("options", &[integer("count"), pure_token("withscores", "WITHSCORES").flags("optional")]).flags("optional"),
+        ]),
+    cmd("zscan", -3, "readonly", "read sortedset slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Incrementally iterate sorted sets elements and associated scores", "2.8.0", "sorted-set", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")
+        .args(&[
+            key("key", 0),
+            integer("cursor"),
+            pattern("pattern").token("MATCH").flags("optional"),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("del", -2, "write", "keyspace write slow", (1, -1, 1))
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .key_specs(&[spec("RM delete", index(1), range(-1, 1, 0))])
+        .docs("Delete a key", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("unlink", -2, "write fast", "keyspace write fast", (1, -1, 1))
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .key_specs(&[spec("RM delete", index(1), range(-1, 1, 0))])
+        .docs("Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", "generic", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("exists", -2, "readonly fast", "keyspace read fast", (1, -1, 1))
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .key_specs(&[spec("RO", index(1), range(-1, 1, 0))])
+        .docs("Determine if a key exists", "1.0.0", "generic", "O(N) where N is the number of keys to check.")
+        .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("touch", -2, "readonly fast", "keyspace read fast", (1, -1, 1))
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .key_specs(&[spec("RO", index(1), range(-1, 1, 0))])
+        .docs("Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", "generic", "O(N) where N is the number of keys that will be touched.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("type", 2, "readonly fast", "keyspace read fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Determine the type stored at key", "1.0.0", "generic", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("rename", 3, "write", "keyspace write slow", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("OW update", index(2), range(0, 1, 0)),
+        ])
+        .docs("Rename a key", "1.0.0", "generic", "O(1)")
+        .args(&[key("key", 0), key("newkey", 1)]),
+    cmd("renamenx", 3, "write fast", "keyspace write fast", (1, 2, 1))
+        .key_specs(&[
+            spec("RW access delete", index(1), range(0, 1, 0)),
+            spec("OW insert", index(2), range(0, 1, 0)),
+        ])
+        .docs("Rename a key, only if the new key does not exist", "1.0.0", "generic", "O(1)")
+        .history(&[
+            ("3.2.0", "The command no longer returns an error when source and destination names are the same."),
+        ])
+        .args(&[key("key", 0), key("newkey", 1)]),
+    cmd("copy", -3, "write denyoom", "keyspace write slow", (1, 2, 1))
+        .key_specs(&[
+            spec("RO access", index(1), range(0, 1, 0)),
+            spec("OW update", index(2), range(0, 1, 0)),
+        ])
+        .docs("Copy a key", "6.2.0", "generic", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
+        .args(&[
+            key("source", 0),
+            key("destination", 1),
+            integer("destination-db").token("DB").flags("optional"),
+            pure_token("replace", "REPLACE").flags("optional"),
+        ]),
+    cmd("move", 3, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Move a key to another database", "1.0.0", "generic", "O(1)")
+        .args(&[key("key", 0), integer("db")]),
+    cmd("object", -2, "", "slow", (0, 0, 0))
+        .docs("A container for object introspection commands", "2.2.3", "generic", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("object|encoding", 3, "readonly", "keyspace read slow", (2, 2, 1))
+                .tips(&["nondeterministic_output"])
+                .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
+                .docs("Inspect the internal encoding of a Redis object", "2.2.3", "generic", "O(1)")
+                .args(&[key("key", 0)]),
+            cmd("object|freq", 3, "readonly", "keyspace read slow", (2, 2, 1))
+                .tips(&["nondeterministic_output"])
+                .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
+                .docs("Get the logarithmic access frequency counter of a Redis object", "4.0.0", "generic", "O(1)")
+                .args(&[key("key", 0)]),
+            cmd("object|help", 2, "loading stale", "keyspace slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "6.2.0", "generic", "O(1)"),
+            cmd("object|idletime", 3, "readonly", "keyspace read slow", (2, 2, 1))
+                .tips(&["nondeterministic_output"])
+                .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
+                .docs("Get the time since a Redis object was last accessed", "2.2.3", "generic", "O(1)")
+                .args(&[key("key", 0)]),
+            cmd("object|refcount", 3, "readonly", "keyspace read slow", (2, 2, 1))
+                .tips(&["nondeterministic_output"])
+                .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
+                .docs("Get the number of references to the value of the key", "2.2.3", "generic", "O(1)")
+                .args(&[key("key", 0)]),
+        ]),
+    cmd("keys", 2, "readonly", "keyspace read slow dangerous", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
+        .docs("Find all keys matching the given pattern", "1.0.0", "generic", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.")
+        .args(&[pattern("pattern")]),
+    cmd("dbsize", 1, "readonly fast", "keyspace read fast", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
+        .docs("Return the number of keys in the selected database", "1.0.0", "server", "O(1)"),
+    cmd("flushdb", -1, "write", "keyspace write slow dangerous", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .docs("Remove all keys from the current database", "1.0.0", "server", "O(N) where N is the number of keys in the selected database")
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
+        .args(&[
+            oneof("async", &[
+                pure_token("async", "ASYNC").since("4.0.0"),
+                pure_token("sync", "SYNC").since("6.2.0"),
+            ]).flags("optional"),
+        ]),
+    cmd("flushall", -1, "write", "keyspace write slow dangerous", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .docs("Remove all keys from all databases", "1.0.0", "server", "O(N) where N is the total number of keys in all databases")
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
+        .args(&[
+            oneof("async", &[
+                pure_token("async", "ASYNC").since("4.0.0"),
+                pure_token("sync", "SYNC").since("6.2.0"),
+            ]).flags("optional"),
+        ]),
+    cmd("swapdb", 3, "write fast", "keyspace write fast dangerous", (0, 0, 0))
+        .docs("Swaps two Redis databases", "4.0.0", "server", "O(N) where N is the count of clients watching or blocking on keys from both databases.")
+        .args(&[integer("index1"), integer("index2")]),
+    cmd("randomkey", 1, "readonly", "keyspace read slow", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .docs("Return a random key from the keyspace", "1.0.0", "generic", "O(1)"),
+    cmd("scan", -2, "readonly", "keyspace read slow", (0, 0, 0))
+        .tips(&["nondeterministic_output", "request_policy:special"])
+        .docs("Incrementally iterate the keys space", "2.8.0", "generic", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+        .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
+        .args(&[
+            integer("cursor"),
+            pattern("pattern").token("MATCH").flags("optional"),
+            integer("count").token("COUNT").flags("optional"),
+            string("type").token("TYPE").since("6.0.0").flags("optional"),
+        ]),
+    cmd("expire", -3, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set a key's time to live in seconds", "1.0.0", "generic", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .args(&[
+            key("key", 0),
+            integer("seconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).since("7.0.0").flags("optional"),
+        ]),
+    cmd("pexpire", -3, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set a key's time to live in milliseconds", "2.6.0", "generic", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .args(&[
+            key("key", 0),
+            integer("milliseconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).since("7.0.0").flags("optional"),
+        ]),
+    cmd("expireat", -3, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set the expiration for a key as a UNIX timestamp", "1.2.0", "generic", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .args(&[
+            key("key", 0),
+            unix_time("unix-time-seconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).since("7.0.0").flags("optional"),
+        ]),
+    cmd("pexpireat", -3, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0", "generic", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+        .args(&[
+            key("key", 0),
+            unix_time("unix-time-milliseconds"),
+            oneof("condition", &[
+                pure_token("nx", "NX"),
+                pure_token("xx", "XX"),
+                pure_token("gt", "GT"),
+                pure_token("lt", "LT"),
+            ]).since("7.0.0").flags("optional"),
+        ]),
+    cmd("ttl", 2, "readonly fast", "keyspace read fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the time to live for a key in seconds", "1.0.0", "generic", "O(1)")
+        .history(&[("2.8.0", "Added the -2 reply.")])
+        .args(&[key("key", 0)]),
+    cmd("pttl", 2, "readonly fast", "keyspace read fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the time to live for a key in milliseconds", "2.6.0", "generic", "O(1)")
+        .history(&[("2.8.0", "Added the -2 reply.")])
+        .args(&[key("key", 0)]),
+    cmd("expiretime", 2, "readonly fast", "keyspace read fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the expiration Unix timestamp for a key", "7.0.0", "generic", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("pexpiretime", 2, "readonly fast", "keyspace read fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", "generic", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("persist", 2, "write fast", "keyspace write fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Remove the expiration from a key", "2.2.0", "generic", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("ping", -1, "fast", "fast connection", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .docs("Ping the server", "1.0.0", "connection", "O(1)")
+        .args(&[string("message").flags("optional")]),
+    cmd("echo", 2, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Echo the given string", "1.0.0", "connection", "O(1)")
+        .args(&[string("message")]),
+    cmd("quit", -1, "noscript loading stale fast no_auth allow_busy", "fast connection", (0, 0, 0))
+        .docs("Close the connection", "1.0.0", "connection", "O(1)"),
+    cmd("hello", -1, "noscript loading stale fast no_auth allow_busy", "fast connection", (0, 0, 0))
+        .docs("Handshake with Redis", "6.0.0", "connection", "O(1)")
+        .history(&[
+            ("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context."),
+        ])
+        .args(&[
+            block("arguments", &[
+                integer("protover"),
+                block("username_password", &[string("username"), string("password")]).token("AUTH").flags("optional"),
+                string("clientname").token("SETNAME").flags("optional"),
+            ]).flags("optional"),
+        ]),
+    cmd("auth", -2, "noscript loading stale fast no_auth allow_busy", "fast connection", (0, 0, 0))
+        .docs("Authenticate to the server", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user")
+        .history(&[("6.0.0", "Added ACL style (username and password).")])
+        .args(&[string("username").since("6.0.0").flags("optional"), string("password")]),
+    cmd("select", 2, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Change the selected database for the current connection", "1.0.0", "connection", "O(1)")
+        .args(&[integer("index")]),
+    cmd("reset", 1, "noscript loading stale fast no_auth allow_busy", "fast connection", (0, 0, 0))
+        .docs("Reset the connection", "6.2.0", "connection", "O(1)"),
+    cmd("client", -2, "", "slow", (0, 0, 0))
+        .docs("A container for client connection commands", "2.4.0", "connection", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("client|getname", 2, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Get the current connection name", "2.6.9", "connection", "O(1)"),
+            cmd("client|help", 2, "loading stale", "slow connection", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "connection", "O(1)"),
+            cmd("client|id", 2, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Returns the client ID for the current connection", "5.0.0", "connection", "O(1)"),
+            cmd("client|info", 2, "noscript loading stale", "slow connection", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Returns information about the current client connection.", "6.2.0", "connection", "O(1)"),
+            cmd("client|kill", -3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .docs("Kill the connection of a client", "2.4.0", "connection", "O(N) where N is the number of client connections")
+                .history(&[
+                    ("2.8.12", "Added new filter format."),
+                    ("2.8.12", "`ID` option."),
+                    ("3.2.0", "Added `master` type in for `TYPE` option."),
+                    ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+                    ("6.2.0", "`LADDR` option."),
+                ])
+                .args(&[
+                    oneof("filter", &[
+                        string("ip:port").deprecated_since("2.8.12"),
+                        oneof("new-format", &[
+                            integer("client-id").token("ID").since("2.8.12").flags("optional"),
+                            oneof("normal_master_slave_pubsub", &[
+                                pure_token("normal", "NORMAL"),
+                                pure_token("master", "MASTER").since("3.2.0"),
+                                pure_token("slave", "SLAVE"),
+                                pure_token("replica", "REPLICA").since("5.0.0"),
+                                pure_token("pubsub", "PUBSUB"),
+                            ]).token("TYPE").since("2.8.12").flags("optional"),
+                            string("username").token("USER").flags("optional"),
+                            string("ip:port").token("ADDR").flags("optional"),
+                            string("ip:port").token("LADDR").since("6.2.0").flags("optional"),
+                            string("yes/no").token("SKIPME").flags("optional"),
+                        ]).flags("multiple"),
+                    ]),
+                ]),
+            cmd("client|list", -2, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Get the list of client connections", "2.4.0", "connection", "O(N) where N is the number of client connections")
+                .history(&[
+                    ("2.8.12", "Added unique client `id` field."),
+                    ("5.0.0", "Added optional `TYPE` filter."),
+                    ("6.0.0", "Added `user` field."),
+                    ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+                    ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+                    ("7.0.3", "Added `ssub` field."),
+                ])
+                .args(&[
+                    oneof("normal_master_replica_pubsub", &[
+                        pure_token("normal", "NORMAL"),
+                        pure_token("master", "MASTER"),
+                        pure_token("replica", "REPLICA"),
+                        pure_token("pubsub", "PUBSUB"),
+                    ]).token("TYPE").since("5.0.0").flags("optional"),
+                    block("id", &[integer("client-id").flags("multiple")]).token("ID").since("6.2.0").flags("optional"),
+                ]),
+            cmd("client|no-evict", 3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .docs("Set client eviction mode for the current connection", "7.0.0", "connection", "O(1)")
+                .args(&[oneof("enabled", &[pure_token("on", "ON"), pure_token("off", "OFF")])]),
+            cmd("client|setname", 3, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Set the current connection name", "2.6.9", "connection", "O(1)")
+                .args(&[string("connection-name")]),
+            cmd("client|unblock", -3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .docs("Unblock a client blocked in a blocking command from a different connection", "5.0.0", "connection", "O(log N) where N is the number of client connections")
+                .args(&[
+                    integer("client-id"),
+                    oneof("timeout_error", &[pure_token("timeout", "TIMEOUT"), pure_token("error", "ERROR")]).flags("optional"),
+                ]),
+        ]),
+    cmd("subscribe", -2, "pubsub noscript loading stale", "pubsub slow", (0, 0, 0))
+        .docs("Listen for messages published to the given channels", "2.0.0", "pubsub", "O(N) where N is the number of channels to subscribe to.")
+        .args(&[string("channel").flags("multiple")]),
+    cmd("unsubscribe", -1, "pubsub noscript loading stale", "pubsub slow", (0, 0, 0))
+        .docs("Stop listening for messages posted to the given channels", "2.0.0", "pubsub", "O(N) where N is the number of clients already subscribed to a channel.")
+        .args(&[string("channel").flags("optional multiple")]),
+    cmd("psubscribe", -2, "pubsub noscript loading stale", "pubsub slow", (0, 0, 0))
+        .docs("Listen for messages published to channels matching the given patterns", "2.0.0", "pubsub", "O(N) where N is the number of patterns the client is already subscribed to.")
+        .args(&[block("pattern", &[pattern("pattern")]).flags("multiple")]),
+    cmd("punsubscribe", -1, "pubsub noscript loading stale", "pubsub slow", (0, 0, 0))
+        .docs("Stop listening for messages posted to channels matching the given patterns", "2.0.0", "pubsub", "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).")
+        .args(&[pattern("pattern").flags("optional multiple")]),
+    cmd("publish", 3, "pubsub loading stale fast", "pubsub fast", (0, 0, 0))
+        .docs("Post a message to a channel", "2.0.0", "pubsub", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).")
+        .args(&[string("channel"), string("message")]),
+    cmd("pubsub", -2, "", "slow", (0, 0, 0))
+        .docs("A container for Pub/Sub commands", "2.8.0", "pubsub", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("pubsub|channels", -2, "pubsub loading stale", "pubsub slow", (0, 0, 0))
+                .docs("List active channels", "2.8.0", "pubsub", "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)")
+                .args(&[pattern("pattern").flags("optional")]),
+            cmd("pubsub|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "6.2.0", "pubsub", "O(1)"),
+            cmd("pubsub|numpat", 2, "pubsub loading stale", "pubsub slow", (0, 0, 0))
+                .docs("Get the count of unique patterns pattern subscriptions", "2.8.0", "pubsub", "O(1)"),
+            cmd("pubsub|numsub", -2, "pubsub loading stale", "pubsub slow", (0, 0, 0))
+                .docs("Get the count of subscribers for channels", "2.8.0", "pubsub", "O(N) for the NUMSUB subcommand, where N is the number of requested channels")
+                .args(&[string("channel").flags("optional multiple")]),
+        ]),
+    cmd("multi", 1, "noscript loading stale fast allow_busy", "fast transaction", (0, 0, 0))
+        .docs("Mark the start of a transaction block", "1.2.0", "transactions", "O(1)"),
+    cmd("exec", 1, "noscript loading stale skip_slowlog", "slow transaction", (0, 0, 0))
+        .docs("Execute all commands issued after MULTI", "1.2.0", "transactions", "Depends on commands in the transaction"),
+    cmd("discard", 1, "noscript loading stale fast allow_busy", "fast transaction", (0, 0, 0))
+        .docs("Discard all commands issued after MULTI", "2.0.0", "transactions", "O(N), when N is the number of queued commands"),
+    cmd("watch", -2, "noscript loading stale fast allow_busy", "fast transaction", (1, -1, 1))
+        .key_specs(&[spec("RO", index(1), range(-1, 1, 0))])
+        .docs("Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", "transactions", "O(1) for every key.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("unwatch", 1, "noscript loading stale fast allow_busy", "fast transaction", (0, 0, 0))
+        .docs("Forget about all watched keys", "2.2.0", "transactions", "O(1)"),
+    cmd("command", -1, "loading stale", "slow connection", (0, 0, 0))
+        .tips(&["nondeterministic_output_order"])
+        .docs("Get array of Redis command details", "2.8.13", "server", "O(N) where N is the total number of Redis commands")
+        .subcommands(&[
+            cmd("command|count", 2, "loading stale", "slow connection", (0, 0, 0))
+                .docs("Get total number of Redis commands", "2.8.13", "server", "O(1)"),
+            cmd("command|docs", -2, "loading stale", "slow connection", (0, 0, 0))
+                .tips(&["nondeterministic_output_order"])
+                .docs("Get array of specific Redis command documentation", "7.0.0", "server", "O(N) where N is the number of commands to look up")
+                .args(&[string("command-name").flags("optional multiple")]),
+            cmd("command|getkeys", -4, "loading stale", "slow connection", (0, 0, 0))
+                .docs("Extract keys given a full Redis command", "2.8.13", "server", "O(N) where N is the number of arguments to the command"),
+            cmd("command|getkeysandflags", -4, "loading stale", "slow connection", (0, 0, 0))
+                .docs("Extract keys and access flags given a full Redis command", "7.0.0", "server", "O(N) where N is the number of arguments to the command"),
+            cmd("command|help", 2, "loading stale", "slow connection", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "server", "O(1)"),
+            cmd("command|info", -2, "loading stale", "slow connection", (0, 0, 0))
+                .tips(&["nondeterministic_output_order"])
+                .docs("Get array of specific Redis command details, or all when no argument is given.", "2.8.13", "server", "O(N) where N is the number of commands to look up")
+                .history(&[
+                    ("7.0.0", "Allowed to be called with no argument to get info on all commands."),
+                ])
+                .args(&[string("command-name").flags("optional multiple")]),
+            cmd("command|list", -2, "loading stale", "slow connection", (0, 0, 0))
+                .tips(&["nondeterministic_output_order"])
+                .docs("Get an array of Redis command names", "7.0.0", "server", "O(N) where N is the total number of Redis commands")
+                .args(&[
+                    oneof("filterby", &[
+                        string("module-name").token("MODULE"),
+                        string("category").token("ACLCAT"),
+                        pattern("pattern").token("PATTERN"),
+                    ]).token("FILTERBY").flags("optional"),
+                ]),
+        ]),
+    cmd("info", -1, "loading stale", "slow dangerous", (0, 0, 0))
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+        .docs("Get information and statistics about the server", "1.0.0", "server", "O(1)")
+        .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
+        .args(&[string("section").flags("optional multiple")]),
+    cmd("config", -2, "", "slow", (0, 0, 0))
+        .docs("A container for server configuration commands", "2.0.0", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("config|get", -3, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Get the values of configuration parameters", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided")
+                .history(&[
+                    ("7.0.0", "Added the ability to pass multiple pattern parameters in one call"),
+                ])
+                .args(&[block("parameter", &[string("parameter")]).flags("multiple")]),
+            cmd("config|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "server", "O(1)"),
+            cmd("config|resetstat", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Reset the stats returned by INFO", "2.0.0", "server", "O(1)"),
+            cmd("config|set", -4, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .docs("Set configuration parameters to the given values", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided")
+                .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
+                .args(&[
+                    block("parameter_value", &[string("parameter"), string("value")]).flags("multiple"),
+                ]),
+        ]),
+    cmd("time", 1, "loading stale fast", "fast", (0, 0, 0))
+        .tips(&["nondeterministic_output"])
+        .docs("Return the current server time", "2.6.0", "server", "O(1)"),
+    cmd("debug", -2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+        .docs("A container for debugging commands", "1.0.0", "server", "Depends on subcommand.")
+        .doc_flags("syscmd"),
+    cmd("latency", -2, "", "slow", (0, 0, 0))
+        .docs("A container for latency diagnostics commands", "2.8.13", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("latency|doctor", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
+                .docs("Return a human readable latency analysis report.", "2.8.13", "server", "O(1)"),
+            cmd("latency|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands.", "2.8.13", "server", "O(1)"),
+            cmd("latency|history", 3, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
+                .docs("Return timestamp-latency samples for the event.", "2.8.13", "server", "O(1)")
+                .args(&[string("event")]),
+            cmd("latency|latest", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"])
+                .docs("Return the latest latency samples for all events.", "2.8.13", "server", "O(1)"),
+            cmd("latency|reset", -2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .docs("Reset latency data for one or more events.", "2.8.13", "server", "O(1)")
+                .args(&[string("event").flags("optional multiple")]),
+        ]),
+    cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "admin slow dangerous", (0, 0, 0))
+        .docs("Synchronously save the dataset to disk and then shut down the server", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")
+        .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
+        .args(&[
+            oneof("nosave_save", &[pure_token("nosave", "NOSAVE"), pure_token("save", "SAVE")]).flags("optional"),
+            pure_token("now", "NOW").since("7.0.0").flags("optional"),
+            pure_token("force", "FORCE").since("7.0.0").flags("optional"),
+            pure_token("abort", "ABORT").since("7.0.0").flags("optional"),
+        ]),
+    cmd("lastsave", 1, "loading stale fast", "admin fast dangerous", (0, 0, 0))
+        .tips(&["nondeterministic_output"])
+        .docs("Get the UNIX time stamp of the last successful save to disk", "1.0.0", "server", "O(1)"),
+];
