@@ -37,6 +37,9 @@
 //!   locks, and the clients blocked in BLPOP and friends.
 //! - [`net`]: listeners and connections with their ordered reply queue.
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
+//! - [`feed`]: the propagation feed: the commands that reproduce every change, in Redis's
+//!   wire form, ordered across shards (cross-shard transactions as MULTI/EXEC), for the
+//!   AOF and replication to read.
 //! - [`info`]: per-shard counters and the INFO text.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`util`]: glob matching, key slots, number parsing and formatting, LCS, keeping
@@ -49,6 +52,7 @@
 
 pub mod cmd;
 pub mod config;
+pub mod feed;
 pub mod info;
 pub mod latency;
 pub mod logging;

@@ -104,6 +104,8 @@ pub struct Shared {
     pub started: Instant,
     pub peers: OnceLock<Vec<Peer>>,
     pub pubsub: crate::pubsub::Registry,
+    /// The propagation feed every shard hands its records to.
+    pub feed: crate::feed::Feed,
 }
 
 impl Shared {
@@ -127,6 +129,7 @@ impl Shared {
             started: Instant::now(),
             peers: OnceLock::new(),
             pubsub: Default::default(),
+            feed: Default::default(),
             config: RwLock::new(config),
         };
         shared.apply_config();

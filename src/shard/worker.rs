@@ -190,7 +190,7 @@ impl Worker {
         Worker {
             data: ShardData {
                 id,
-                store: Store::new(databases),
+                store: Store::new(databases).feeding(shared.feed.switch()),
                 sweep: ActiveExpire::new(0x5eed ^ (id as u64) ^ unix_ms()),
                 now_ms: unix_ms(),
                 shared,
@@ -324,6 +324,7 @@ impl Worker {
                     || clock_origin.elapsed().as_micros() as u64,
                 );
                 debug_assert_ne!(outcome, SliceOutcome::Idle);
+                self.data.publish_expired();
                 if outcome == SliceOutcome::Done {
                     self.report_storm();
                 }
@@ -803,6 +804,7 @@ impl Worker {
             _ => None,
         };
         let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
+        self.data.publish_records(None);
         conn.parser.recycle(argv);
         match action {
             Action::Reply(frame) => {
@@ -909,6 +911,7 @@ impl Worker {
             self.data.current_tx = Some(to.tx.unwrap_or(0));
             let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
             self.data.current_tx = None;
+            self.data.publish_records(to.tx);
             match action {
                 Action::Reply(frame) | Action::Close(frame) => {
                     if let Some(run) = conn.session.exec.as_mut() {
@@ -948,6 +951,7 @@ impl Worker {
                     let tx = (self.data.id as u64) << 48 | self.next_tx;
                     to.tx = Some(tx);
                     self.txs.insert(tx, plan.keys().copied().collect());
+                    self.data.shared.feed.open(tx);
                     if let Some(conn) = self.conns.get_mut(to.token) {
                         conn.tx = Some(tx);
                     }
@@ -1022,7 +1026,7 @@ impl Worker {
                 }
                 Some(Out::Count(0))
             }
-            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op(op)),
+            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(to.tx, op)),
             op => {
                 let need = match &op {
                     Op::Store(need, _) => need.clone(),
@@ -1030,9 +1034,17 @@ impl Worker {
                 };
                 let parked = Parked { from, to, part, op };
                 let ready = self.data.locks.admit(need, origin, parked)?;
-                Some(self.run_op(ready.op))
+                Some(self.run_op_in(None, ready.op))
             }
         }
+    }
+
+    /// Runs `op` (part of transaction `tx`, if any) and hands what it
+    /// recorded to the feed.
+    fn run_op_in(&mut self, tx: Option<TxId>, op: Op) -> Out {
+        let out = self.run_op(op);
+        self.data.publish_records(tx);
+        out
     }
 
     fn run_op(&mut self, op: Op) -> Out {
@@ -1064,7 +1076,7 @@ impl Worker {
     /// Gives back `tx`'s locks on this shard and runs what waited for them.
     fn release_here(&mut self, tx: TxId) {
         for p in self.data.locks.release(tx) {
-            let out = self.run_op(p.op);
+            let out = self.run_op_in(p.to.tx, p.op);
             self.send_out(p.from, p.to, p.part, out);
         }
     }
@@ -1072,6 +1084,8 @@ impl Worker {
     /// Transaction `tx` of one of this shard's clients is over: every shard
     /// it locked gives its locks back.
     fn end_tx(&mut self, tx: TxId) {
+        // Its records go out before any release lets other work at its keys.
+        self.data.shared.feed.commit(tx);
         for shard in self.txs.remove(&tx).unwrap_or_default() {
             if shard == self.data.id {
                 self.release_here(tx);
