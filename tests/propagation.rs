@@ -739,7 +739,7 @@ fn script(raw: &mut Raw, port: u16) {
         "SETEX d 100 v",
         "PSETEX e 100000 v",
         "EXPIRE a 200",
-        "PEXPIRE a 200000 GT",
+        "PEXPIRE a 300000 GT",
         "EXPIREAT a 99999999999",
         "EXPIRE d -1",
         "GETEX c EX 100",
