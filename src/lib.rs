@@ -58,7 +58,9 @@
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
 //!   jobs that carry work between shards, key locks, the messages between shards, the
-//!   blocked-client types, the state every shard shares, the per-shard INFO figures.
+//!   blocked-client types, the state every shard shares, the per-shard INFO figures, and
+//!   the propagation feed (`exec::feed`): the commands that reproduce every change, in
+//!   Redis's wire form, ordered across shards, for the AOF and replication to read.
 //! - [`cmd`]: what happens to a parsed command (`cmd::admit`), the command table
 //!   joined to Redis's metadata of every command (`cmd::meta`: flags, ACL categories, key
 //!   specs, docs, generated from redis-server 7.0.15),

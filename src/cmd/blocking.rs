@@ -32,8 +32,22 @@ impl Want {
 
     /// Takes what the command takes from `key` and builds its reply. None
     /// when the key is missing; WRONGTYPE when it (or BLMOVE's destination)
-    /// holds another type.
+    /// holds another type. What it took is recorded for the feed in the
+    /// command's non-blocking form (`propagate::served`), however the
+    /// waiter was served.
     pub fn take_from(&self, ctx: &mut Ctx, key: &Bytes) -> Result<Option<Frame>, Frame> {
+        let reply = self.take(ctx, key)?;
+        if let Some(frame) = &reply {
+            if ctx.recording() {
+                if let Some(record) = super::propagate::served(self, key, frame) {
+                    ctx.propagate_as(record);
+                }
+            }
+        }
+        Ok(reply)
+    }
+
+    fn take(&self, ctx: &mut Ctx, key: &Bytes) -> Result<Option<Frame>, Frame> {
         let with_key = |value: Frame| Frame::Array(vec![Frame::Bulk(key.clone()), value]);
         Ok(match self {
             Want::Pop(end) => pop_elements(ctx, key, *end, 1)?

@@ -6,6 +6,10 @@
 //! A command runs inline when every key it names lives on the connection's
 //! shard (always, with `--shards 1`). Otherwise it becomes a [`Job`]: ops sent
 //! to the owning shards' inboxes and a continuation that builds the reply.
+//!
+//! Wherever it runs, a table handler is called through [`propagate::call`],
+//! the one point where what a command changed is recorded for the
+//! propagation feed (`exec::feed`).
 
 pub mod admit;
 pub mod args;
@@ -25,6 +29,7 @@ pub mod list_edit;
 pub mod list_move;
 pub mod meta;
 pub mod multi;
+pub mod propagate;
 pub mod pubsub;
 pub mod server;
 mod session;
@@ -100,13 +105,17 @@ pub fn dispatch_spec(
         }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
         Route::EveryShard(handler, merge) => {
-            every_shard(shard.shared.nshards, session.db, handler, merge, argv)
+            let action = every_shard(shard.shared.nshards, session.db, handler, merge, argv);
+            if spec.flags.contains(CommandFlags::WRITE) {
+                return propagate::every_shard_write(shard, session.db, argv, action);
+            }
+            action
         }
     }
 }
 
 fn run_inline(shard: &mut ShardData, db: usize, handler: table::Handler, argv: &[Bytes]) -> Action {
-    Action::from(handler(&mut Ctx::new(shard, db), argv))
+    Action::from(propagate::call(&mut Ctx::new(shard, db), handler, argv))
 }
 
 /// A store op that runs `handler` on the shard it is sent to, on the keys
@@ -121,7 +130,9 @@ pub fn handler_op(
     Op::Store(
         db,
         need,
-        Box::new(move |ctx: &mut Ctx| Out::Frame(handler(ctx, &argv).unwrap_or_else(|e| e))),
+        Box::new(move |ctx: &mut Ctx| {
+            Out::Frame(propagate::call(ctx, handler, &argv).unwrap_or_else(|e| e))
+        }),
     )
 }
 
@@ -175,7 +186,10 @@ fn keyed(
         Split::Sum => multi::split_sum(n, session.db, handler, argv),
         Split::Gather => multi::split_gather(n, session.db, handler, argv),
         Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, argv),
-        Split::Custom(f) => f(shard, session, argv),
+        Split::Custom(f) => {
+            let action = f(shard, session, argv);
+            propagate::custom(shard, session.db, spec, argv, action)
+        }
     };
     // Keys on several shards: the command is atomic under key locks.
     match action {

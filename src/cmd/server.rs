@@ -182,6 +182,10 @@ const DEBUG_HELP: &[&str] = &[
     "EMBER-CHECK",
     "    ember's own: check the keyspace invariants of every shard (every key in",
     "    its index, every deadline in its window); OK or the first one broken.",
+    "EMBER-RECORD START|STOP",
+    "    ember's own: START records the propagation feed (what a replica or an",
+    "    append-only file would be sent) from now on; STOP ends the recording and",
+    "    answers it as one bulk string of RESP commands.",
     "HELP",
     "    Print this help.",
 ];
@@ -211,6 +215,14 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),
         "ember-check" if argv.len() == 2 => super::check::ember_check(shard),
+        "ember-record" if argv.len() == 3 => match lower(&argv[2]).as_str() {
+            "start" => {
+                shard.shared.feed.start();
+                Frame::OK.into()
+            }
+            "stop" => Frame::Bulk(shard.shared.feed.stop().into()).into(),
+            _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
+        },
         _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
     }
 }

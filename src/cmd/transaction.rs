@@ -365,7 +365,9 @@ fn run_keyed(ctx: &mut Ctx, steps: &[Vec<Bytes>]) -> Frame {
         .map(|argv| {
             let spec = lookup(&argv[0]).expect("checked when queued");
             match spec.route {
-                Route::Keyed(handler, _) => handler(ctx, argv).unwrap_or_else(|e| e),
+                Route::Keyed(handler, _) => {
+                    super::propagate::call(ctx, handler, argv).unwrap_or_else(|e| e)
+                }
                 _ => Frame::error("ERR internal: not a keyed command"),
             }
         })

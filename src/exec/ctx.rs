@@ -55,3 +55,36 @@ impl<'a> Ctx<'a> {
         self.shard.store.stats.notify.notify(class, event, db, key);
     }
 }
+
+impl ShardData {
+    /// Hands what the work just run recorded (a command, an op, a served
+    /// waiter) to the feed as one unit: part of transaction `tx` when the
+    /// work ran in one. Called by the shard loop after each piece of work,
+    /// so the log is empty between two.
+    pub fn publish_records(&mut self, tx: Option<super::TxId>) {
+        if self.store.stats.propagate.is_empty() {
+            return;
+        }
+        let unit = self.store.stats.propagate.take();
+        self.shared.feed.append(tx, unit);
+    }
+
+    /// Hands a sweep slice's deletions to the feed, each on its own as
+    /// Redis propagates each expired key; the deletion of a key that a
+    /// transaction holds (the sweep does not wait for locks) goes with that
+    /// transaction, after what it did to the key.
+    pub fn publish_expired(&mut self) {
+        if self.store.stats.propagate.is_empty() {
+            return;
+        }
+        for record in self.store.stats.propagate.take() {
+            let tx = record.key().and_then(|key| {
+                self.locks.holder(&super::LockKey {
+                    db: record.db,
+                    key: key.clone(),
+                })
+            });
+            self.shared.feed.append(tx, vec![record]);
+        }
+    }
+}

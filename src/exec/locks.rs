@@ -178,6 +178,11 @@ impl<T> Locks<T> {
         self.holders.contains_key(&tx)
     }
 
+    /// The transaction holding `key` here, or holding the whole shard.
+    pub fn holder(&self, key: &LockKey) -> Option<TxId> {
+        self.whole.or_else(|| self.held.get(key).copied())
+    }
+
     /// Whether work on `need` outside any transaction would have to wait:
     /// a transaction holds one of its keys, or work on them is queued
     /// (blocked clients are served only once their keys are free).
@@ -324,6 +329,22 @@ mod tests {
         assert_eq!(l.admit(Need::Nothing, B, 6), Some(6));
         assert_eq!(l.release(7), vec![2, 3, 4, 5]);
         assert!(l.is_idle());
+    }
+
+    #[test]
+    fn holder_names_the_transaction_holding_a_key() {
+        let mut l: Locks<u32> = Locks::default();
+        let key = |name: &'static str| LockKey {
+            db: 0,
+            key: Bytes::from_static(name.as_bytes()),
+        };
+        assert_eq!(l.holder(&key("x")), None);
+        assert!(l.try_acquire(7, &keys(&["x"]), C));
+        assert_eq!(l.holder(&key("x")), Some(7));
+        assert_eq!(l.holder(&key("y")), None);
+        l.release(7);
+        assert!(l.try_acquire(8, &Need::Whole, C));
+        assert_eq!(l.holder(&key("y")), Some(8), "the whole shard");
     }
 
     #[test]

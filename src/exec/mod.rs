@@ -7,12 +7,14 @@
 //!   ([`Out`]), the continuation that combines them ([`Job`]) and what a
 //!   command leads to ([`Action`]).
 //! - [`locks`]: the key locks that make a job atomic across shards.
+//! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
 //! - [`wait`]: blocked clients as the shards pass them around.
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
 //! - [`stats`]: the figures a shard keeps for INFO.
 
 pub mod ctx;
+pub mod feed;
 pub mod hop;
 pub mod job;
 pub mod locks;

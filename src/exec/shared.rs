@@ -41,6 +41,8 @@ pub struct Shared {
     pub started: Instant,
     pub peers: OnceLock<Vec<Peer>>,
     pub pubsub: crate::pubsub::Registry,
+    /// The propagation feed every shard hands its records to.
+    pub feed: super::feed::Feed,
 }
 
 impl Shared {
@@ -59,6 +61,7 @@ impl Shared {
             started: Instant::now(),
             peers: OnceLock::new(),
             pubsub: Default::default(),
+            feed: Default::default(),
         }
     }
 

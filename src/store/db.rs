@@ -458,13 +458,19 @@ impl Db {
         let Value::Hash(hash) = &mut entry.value else {
             return false;
         };
+        if stats.propagate.is_on() {
+            stats
+                .propagate
+                .fields_expired(db, key, hash.expired_fields(now_ms));
+        }
         let removed = hash.remove_expired(now_ms);
         if removed > 0 {
             stats.record_expired_fields(db, key, removed);
         }
         if hash.is_empty() {
             let (key, _) = self.dict.remove_at(pos);
-            stats.notify.notify(GENERIC, "del", db, &key);
+            // The feed's HDEL of the last fields deletes it there too.
+            stats.notify.notify_expired(GENERIC, "del", db, &key);
             return true;
         }
         file_hash(&mut self.field_buckets, key_hash, hash, Some(now_ms));

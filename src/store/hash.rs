@@ -28,6 +28,7 @@
 use std::collections::BTreeSet;
 
 use ahash::RandomState;
+use bytes::Bytes;
 use indexmap::IndexMap;
 
 use super::listpack::{self, Listpack};
@@ -339,6 +340,24 @@ impl Hash {
     /// for k such fields. Returns how many were removed.
     pub fn remove_expired(&mut self, now_ms: u64) -> usize {
         self.table_mut().map_or(0, |t| t.remove_expired(now_ms))
+    }
+
+    /// The names of the fields whose deadline is before `now_ms`, earliest
+    /// first: what [`Hash::remove_expired`] would remove (for the feed's
+    /// HDEL). O(k) for k such fields.
+    pub fn expired_fields(&self, now_ms: u64) -> Vec<Bytes> {
+        let Some(table) = self.table() else {
+            return Vec::new();
+        };
+        let Some(ttls) = &table.ttls else {
+            return Vec::new();
+        };
+        ttls.order
+            .iter()
+            .take_while(|due| expired(due.at(), now_ms))
+            .filter_map(|due| table.fields.get_index(due.index()))
+            .map(|(field, _)| Bytes::copy_from_slice(field))
+            .collect()
     }
 
     /// The deadline this hash was last filed under in its database's index.
@@ -802,6 +821,27 @@ mod tests {
         assert_eq!(h.remove_expired(600), 1);
         assert_eq!(h.next_deadline(), None);
         assert_eq!(names(&h), ["a"]);
+    }
+
+    #[test]
+    fn expired_fields_names_what_a_purge_removes() {
+        let mut h = hash(&["a", "b", "c", "d"]);
+        assert!(h.expired_fields(1_000).is_empty(), "no deadlines at all");
+        h.set_deadline(b"c", 100);
+        h.set_deadline(b"a", 200);
+        h.set_deadline(b"d", 900);
+        let names = |v: Vec<Bytes>| -> Vec<String> {
+            v.iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect()
+        };
+        assert!(
+            h.expired_fields(100).is_empty(),
+            "due only after the deadline"
+        );
+        assert_eq!(names(h.expired_fields(201)), ["c", "a"], "earliest first");
+        assert_eq!(h.remove_expired(201), 2);
+        assert!(h.expired_fields(201).is_empty());
     }
 
     #[test]

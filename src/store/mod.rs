@@ -7,6 +7,10 @@
 //! samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`.
 //!
+//! What the store changes without a command's doing (expired keys and
+//! hash fields, evictions later) it records for the propagation feed
+//! (`propagate`).
+//!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
 pub mod buckets;
@@ -21,6 +25,7 @@ pub mod lazyfree;
 pub mod list;
 pub mod listpack;
 pub mod notify;
+pub mod propagate;
 pub mod ready;
 pub mod stats;
 pub mod value;
@@ -48,6 +53,13 @@ impl Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),
             stats: ExpiryStats::default(),
         }
+    }
+
+    /// The store recording for the propagation feed whose switch is `on`
+    /// (`crate::exec::feed::Feed::switch`).
+    pub fn feeding(mut self, on: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Store {
+        self.stats.propagate = propagate::Log::new(on);
+        self
     }
 
     /// A view of database `db` that expires keys lazily as of `now_ms`.

@@ -29,6 +29,11 @@ pub struct Notifier {
     pub ready: super::ready::ReadyKeys,
     /// WATCHed keys: every event is a change their watchers must see.
     pub watches: super::watch::Watches,
+    /// Changes made by commands: every event except expiry's (Redis's
+    /// `server.dirty`). A write whose call moved it is propagated
+    /// (`cmd::propagate`); one that changed nothing (SET NX on an existing
+    /// key, DEL of a missing one) is not.
+    pub dirty: u64,
 }
 
 impl Notifier {
@@ -37,7 +42,20 @@ impl Notifier {
         self.flags & class != 0 && self.flags & (KEYSPACE | KEYEVENT) != 0
     }
 
+    /// A change made by a command.
     pub fn notify(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.dirty = self.dirty.wrapping_add(1);
+        self.signal(class, event, db, key);
+    }
+
+    /// A change made by expiry (lazy or active): signalled like any other,
+    /// but no command's doing, so `dirty` stays (its propagation is the
+    /// store's own DEL or HDEL, `store::propagate`).
+    pub fn notify_expired(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.signal(class, event, db, key);
+    }
+
+    fn signal(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
         self.ready.signal(db, key);
         if !self.watches.is_empty() {
             self.watches.touch(db, key, event);

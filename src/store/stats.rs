@@ -3,6 +3,7 @@
 use hdrhistogram::Histogram;
 
 use super::notify::{Notifier, EXPIRED, HASH, NEW};
+use super::propagate::Log;
 
 /// Expiry accounting for one shard.
 pub struct ExpiryStats {
@@ -29,6 +30,9 @@ pub struct ExpiryStats {
     /// Keyspace events not yet published; every removal by expiry passes
     /// here, which is why the buffer lives beside the expiry counters.
     pub notify: Notifier,
+    /// Records for the propagation feed not yet handed to it (expiry's
+    /// deletions among them, for the same reason).
+    pub propagate: Log,
 }
 
 impl Default for ExpiryStats {
@@ -46,24 +50,30 @@ impl Default for ExpiryStats {
             hits: 0,
             misses: 0,
             notify: Notifier::default(),
+            propagate: Log::default(),
         }
     }
 }
 
 impl ExpiryStats {
     /// Records `key` of database `db` removed at `now_ms` because its
-    /// deadline `deadline_ms` passed, and fires its `expired` event.
+    /// deadline `deadline_ms` passed, fires its `expired` event and records
+    /// its deletion for the feed.
     pub fn record_expired(&mut self, db: usize, key: &[u8], deadline_ms: u64, now_ms: u64) {
-        self.notify.notify(EXPIRED, "expired", db, key);
+        self.notify.notify_expired(EXPIRED, "expired", db, key);
+        self.propagate
+            .expired(db, key, crate::store::lazyfree::expire());
         self.expired_keys += 1;
         let lag = now_ms.saturating_sub(deadline_ms).max(1);
         self.lag_ms.saturating_record(lag);
     }
 
     /// Records `n` expired fields removed from the hash `key` of database
-    /// `db`, and fires its `hexpired` event (one per hash, as Redis).
+    /// `db`, and fires its `hexpired` event (one per hash, as Redis). The
+    /// fields' names go to the feed apart (`Log::fields_expired`): they are
+    /// only gathered while something records.
     pub fn record_expired_fields(&mut self, db: usize, key: &[u8], n: usize) {
-        self.notify.notify(HASH, "hexpired", db, key);
+        self.notify.notify_expired(HASH, "hexpired", db, key);
         self.expired_subkeys += n as u64;
     }
 
@@ -86,11 +96,14 @@ impl ExpiryStats {
         self.notify.notify(NEW, "new", db, key);
     }
 
-    /// Zeroes the counters (CONFIG RESETSTAT), keeping the notification settings.
+    /// Zeroes the counters (CONFIG RESETSTAT), keeping the notification
+    /// settings and the feed's log.
     pub fn reset(&mut self) {
         let notify = std::mem::take(&mut self.notify);
+        let propagate = std::mem::take(&mut self.propagate);
         *self = ExpiryStats {
             notify,
+            propagate,
             ..ExpiryStats::default()
         };
     }

@@ -64,6 +64,7 @@ impl Worker {
             self.data.current_tx = Some(to.tx.unwrap_or(0));
             let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
             self.data.current_tx = None;
+            self.data.publish_records(to.tx);
             match action {
                 Action::Reply(frame) | Action::Close(frame) => {
                     if let Some(run) = conn.session.exec.as_mut() {
@@ -101,6 +102,7 @@ impl Worker {
                 if to.tx.is_none() && !plan.is_empty() {
                     let tx = self.txs.begin(self.data.id, plan.keys().copied().collect());
                     to.tx = Some(tx);
+                    self.data.shared.feed.open(tx);
                     if let Some(conn) = self.conns.get_mut(to.token) {
                         conn.tx = Some(tx);
                     }
@@ -181,7 +183,7 @@ impl Worker {
                 }
                 Some(Out::Count(0))
             }
-            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op(op)),
+            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(to.tx, op)),
             op => {
                 let need = match &op {
                     Op::Store(_, need, _) => need.clone(),
@@ -189,9 +191,17 @@ impl Worker {
                 };
                 let parked = Parked { from, to, part, op };
                 let ready = self.data.locks.admit(need, origin, parked)?;
-                Some(self.run_op(ready.op))
+                Some(self.run_op_in(None, ready.op))
             }
         }
+    }
+
+    /// Runs `op` (part of transaction `tx`, if any) and hands what it
+    /// recorded to the feed.
+    fn run_op_in(&mut self, tx: Option<TxId>, op: Op) -> Out {
+        let out = self.run_op(op);
+        self.data.publish_records(tx);
+        out
     }
 
     pub(super) fn run_op(&mut self, op: Op) -> Out {
@@ -223,7 +233,7 @@ impl Worker {
     /// Gives back `tx`'s locks on this shard and runs what waited for them.
     pub(super) fn release_here(&mut self, tx: TxId) {
         for p in self.data.locks.release(tx) {
-            let out = self.run_op(p.op);
+            let out = self.run_op_in(p.to.tx, p.op);
             self.send_out(p.from, p.to, p.part, out);
         }
     }
@@ -231,6 +241,8 @@ impl Worker {
     /// Transaction `tx` of one of this shard's clients is over: every shard
     /// it locked gives its locks back.
     pub(super) fn end_tx(&mut self, tx: TxId) {
+        // Its records go out before any release lets other work at its keys.
+        self.data.shared.feed.commit(tx);
         for shard in self.txs.end(tx) {
             if shard == self.data.id {
                 self.release_here(tx);

@@ -148,6 +148,7 @@ impl Worker {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
         let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
+        self.data.publish_records(None);
         conn.parser.recycle(argv);
         let (spec, action) = match admitted {
             Admitted::Answered(frame) => {

@@ -106,7 +106,7 @@ impl Worker {
         Worker {
             data: ShardData {
                 id,
-                store: Store::new(databases),
+                store: Store::new(databases).feeding(shared.feed.switch()),
                 sweep: ActiveExpire::new(0x5eed ^ (id as u64) ^ unix_ms()),
                 now_ms: unix_ms(),
                 shared,
@@ -221,6 +221,7 @@ impl Worker {
             let mut sweep_us = 0;
             if self.pacing.slice_due(&self.data, served) {
                 sweep_us = self.pacing.run_slice(&mut self.data);
+                self.data.publish_expired();
                 self.route_deliveries();
             }
             let now_ms = self.data.now_ms;

@@ -114,7 +114,13 @@ impl Worker {
         };
         *in_flight = true;
         *again = false;
-        match settle(commands::attempt_across(nshards, req)) {
+        let attempt = match commands::attempt_across(nshards, req) {
+            Action::Job(job) if self.data.shared.feed.is_on() => {
+                Action::Job(crate::cmd::propagate::served_across(job, self.data.id, req))
+            }
+            other => other,
+        };
+        match settle(attempt) {
             Action::Job(job) => self.launch(to, job),
             Action::Block(wait) => self.on_wait(to, *wait),
             // `settle` turns every reply into `Block`; nothing else comes.
@@ -310,7 +316,9 @@ impl Worker {
             }
         } else if let Task::Serve(want) = &waiter.task {
             let mut ctx = Ctx::new(&mut self.data, waiter.db);
-            match commands::attempt(&mut ctx, &waiter.keys, want) {
+            let attempt = commands::attempt(&mut ctx, &waiter.keys, want);
+            self.data.publish_records(None);
+            match attempt {
                 Ok(None) => {}
                 Ok(Some(frame)) | Err(frame) => {
                     let id = waiter.id;
@@ -424,7 +432,10 @@ impl Worker {
                 }
                 _ => {}
             }
+            // Each waiter served is a call of its own, as in Redis.
+            self.data.publish_records(None);
         }
+        self.data.publish_records(None);
         let ready = &mut self.data.store.stats.notify.ready;
         for id in served {
             self.blocking.registry.remove(id, ready);
