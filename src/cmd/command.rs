@@ -10,8 +10,8 @@ use super::keys::help_reply;
 use super::meta::{self, keys, reply, AclCategories, CommandFlags, CommandMeta};
 use super::table::{lookup, COMMANDS};
 use super::{Session, ShardData};
-use crate::resp::Frame;
 use crate::exec::Action;
+use crate::resp::Frame;
 
 /// COMMAND's own metadata, whose subcommands this handler serves.
 static COMMAND: &CommandMeta = meta::find("command");

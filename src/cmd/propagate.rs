@@ -50,8 +50,8 @@ use super::blocking::Want;
 use super::list::End;
 use super::table::{CommandSpec, Handler};
 use super::{lookup, Ctx, ShardData};
-use crate::resp::Frame;
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, Then};
+use crate::resp::Frame;
 use crate::store::{zset, Db, Value};
 
 /// Runs `handler` on `argv`, recording the command for the feed when it
@@ -69,7 +69,8 @@ pub fn call(ctx: &mut Ctx, handler: Handler, argv: &[Bytes]) -> Reply {
     if stats.notify.dirty == dirty || stats.propagate.by_commands() != own {
         return reply;
     }
-    let Some(spec) = lookup(&argv[0]).filter(|s| s.flags.contains(super::CommandFlags::WRITE)) else {
+    let Some(spec) = lookup(&argv[0]).filter(|s| s.flags.contains(super::CommandFlags::WRITE))
+    else {
         return reply;
     };
     let frame = match &reply {
@@ -96,7 +97,6 @@ impl Ctx<'_> {
         self.shard.store.stats.propagate.command(db, argv);
     }
 }
-
 
 /// The `lazyfree-lazy-*` settings that choose between DEL and UNLINK.
 #[derive(Clone, Copy, Debug, Default)]
@@ -491,13 +491,17 @@ fn after_reply(then: Then, at: usize, db: usize, decide: Decide) -> Then {
             if records.is_empty() {
                 return Action::Reply(frame);
             }
-            let op = Op::keyless(move |ctx: &mut Ctx| {
-                ctx.db = db;
-                for record in records {
-                    ctx.propagate_as(record);
-                }
-                Out::Frame(frame)
-            });
+            // Need::Nothing: it runs inside the job's transaction, behind no lock.
+            let op = Op::Store(
+                db,
+                Need::Nothing,
+                Box::new(move |ctx: &mut Ctx| {
+                    for record in records {
+                        ctx.propagate_as(record);
+                    }
+                    Out::Frame(frame)
+                }),
+            );
             Action::Job(Job::new(vec![(at, op)], |mut outs| {
                 Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
             }))

@@ -12,7 +12,7 @@
 //! wraps the commands of one call the same way: a write and the lazy
 //! expiry it met, SPOP's SREMs, a transaction).
 //!
-//! Transactions that span shards hold key locks (`shard::locks`) from
+//! Transactions that span shards hold key locks (`exec::locks`) from
 //! before their first op until their coordinator releases them. Their
 //! records do not go into the stream when their ops run: the feed keeps
 //! them per transaction ([`Feed::open`], [`Feed::append`] with the id) and
@@ -46,13 +46,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 
+use super::TxId;
 use crate::store::propagate::Record;
 use crate::util::num::decimal_digits;
 
-/// A transaction's id (`shard::TxId`).
-pub type TxId = u64;
-
-/// The process-wide feed, shared by every shard (`shard::Shared::feed`).
+/// The process-wide feed, shared by every shard (`exec::Shared::feed`).
 pub struct Feed {
     /// On while something records; every shard's log reads it (`Log::is_on`).
     on: Arc<AtomicBool>,

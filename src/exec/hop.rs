@@ -5,9 +5,9 @@
 //!  shard A (the client's home)                 shard B (owns the key)
 //!  ---------------------------                 ----------------------
 //!  command -> Job { ops, then }
-//!  Msg::Run { from: A, seq, part, op } ------>  admit: run now, or park
+//!  Msg::Run { from: A, to, part, op } ------->  admit: run now, or park
 //!                                               behind key locks (Parked)
-//!  slot[seq].fill(part, out)  <-------------  Msg::Done { seq, part, out }
+//!  slot[to.seq].fill(part, out) <-----------  Msg::Done { to, part, out }
 //!  all parts in: then(outs) -> reply / next Job
 //! ```
 //!
@@ -26,22 +26,12 @@ pub enum Msg {
     /// op belongs to that transaction, which holds the locks it needs.
     Run {
         from: usize,
-        token: usize,
-        conn_id: u64,
-        seq: u64,
+        to: ReplyTo,
         part: usize,
-        tx: Option<TxId>,
         op: Op,
     },
     /// The output of an op this shard asked for.
-    Done {
-        token: usize,
-        conn_id: u64,
-        seq: u64,
-        part: usize,
-        tx: Option<TxId>,
-        out: Out,
-    },
+    Done { to: ReplyTo, part: usize, out: Out },
     /// Run `op` here; nobody waits for its output (cleanup of a client that left).
     Post(Op),
     /// Transaction `tx` is over: give back its locks here.
@@ -56,7 +46,8 @@ pub enum Msg {
     Block(BlockMsg),
 }
 
-/// Where a job's output goes back to.
+/// Where a job's output goes back to: the slot `seq` of the connection at
+/// `token` on the home shard, if it is still the client `conn_id`.
 #[derive(Clone, Copy)]
 pub struct ReplyTo {
     pub token: usize,

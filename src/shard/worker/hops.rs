@@ -122,11 +122,8 @@ impl Worker {
                 if shard != self.data.id {
                     self.outbox[shard].push(Msg::Run {
                         from: self.data.id,
-                        token: to.token,
-                        conn_id: to.conn_id,
-                        seq: to.seq,
+                        to,
                         part,
-                        tx: to.tx,
                         op,
                     });
                 } else if let Some(out) = self.admit_op(self.data.id, to, part, op) {
@@ -219,14 +216,7 @@ impl Worker {
         if from == self.data.id {
             self.on_done(to, part, out);
         } else {
-            self.outbox[from].push(Msg::Done {
-                token: to.token,
-                conn_id: to.conn_id,
-                seq: to.seq,
-                part,
-                tx: to.tx,
-                out,
-            });
+            self.outbox[from].push(Msg::Done { to, part, out });
         }
     }
 
@@ -352,21 +342,7 @@ impl Worker {
             any = true;
             for msg in batch {
                 match msg {
-                    Msg::Run {
-                        from,
-                        token,
-                        conn_id,
-                        seq,
-                        part,
-                        tx,
-                        op,
-                    } => {
-                        let to = ReplyTo {
-                            token,
-                            conn_id,
-                            seq,
-                            tx,
-                        };
+                    Msg::Run { from, to, part, op } => {
                         if let Some(out) = self.admit_op(from, to, part, op) {
                             self.send_out(from, to, part, out);
                         }
@@ -376,22 +352,7 @@ impl Worker {
                         conn_id,
                         frame,
                     } => self.deliver(token, conn_id, frame),
-                    Msg::Done {
-                        token,
-                        conn_id,
-                        seq,
-                        part,
-                        tx,
-                        out,
-                    } => {
-                        let to = ReplyTo {
-                            token,
-                            conn_id,
-                            seq,
-                            tx,
-                        };
-                        self.on_done(to, part, out);
-                    }
+                    Msg::Done { to, part, out } => self.on_done(to, part, out),
                     Msg::Block(msg) => self.on_block_msg(msg),
                     Msg::Post(op) => {
                         self.run_op(op);
