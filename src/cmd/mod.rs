@@ -11,6 +11,7 @@ pub mod blocking;
 pub mod check;
 pub mod connection;
 pub mod container;
+pub mod dump;
 pub mod expire;
 pub mod hash;
 pub mod hash_ttl;

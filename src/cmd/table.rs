@@ -9,8 +9,8 @@ use super::args::Reply;
 use super::list_edit;
 use super::list_move;
 use super::{
-    blocking, connection, container, expire, hash, hash_ttl, keys, latency, list, multi, pubsub,
-    server, set, strings, transaction, zset, Ctx, Session,
+    blocking, connection, container, dump, expire, hash, hash_ttl, keys, latency, list, multi,
+    pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -342,6 +342,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("copy", -3, W, TWO, "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy, Split::Custom(multi::copy)),
     keyed("move", 3, WDF, ONE, "generic", "1.0.0", "Moves a key to another database.", keys::move_, Split::One),
     keyed("object", -2, R, (2, 2, 1), "generic", "2.2.3", "A container for object introspection commands.", keys::object, Split::One).with_subcommands(),
+    keyed("dump", 2, R, ONE, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump::dump, Split::One),
+    keyed("restore", -4, W, ONE, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore, Split::One),
     every("keys", 2, R, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys, Merge::Concat),
     every("dbsize", 1, RF, "server", "1.0.0", "Returns the number of keys in the database.", keys::dbsize, Merge::Sum),
     every("flushdb", -1, WD, "server", "1.0.0", "Removes all keys from the current database.", keys::flushdb, Merge::Ok),
