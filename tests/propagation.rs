@@ -321,7 +321,13 @@ fn send(raw: &mut Raw, args: &[String]) -> Reply {
 fn workload(port: u16, seed: u64, steps: usize) {
     let mut raw = Raw::connect(port);
     let mut r = Rng(seed);
+    // DUMP / RESTORE draw from their own generator, so the rest of the
+    // workload is what it was before they joined it.
+    let mut moves = Rng(seed.rotate_left(17) ^ 0x9e37_79b9);
     for _ in 0..steps {
+        if moves.chance(30) {
+            dump_and_restore(&mut raw, &mut moves);
+        }
         match r.below(40) {
             0..=2 => {
                 let db = r.range(0, DBS - 1).to_string();
@@ -350,6 +356,28 @@ fn workload(port: u16, seed: u64, steps: usize) {
             }
         }
     }
+}
+
+/// A value moved by DUMP / RESTORE REPLACE between two keys of one pool
+/// (so keys keep the type the rest of the workload expects), with a
+/// relative TTL (recorded as an absolute one with ABSTTL), an absolute
+/// one, or none.
+fn dump_and_restore(raw: &mut Raw, r: &mut Rng) {
+    let pool = POOLS[r.below(POOLS.len())];
+    let (src, dst) = (r.pick(pool), r.pick(pool));
+    let Reply::Bulk(payload) = raw.cmd_bytes(&[b"DUMP", src.as_bytes()]) else {
+        return;
+    };
+    let ttl_ms = r.range(3_600_000, 7_200_000).to_string();
+    let at_ms = later_ms(r);
+    let mut args: Vec<&[u8]> = vec![b"RESTORE", dst.as_bytes()];
+    match r.below(3) {
+        0 => args.extend([&b"0"[..], &payload]),
+        1 => args.extend([ttl_ms.as_bytes(), &payload]),
+        _ => args.extend([at_ms.as_bytes(), &payload, b"ABSTTL"]),
+    }
+    args.push(b"REPLACE");
+    raw.cmd_bytes(&args);
 }
 
 /// The waiting client: blocking pops in database 0 until told to stop.
@@ -486,19 +514,31 @@ fn differences(
 
 /// The commands of a stream, one line each (for the assertions below).
 fn commands_of(stream: &[u8]) -> Vec<Vec<String>> {
-    let mut parts = stream
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    // Bulk lengths are followed, not line ends: a RESTORE payload is binary.
+    fn line<'a>(stream: &'a [u8], at: &mut usize) -> &'a [u8] {
+        let end = stream[*at..]
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a complete line")
+            + *at;
+        let line = &stream[*at..end];
+        *at = end + 2;
+        line
+    }
+    fn number(bytes: &[u8]) -> usize {
+        std::str::from_utf8(bytes).unwrap().parse().unwrap()
+    }
     let mut out = Vec::new();
-    while let Some(head) = parts.next() {
-        let Some(n) = head.strip_prefix(b"*") else {
-            break;
-        };
-        let n: usize = std::str::from_utf8(n).unwrap().parse().unwrap();
+    let mut at = 0;
+    while at < stream.len() {
+        let head = line(stream, &mut at);
+        let n = number(head.strip_prefix(b"*").expect("an array"));
         let words = (0..n)
             .map(|_| {
-                parts.next();
-                String::from_utf8_lossy(parts.next().unwrap()).into_owned()
+                let len = number(line(stream, &mut at).strip_prefix(b"$").expect("a bulk"));
+                let word = String::from_utf8_lossy(&stream[at..at + len]).into_owned();
+                at += len + 2;
+                word
             })
             .collect();
         out.push(words);
@@ -567,6 +607,7 @@ fn a_recorded_workload_replays_to_the_same_keyspace() {
         "LPOP",
         "ZPOPMIN",
         "SWAPDB",
+        "RESTORE",
     ] {
         assert!(has(name), "the stream has no {name}");
     }

@@ -18,6 +18,7 @@ pub mod check;
 pub mod command;
 pub mod connection;
 pub mod container;
+pub mod dump;
 pub mod expire;
 pub mod hash;
 pub mod hash_ttl;

@@ -22,6 +22,7 @@
 //! | LMPOP, ZMPOP | `LPOP`/`RPOP`/`ZPOPMIN`/`ZPOPMAX key <count taken>` |
 //! | BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP | their non-blocking form, however they were served (`served`): `LPOP key`, `LMOVE src dst LEFT RIGHT`, `RPOP key <count>`, `ZPOPMIN key`...; a served BRPOPLPUSH as `LMOVE src dst RIGHT LEFT` (Redis writes RPOPLPUSH: the same move) |
 //! | HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT | `HPEXPIREAT key <deadline> FIELDS n field...` for the fields set, `HDEL key field...` for those a past deadline deleted |
+//! | RESTORE with a TTL | `RESTORE key <deadline> payload ... ABSTTL`; a key it did not leave: `DEL`/`UNLINK` (per lazyfree-lazy-server-del) |
 //! | anything else that wrote | as run |
 //!
 //! A handler whose work knows better records its own form with
@@ -105,6 +106,9 @@ pub struct Lazy {
     pub expire: bool,
     /// `lazyfree-lazy-user-del`: GETDEL.
     pub user_del: bool,
+    /// `lazyfree-lazy-server-del`: RESTORE's REPLACE of a key it then
+    /// did not create.
+    pub server_del: bool,
 }
 
 impl Lazy {
@@ -112,6 +116,7 @@ impl Lazy {
         Lazy {
             expire: crate::store::lazyfree::expire(),
             user_del: crate::store::lazyfree::user_del(),
+            server_del: crate::store::lazyfree::server_del(),
         }
     }
 }
@@ -177,8 +182,31 @@ pub fn rewrite(name: &str, argv: &[Bytes], reply: &Frame, db: &Db, lazy: Lazy) -
         "spop" => spop(key, reply, db),
         "lmpop" | "zmpop" => mpop(name, argv, reply).map_or_else(as_run, |r| vec![r]),
         "hexpire" | "hpexpire" | "hexpireat" | "hpexpireat" => hexpire(argv, reply, db),
+        "restore" => vec![restore(argv, db, lazy)],
         _ => as_run(),
     }
+}
+
+/// RESTORE: a relative TTL becomes the key's absolute deadline with
+/// ABSTTL (as Redis rewrites it); a key the command did not leave (its
+/// deadline had passed, after REPLACE removed the old one) is a delete.
+fn restore(argv: &[Bytes], db: &Db, lazy: Lazy) -> Vec<Bytes> {
+    let key = &argv[1];
+    let Some(entry) = db.peek(key) else {
+        return delete(key, lazy.server_del);
+    };
+    let mut out = vec![word("RESTORE"), key.clone()];
+    out.push(entry.expire_at().map_or_else(|| word("0"), number));
+    out.push(argv[3].clone());
+    let mut absolute = false;
+    for option in &argv[4..] {
+        absolute |= option.eq_ignore_ascii_case(b"ABSTTL");
+        out.push(option.clone());
+    }
+    if !absolute && entry.expire_at().is_some() {
+        out.push(word("ABSTTL"));
+    }
+    out
 }
 
 /// SET: the options a deadline came with become `PXAT <deadline>`; GET

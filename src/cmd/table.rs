@@ -12,8 +12,8 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, command, connection, container, expire, hash, hash_ttl, keys, latency, list, multi,
-    pubsub, server, set, strings, transaction, zset, Ctx, Session,
+    blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
+    multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -368,6 +368,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("copy", keys::copy, Split::Custom(multi::copy)),
     keyed("move", keys::move_, Split::One),
     keyed("object", keys::object, Split::One).with_subcommands(&["encoding", "freq", "help", "idletime", "refcount"]),
+    keyed("dump", dump::dump, Split::One),
+    keyed("restore", dump::restore, Split::One),
     every("keys", keys::keys, Merge::Concat),
     every("dbsize", keys::dbsize, Merge::Sum),
     every("flushdb", keys::flushdb, Merge::Ok),

@@ -5,7 +5,8 @@
 //! inline up to 22 bytes), its value and its deadline, found through a hash
 //! index (`index`) and listed, when volatile, in a dense array the sweep
 //! samples from; deadline windows (`buckets`) hand the sweep the keys whose
-//! time has come. The sweep itself is `expire`.
+//! time has come. The sweep itself is `expire`. `rdb` is Redis's
+//! serialization of one value (DUMP/RESTORE; snapshots will reuse it).
 //!
 //! What the store changes without a command's doing (expired keys and
 //! hash fields, evictions later) it records for the propagation feed
@@ -26,6 +27,7 @@ pub mod list;
 pub mod listpack;
 pub mod notify;
 pub mod propagate;
+pub mod rdb;
 pub mod ready;
 pub mod stats;
 pub mod value;

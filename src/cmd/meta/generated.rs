@@ -16,7 +16,7 @@ use super::CommandMeta;
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 174] = [
+pub static META: [CommandMeta; 176] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -933,6 +933,28 @@ pub static META: [CommandMeta; 174] = [
                 .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
                 .docs("Get the number of references to the value of the key", "2.2.3", "generic", "O(1)")
                 .args(&[key("key", 0)]),
+        ]),
+    cmd("dump", 2, "readonly", "keyspace read slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a serialized version of the value stored at the specified key.", "2.6.0", "generic", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).")
+        .args(&[key("key", 0)]),
+    cmd("restore", -4, "write denyoom", "keyspace write slow dangerous", (1, 1, 1))
+        .key_specs(&[spec("OW update", index(1), range(0, 1, 0))])
+        .docs("Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0", "generic", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
+        .history(&[
+            ("3.0.0", "Added the `REPLACE` modifier."),
+            ("5.0.0", "Added the `ABSTTL` modifier."),
+            ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+        ])
+        .args(&[
+            key("key", 0),
+            integer("ttl"),
+            string("serialized-value"),
+            pure_token("replace", "REPLACE").since("3.0.0").flags("optional"),
+            pure_token("absttl", "ABSTTL").since("5.0.0").flags("optional"),
+            integer("seconds").token("IDLETIME").since("5.0.0").flags("optional"),
+            integer("frequency").token("FREQ").since("5.0.0").flags("optional"),
         ]),
     cmd("keys", 2, "readonly", "keyspace read slow dangerous", (0, 0, 0))
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
