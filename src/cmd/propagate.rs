@@ -625,6 +625,7 @@ mod tests {
         let lazy = Lazy {
             expire: true,
             user_del: false,
+            server_del: false,
         };
         let names = |words: &str, lazy| {
             let argv = argv(words);
@@ -640,8 +641,41 @@ mod tests {
         let lazy = Lazy {
             expire: false,
             user_del: true,
+            server_del: false,
         };
         assert_eq!(names("getdel p", lazy), ["UNLINK p"]);
+        let lazy = Lazy {
+            server_del: true,
+            ..Lazy::default()
+        };
+        assert_eq!(
+            names("restore gone 10 payload REPLACE", lazy),
+            ["UNLINK gone"],
+            "a RESTORE whose deadline had passed removed the key it replaced"
+        );
+    }
+
+    #[test]
+    fn restore_writes_the_deadline_it_stored() {
+        let mut db = Db::default();
+        db.insert_raw(b"k", s("v"), Some(1_700_000_123_456), 0);
+        db.insert_raw(b"p", s("v"), None, 0);
+        assert_eq!(
+            run("restore k 5000 payload REPLACE", Frame::OK, &db),
+            ["RESTORE k 1700000123456 payload REPLACE ABSTTL"]
+        );
+        assert_eq!(
+            run(
+                "restore k 1700000123456 payload ABSTTL IDLETIME 5",
+                Frame::OK,
+                &db
+            ),
+            ["RESTORE k 1700000123456 payload ABSTTL IDLETIME 5"]
+        );
+        assert_eq!(
+            run("restore p 0 payload", Frame::OK, &db),
+            ["RESTORE p 0 payload"]
+        );
     }
 
     #[test]
