@@ -23,10 +23,10 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{free_port, Server};
+use common::reference::Redis;
+use common::Server;
 use ember::cmd::COMMANDS;
 
 /// The Redis release whose metadata ember reproduces.
@@ -45,58 +45,16 @@ const NOT_IN_REDIS_7_0: &[&str] = &[
     "hpersist",
 ];
 
-/// A redis-server on a free port, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    /// A redis-server 7.0.15, or None (with a note) when there is none.
-    fn start(test: &str) -> Option<Redis> {
-        let port = free_port();
-        let Ok(child) = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-        else {
-            eprintln!("redis-server is not installed: {test} skipped (CI installs it)");
-            return None;
-        };
-        let redis = Redis { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let version = Conn::new(port).redis_version();
-                if version != REDIS_VERSION {
-                    eprintln!(
-                        "redis-server is {version}, not {REDIS_VERSION}: {test} skipped \
-                         (the metadata is 7.0.15's)"
-                    );
-                    return None;
-                }
-                return Some(redis);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("redis-server did not start: {test} skipped");
-        None
+/// The reference redis-server 7.0.15, or None (with a note) when there is
+/// none or it is another version (the metadata is 7.0.15's).
+fn redis_7_0_15(test: &str) -> Option<Redis> {
+    let redis = Redis::or_skip(test)?;
+    let version = Conn::new(redis.port).redis_version();
+    if version != REDIS_VERSION {
+        eprintln!("redis-server is {version}, not {REDIS_VERSION}: {test} skipped");
+        return None;
     }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Some(redis)
 }
 
 /// A reply as it came: its RESP type byte, the text of its line or bulk
@@ -300,7 +258,7 @@ fn compare_docs(what: &str, ember: &Resp, redis: &Resp) {
 
 #[test]
 fn info_and_docs_match_redis_for_every_command() {
-    let Some(redis) = Redis::start("info_and_docs_match_redis_for_every_command") else {
+    let Some(redis) = redis_7_0_15("info_and_docs_match_redis_for_every_command") else {
         return;
     };
     let ember = Server::start(2, &[]);
@@ -415,7 +373,7 @@ fn count_and_list_are_embers_table() {
 
 #[test]
 fn list_filters_match_redis_among_embers_commands() {
-    let Some(redis) = Redis::start("list_filters_match_redis_among_embers_commands") else {
+    let Some(redis) = redis_7_0_15("list_filters_match_redis_among_embers_commands") else {
         return;
     };
     let ember = Server::start(1, &[]);
@@ -483,7 +441,7 @@ fn list_filters_match_redis_among_embers_commands() {
 /// compared byte for byte.
 #[test]
 fn getkeys_help_and_errors_match_redis() {
-    let Some(redis) = Redis::start("getkeys_help_and_errors_match_redis") else {
+    let Some(redis) = redis_7_0_15("getkeys_help_and_errors_match_redis") else {
         return;
     };
     let ember = Server::start(1, &[]);
@@ -602,7 +560,7 @@ fn no_multi_commands_are_refused_when_queued() {
     assert_eq!(Conn::new(ember.port).call(&["PING"]).str(), "PONG");
     let shutdown = ember::cmd::lookup(b"shutdown").unwrap();
     assert!(shutdown.flags.contains(ember::cmd::CommandFlags::NO_MULTI));
-    if let Some(redis) = Redis::start("no_multi_commands_are_refused_when_queued (against redis)") {
+    if let Some(redis) = redis_7_0_15("no_multi_commands_are_refused_when_queued (against redis)") {
         let theirs = run(redis.port);
         for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
             assert_same(&format!("step {i} {:?}", script[i]), o, t);

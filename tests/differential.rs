@@ -11,51 +11,8 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-use common::{free_port, Raw, Reply, Server};
-
-/// A redis-server on a free port, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Option<Redis> {
-        let port = free_port();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let redis = Redis { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(redis);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::reference::Redis;
+use common::{Raw, Reply, Server};
 
 struct Rng(u64);
 
@@ -254,8 +211,7 @@ fn run_sequence(seed: u64, steps: usize, ember: &mut Raw, redis: &mut Raw) {
 
 #[test]
 fn random_sequences_match_redis() {
-    let Some(redis) = Redis::start() else {
-        eprintln!("redis-server is not installed: differential test skipped (CI installs it)");
+    let Some(redis) = Redis::or_skip("the differential test") else {
         return;
     };
     let server = Server::start(3, &[]);

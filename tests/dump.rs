@@ -9,59 +9,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{free_port, unix_ms, Raw, Reply, Server};
-
-/// A redis-server on a free port, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Option<Redis> {
-        let port = free_port();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let redis = Redis { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(redis);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn redis_or_skip(test: &str) -> Option<Redis> {
-    let redis = Redis::start();
-    if redis.is_none() {
-        eprintln!("redis-server is not installed: {test} skipped (CI installs it)");
-    }
-    redis
-}
+use common::reference::Redis;
+use common::{unix_ms, Raw, Reply, Server};
 
 /// The two servers' connections, ember with 3 shards so keys live on
 /// different shards than the connection's.
@@ -73,7 +24,7 @@ struct Pair {
 }
 
 fn pair(test: &str) -> Option<Pair> {
-    let redis = redis_or_skip(test)?;
+    let redis = Redis::or_skip(test)?;
     let ember = Server::start(3, &[]);
     Some(Pair {
         redis: Raw::connect(redis.port),
@@ -618,7 +569,7 @@ fn hash_field_ttls_travel_in_version_12() {
     assert_eq!(e.int(&["EXISTS", "short3"]), 0, "no field left: no key");
 
     let Some(redis) =
-        redis_or_skip("the redis-server half of hash_field_ttls_travel_in_version_12")
+        Redis::or_skip("the redis-server half of hash_field_ttls_travel_in_version_12")
     else {
         return;
     };

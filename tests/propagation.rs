@@ -25,11 +25,11 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::reference::Redis;
 use common::{encode_cmd, free_port, unix_ms, Raw, Reply, Server};
 
 const DEBUG: &[&str] = &["--enable-debug-command", "local"];
@@ -707,41 +707,26 @@ fn recording_is_a_debug_command() {
 
 /// A redis-server with an append-only file in a fresh directory, killed
 /// (and the directory removed) when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
+struct AofRedis {
+    redis: Redis,
     dir: std::path::PathBuf,
 }
 
-impl Redis {
-    fn start() -> Option<Redis> {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!("ember-aof-{}-{port}", std::process::id()));
+impl AofRedis {
+    fn start() -> Option<AofRedis> {
+        let dir =
+            std::env::temp_dir().join(format!("ember-aof-{}-{}", std::process::id(), free_port()));
         std::fs::create_dir_all(&dir).ok()?;
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-            ])
-            .args(["--appendfsync", "always", "--dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let redis = Redis { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(redis);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        let args: [&std::ffi::OsStr; 6] = [
+            "--appendonly".as_ref(),
+            "yes".as_ref(),
+            "--appendfsync".as_ref(),
+            "always".as_ref(),
+            "--dir".as_ref(),
+            dir.as_os_str(),
+        ];
+        let redis = Redis::start(&args)?;
+        Some(AofRedis { redis, dir })
     }
 
     /// The commands appended since it started (Redis 7's multi-part AOF).
@@ -758,10 +743,9 @@ impl Redis {
     }
 }
 
-impl Drop for Redis {
+impl Drop for AofRedis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.redis.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -871,7 +855,7 @@ fn normalized(stream: &[u8], around_ms: u64) -> Vec<String> {
 
 #[test]
 fn the_stream_is_what_redis_writes_to_its_append_only_file() {
-    let Some(redis) = Redis::start() else {
+    let Some(redis) = AofRedis::start() else {
         eprintln!("redis-server is not installed: AOF comparison skipped (CI installs it)");
         return;
     };
@@ -883,8 +867,8 @@ fn the_stream_is_what_redis_writes_to_its_append_only_file() {
     let Reply::Bulk(ours) = raw.cmd(&["DEBUG", "EMBER-RECORD", "STOP"]) else {
         panic!("STOP answers a bulk string");
     };
-    let mut reference = Raw::connect(redis.port);
-    script(&mut reference, redis.port);
+    let mut reference = Raw::connect(redis.redis.port);
+    script(&mut reference, redis.redis.port);
     let theirs = redis.aof();
     assert_eq!(normalized(&ours, now), normalized(&theirs, now));
 }

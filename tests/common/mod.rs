@@ -1,6 +1,9 @@
 //! Test harness: starts a real ember on a free port and talks RESP to it,
-//! through the `redis` crate or raw bytes.
+//! through the `redis` crate or raw bytes; `reference` starts the reference
+//! redis-server.
 #![allow(dead_code)]
+
+pub mod reference;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
