@@ -12,30 +12,7 @@
 mod common;
 
 use common::reference::Redis;
-use common::{Raw, Reply, Server};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-
-    fn int(&mut self, lo: i64, hi: i64) -> String {
-        (lo + (self.next() % (hi - lo + 1) as u64) as i64).to_string()
-    }
-}
+use common::{Raw, Reply, Rng, Server};
 
 const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "k4", "k5", "{t}a", "{t}b"];
 const MEMBERS: &[&str] = &["a", "b", "c", "d", "e", "1", "2", "10"];

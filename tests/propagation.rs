@@ -30,36 +30,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::reference::Redis;
-use common::{encode_cmd, free_port, unix_ms, Raw, Reply, Server};
+use common::{encode_cmd, free_port, unix_ms, Raw, Reply, Rng, Server};
 
 const DEBUG: &[&str] = &["--enable-debug-command", "local"];
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
 
 /// Keys by the type the workload mostly gives them (the `{t}` ones share a
 /// shard, so multi-key commands on them run there; the others spread over

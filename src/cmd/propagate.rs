@@ -803,19 +803,7 @@ mod tests {
     fn shard() -> ShardData {
         let shared = std::sync::Arc::new(crate::exec::Shared::new(Default::default()));
         shared.feed.start();
-        ShardData {
-            id: 0,
-            store: crate::store::Store::new(16).feeding(shared.feed.switch()),
-            sweep: crate::store::ActiveExpire::new(1),
-            now_ms: 1_000_000,
-            shared,
-            counters: Default::default(),
-            latency: Default::default(),
-            deliveries: Vec::new(),
-            locks: Default::default(),
-            current_tx: None,
-            clients_mem: 0,
-        }
+        ShardData::new(0, shared, 1, 1_000_000)
     }
 
     fn logged(shard: &mut ShardData) -> Vec<String> {

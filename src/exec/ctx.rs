@@ -30,6 +30,28 @@ pub struct ShardData {
     pub clients_mem: u64,
 }
 
+impl ShardData {
+    /// Shard `id`'s data at start: empty databases (as many as
+    /// `databases` says) feeding the shared propagation feed, a sweep
+    /// seeded with `seed`, the clock at `now_ms`.
+    pub fn new(id: usize, shared: Arc<Shared>, seed: u64, now_ms: u64) -> ShardData {
+        let databases = shared.config.databases();
+        ShardData {
+            id,
+            store: Store::new(databases).feeding(shared.feed.switch()),
+            sweep: ActiveExpire::new(seed),
+            now_ms,
+            shared,
+            counters: Default::default(),
+            latency: Default::default(),
+            deliveries: Vec::new(),
+            locks: Default::default(),
+            current_tx: None,
+            clients_mem: 0,
+        }
+    }
+}
+
 /// A command's view: the shard's data and the client's selected database.
 pub struct Ctx<'a> {
     pub shard: &'a mut ShardData,

@@ -478,3 +478,38 @@ pub fn run_with_bad_config(text: &str) -> (std::process::ExitStatus, String) {
     let _ = std::fs::remove_file(&path);
     (status, stderr)
 }
+
+/// A small seeded generator (xorshift64) for randomized workloads: the same
+/// seed gives the same sequence, so a failure can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+
+    /// A number in `lo..=hi`, as text.
+    pub fn int(&mut self, lo: i64, hi: i64) -> String {
+        (lo + (self.next() % (hi - lo + 1) as u64) as i64).to_string()
+    }
+}

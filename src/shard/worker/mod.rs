@@ -46,7 +46,6 @@ use super::WAKER_TOKEN;
 use crate::exec::{Msg, ShardData, Shared};
 use crate::latency::{Event, PassClock};
 use crate::net::Conn;
-use crate::store::{ActiveExpire, Store};
 
 const LISTENER: Token = Token(usize::MAX - 2);
 /// Largest single read from a socket.
@@ -99,24 +98,11 @@ impl Worker {
         listener: TcpListener,
         inbox: Receiver<Vec<Msg>>,
     ) -> Worker {
-        let databases = shared.config.databases();
         let n = shared.nshards;
         crate::util::stamp::calibrate();
         let pacing = Pacing::new(&shared);
         Worker {
-            data: ShardData {
-                id,
-                store: Store::new(databases).feeding(shared.feed.switch()),
-                sweep: ActiveExpire::new(0x5eed ^ (id as u64) ^ unix_ms()),
-                now_ms: unix_ms(),
-                shared,
-                counters: Default::default(),
-                latency: Default::default(),
-                deliveries: Vec::new(),
-                locks: Default::default(),
-                current_tx: None,
-                clients_mem: 0,
-            },
+            data: ShardData::new(id, shared, 0x5eed ^ (id as u64) ^ unix_ms(), unix_ms()),
             poll,
             listener,
             conns: Slab::new(),
