@@ -170,3 +170,73 @@ fn config_set_takes_back_every_value_config_get_gives() {
         )
     );
 }
+
+/// The encoding thresholds take effect on the containers that grow after
+/// a CONFIG SET, and a container that outgrew its compact encoding keeps
+/// the big one (Redis never converts back).
+#[test]
+fn encoding_thresholds_shape_object_encoding() {
+    let server = Server::start(2, &[]);
+    let mut r = server.raw();
+    let encoding = |r: &mut Raw, key: &str| r.cmd(&["OBJECT", "ENCODING", key]);
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "set-max-intset-entries", "4"]),
+        Reply::ok()
+    );
+    r.cmd(&["SADD", "small", "1", "2", "3", "4"]);
+    assert_eq!(encoding(&mut r, "small"), Reply::bulk("intset"));
+    r.cmd(&["SADD", "small", "5"]);
+    assert_eq!(encoding(&mut r, "small"), Reply::bulk("hashtable"));
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "set-max-intset-entries", "512"]),
+        Reply::ok()
+    );
+    r.cmd(&["SREM", "small", "5"]);
+    assert_eq!(
+        encoding(&mut r, "small"),
+        Reply::bulk("hashtable"),
+        "never back"
+    );
+    // The old name is the same parameter.
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "zset-max-ziplist-entries", "2"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "zset-max-listpack-entries"]),
+        Reply::Array(vec![
+            Reply::bulk("zset-max-listpack-entries"),
+            Reply::bulk("2")
+        ])
+    );
+    r.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+    assert_eq!(encoding(&mut r, "z"), Reply::bulk("listpack"));
+    r.cmd(&["ZADD", "z", "3", "c"]);
+    assert_eq!(encoding(&mut r, "z"), Reply::bulk("skiplist"));
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "zset-max-listpack-value", "3"]),
+        Reply::ok()
+    );
+    r.cmd(&["ZADD", "long", "1", "abcd"]);
+    assert_eq!(encoding(&mut r, "long"), Reply::bulk("skiplist"));
+    // A negative size class reads back as written; bad values get Redis's errors.
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "list-max-ziplist-size", "-5"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "list-max-listpack-size"]),
+        Reply::Array(vec![
+            Reply::bulk("list-max-listpack-size"),
+            Reply::bulk("-5")
+        ])
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "list-compress-depth", "-1"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'list-compress-depth') - argument must be between 0 and 2147483647 inclusive")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "set-max-intset-entries", "x"]),
+        Reply::err("ERR CONFIG SET failed (possibly related to argument 'set-max-intset-entries') - argument couldn't be parsed into an integer")
+    );
+}

@@ -152,6 +152,8 @@ impl Kind {
                 options.get(*i as usize).copied().unwrap_or("").to_string()
             }
             (Kind::Fixed { answer, .. }, _) => answer.to_string(),
+            // A slot holds a negative value as its two's complement.
+            (Kind::Int { min, .. }, Value::Int(n)) if *min < 0 => (*n as i64).to_string(),
             (_, Value::Bool(on)) => yes_no(*on).to_string(),
             (_, Value::Int(n)) => n.to_string(),
             (_, Value::Text(text)) => text.clone(),
@@ -164,6 +166,7 @@ impl Kind {
     pub fn default_text(&self) -> String {
         match self {
             Kind::Bool { default, .. } => yes_no(*default).to_string(),
+            Kind::Int { default, min, .. } if *min < 0 => (*default as i64).to_string(),
             Kind::Int { default, .. } => default.to_string(),
             Kind::Memory { default, .. } => format_memory(*default),
             Kind::Enum { default, .. } => default.to_string(),

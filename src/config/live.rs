@@ -82,6 +82,47 @@ pub struct LazyFree {
     pub user_flush: AtomicBool,
 }
 
+/// The container encodings' thresholds (`set-max-intset-entries`,
+/// `zset-max-listpack-*`, `list-max-listpack-size`, `list-compress-depth`).
+/// One per process, as [`LAZYFREE`] and for the same reason: the store
+/// reads them where a container grows (`store::encoding`).
+pub static ENCODINGS: Encodings = Encodings {
+    set_max_intset_entries: AtomicU64::new(512),
+    zset_max_listpack_entries: AtomicU64::new(128),
+    zset_max_listpack_value: AtomicU64::new(64),
+    list_max_listpack_size: AtomicU64::new(-2i64 as u64),
+    list_compress_depth: AtomicU64::new(0),
+};
+
+/// See [`ENCODINGS`].
+pub struct Encodings {
+    /// A set of integers keeps the `intset` encoding up to this many members.
+    pub set_max_intset_entries: AtomicU64,
+    /// A sorted set keeps the `listpack` encoding up to this many members...
+    pub zset_max_listpack_entries: AtomicU64,
+    /// ...each at most this long (bytes).
+    pub zset_max_listpack_value: AtomicU64,
+    /// A quicklist node's size (negative: a size class); lists are always
+    /// `quicklist` in Redis 7.0, so this shapes nothing a client sees here.
+    pub list_max_listpack_size: AtomicU64,
+    /// Quicklist nodes left uncompressed at each end; ember compresses none.
+    pub list_compress_depth: AtomicU64,
+}
+
+impl Encodings {
+    pub fn set_max_intset_entries(&self) -> usize {
+        self.set_max_intset_entries.load(Relaxed) as usize
+    }
+
+    pub fn zset_max_listpack_entries(&self) -> usize {
+        self.zset_max_listpack_entries.load(Relaxed) as usize
+    }
+
+    pub fn zset_max_listpack_value(&self) -> usize {
+        self.zset_max_listpack_value.load(Relaxed) as usize
+    }
+}
+
 /// `loglevel`'s options, Redis's names (`logging` maps them).
 pub(super) const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
 

@@ -13,7 +13,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::kind::{one_of, parse_bool, parse_memory_in, Kind, Value};
-use super::live::{ListpackLimits, Live, DEBUG_COMMAND, LAZYFREE, LOGLEVELS};
+use super::live::{ListpackLimits, Live, DEBUG_COMMAND, ENCODINGS, LAZYFREE, LOGLEVELS};
 use super::{events, obuf};
 
 /// One configuration parameter.
@@ -300,6 +300,31 @@ pub static PARAMS: &[Param] = &[
         doc: "only no: ember stays in the foreground",
     },
     // The compact hash form, checked at every hash write.
+    Param {
+        name: "set-max-intset-entries", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 512, min: 0, max: i64::MAX, fit: None, slot: |_| &ENCODINGS.set_max_intset_entries },
+        doc: "a set of integers is an intset up to this many members (OBJECT ENCODING)",
+    },
+    Param {
+        name: "zset-max-listpack-entries", aliases: &["zset-max-ziplist-entries"], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 128, min: 0, max: i64::MAX, fit: None, slot: |_| &ENCODINGS.zset_max_listpack_entries },
+        doc: "a sorted set is a listpack up to this many members (OBJECT ENCODING)",
+    },
+    Param {
+        name: "zset-max-listpack-value", aliases: &["zset-max-ziplist-value"], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 64, min: 0, max: i64::MAX, fit: None, slot: |_| &ENCODINGS.zset_max_listpack_value },
+        doc: "...with members at most this many bytes long",
+    },
+    Param {
+        name: "list-max-listpack-size", aliases: &["list-max-ziplist-size"], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: -2i64 as u64, min: i32::MIN as i64, max: INT_MAX, fit: None, slot: |_| &ENCODINGS.list_max_listpack_size },
+        doc: "a list node's size (negative: 4-64 KiB classes); accepted, lists are quicklists either way",
+    },
+    Param {
+        name: "list-compress-depth", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 0, min: 0, max: INT_MAX, fit: None, slot: |_| &ENCODINGS.list_compress_depth },
+        doc: "list nodes kept uncompressed at each end; accepted, ember compresses none",
+    },
     Param {
         name: "hash-max-listpack-entries", aliases: &["hash-max-ziplist-entries"], set: Set::Yes, apply: None,
         kind: Kind::Int { default: ListpackLimits::DEFAULT.entries as u64, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.hash_max_listpack_entries },

@@ -15,25 +15,42 @@ use bytes::Bytes;
 use super::value::Set;
 use super::zset::ZSet;
 
-/// Redis's `set-max-intset-entries`: a set of integers keeps the `intset`
-/// encoding up to this many members.
-pub const SET_MAX_INTSET_ENTRIES: usize = 512;
-/// Redis's `zset-max-listpack-entries`: most members of a `listpack` sorted set.
-pub const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
-/// Redis's `zset-max-listpack-value`: longest member (bytes) of a `listpack`
-/// sorted set.
-pub const ZSET_MAX_LISTPACK_VALUE: usize = 64;
+use crate::config::ENCODINGS;
 
 /// A container type that Redis holds in a compact encoding while it is small.
 pub trait Compact {
-    /// Whether Redis would hold the container, as it is now, compactly.
-    fn fits_compact(&self) -> bool;
+    /// The thresholds in force now (CONFIG SET may change them).
+    fn limits_now() -> CompactLimits;
+
+    /// Whether Redis would hold the container, as it is now, compactly
+    /// under `limits`.
+    fn fits_within(&self, limits: CompactLimits) -> bool;
+
+    /// The same under the thresholds in force now.
+    fn fits_compact(&self) -> bool {
+        self.fits_within(Self::limits_now())
+    }
+}
+
+/// A compact encoding's thresholds: most elements, longest element (bytes;
+/// sets have no such limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactLimits {
+    pub entries: usize,
+    pub value: usize,
 }
 
 impl Compact for Set {
+    fn limits_now() -> CompactLimits {
+        CompactLimits {
+            entries: ENCODINGS.set_max_intset_entries(),
+            value: usize::MAX,
+        }
+    }
+
     /// `intset`: only integers (as Redis's strict `string2ll` reads them).
-    fn fits_compact(&self) -> bool {
-        self.len() <= SET_MAX_INTSET_ENTRIES
+    fn fits_within(&self, limits: CompactLimits) -> bool {
+        self.len() <= limits.entries
             && self
                 .iter()
                 .all(|m| crate::util::num::parse_i64(m).is_some())
@@ -41,11 +58,15 @@ impl Compact for Set {
 }
 
 impl Compact for ZSet {
-    fn fits_compact(&self) -> bool {
-        self.len() <= ZSET_MAX_LISTPACK_ENTRIES
-            && self
-                .iter()
-                .all(|(member, _)| member.len() <= ZSET_MAX_LISTPACK_VALUE)
+    fn limits_now() -> CompactLimits {
+        CompactLimits {
+            entries: ENCODINGS.zset_max_listpack_entries(),
+            value: ENCODINGS.zset_max_listpack_value(),
+        }
+    }
+
+    fn fits_within(&self, limits: CompactLimits) -> bool {
+        self.len() <= limits.entries && self.iter().all(|(member, _)| member.len() <= limits.value)
     }
 }
 
@@ -59,30 +80,39 @@ pub fn sort_as_intset(members: &mut [Bytes]) {
 /// A container and whether it has outgrown its compact encoding.
 ///
 /// Every write reaches the container through `DerefMut`, which first records
-/// whether the state the previous write left had outgrown the compact form,
-/// and [`is_compact`](Self::is_compact) also checks the current state. So
-/// the state each command leaves is checked, and once outgrown a container
-/// stays outgrown (a copy or a rename keeps the record, as Redis keeps the
-/// object's encoding). The check is O(1) once outgrown and, while compact,
-/// one pass over at most a threshold's worth of elements, the same order as
-/// the O(n) writes of Redis's compact encodings.
+/// whether the state the previous write left had outgrown the compact form
+/// under the thresholds in force at that write (kept in `limits`, so a
+/// CONFIG SET in between changes nothing about it), and
+/// [`is_compact`](Self::is_compact) also checks the current state. So the
+/// state each command leaves is checked against the thresholds of its time,
+/// and once outgrown a container stays outgrown (a copy or a rename keeps
+/// the record, as Redis keeps the object's encoding). The check is O(1) once
+/// outgrown and, while compact, one pass over at most a threshold's worth of
+/// elements, the same order as the O(n) writes of Redis's compact encodings.
 #[derive(Clone, Debug, Default)]
 pub struct Encoded<T> {
     items: T,
     outgrown: bool,
+    /// The thresholds in force at the last write.
+    limits: CompactLimits,
 }
 
 impl<T: Compact> Encoded<T> {
     /// A container built in one go (SINTERSTORE, ...): compact when its
     /// content fits, as Redis converts a freshly built result.
     pub fn new(items: T) -> Encoded<T> {
-        let outgrown = !items.fits_compact();
-        Encoded { items, outgrown }
+        let limits = T::limits_now();
+        let outgrown = !items.fits_within(limits);
+        Encoded {
+            items,
+            outgrown,
+            limits,
+        }
     }
 
     /// Whether OBJECT ENCODING names the compact encoding.
     pub fn is_compact(&self) -> bool {
-        !self.outgrown && self.items.fits_compact()
+        !self.outgrown && self.items.fits_within(self.limits)
     }
 
     /// The container itself, its encoding forgotten.
@@ -107,9 +137,10 @@ impl<T> Deref for Encoded<T> {
 
 impl<T: Compact> DerefMut for Encoded<T> {
     fn deref_mut(&mut self) -> &mut T {
-        if !self.outgrown && !self.items.fits_compact() {
+        if !self.outgrown && !self.items.fits_within(self.limits) {
             self.outgrown = true;
         }
+        self.limits = T::limits_now();
         &mut self.items
     }
 }
@@ -138,7 +169,9 @@ mod tests {
         for not_integer in ["01", "+1", "-0", " 1", "x", "9223372036854775808"] {
             assert!(!set_of(&["1", not_integer]).fits_compact(), "{not_integer}");
         }
-        let numbers: Vec<String> = (0..SET_MAX_INTSET_ENTRIES).map(|i| i.to_string()).collect();
+        let numbers: Vec<String> = (0..ENCODINGS.set_max_intset_entries())
+            .map(|i| i.to_string())
+            .collect();
         let mut set: Set = numbers.iter().map(|n| Bytes::from(n.clone())).collect();
         assert!(set.fits_compact());
         set.insert(Bytes::from_static(b"-1"));
@@ -170,7 +203,7 @@ mod tests {
 
     #[test]
     fn sorted_sets_follow_their_own_limits() {
-        let long = Bytes::from(vec![b'x'; ZSET_MAX_LISTPACK_VALUE + 1]);
+        let long = Bytes::from(vec![b'x'; ENCODINGS.zset_max_listpack_value() + 1]);
         let mut zset = ZSet::default();
         zset.insert(&long[1..], 1.0);
         assert!(zset.fits_compact());
