@@ -7,7 +7,7 @@
 //! Runs where `redis-server` is installed (`.ci/run` installs it); skipped
 //! with a note otherwise. Replies whose order Redis does not define (set
 //! members, hash fields) are compared sorted; TTLs are compared as "has a
-//! TTL"; floats are avoided (7.0 prints 17 digits, ember the shortest form).
+//! TTL"; fractional scores are compared exactly (both print 7.0's `%.17g`).
 
 mod common;
 
@@ -36,7 +36,7 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
     let m = r.pick(MEMBERS);
     let m2 = r.pick(MEMBERS);
     let n = r.int(-3, 6);
-    let words: Vec<&str> = match r.below(84) {
+    let words: Vec<&str> = match r.below(87) {
         // Strings
         0 => vec!["SET", k, m],
         1 => vec!["GET", k],
@@ -129,6 +129,10 @@ fn command(r: &mut Rng) -> (Vec<String>, Compare) {
         80 => vec!["SMOVE", k, k2, m],
         81 => vec!["SINTERCARD", "2", k, k2, "LIMIT", "1"],
         82 => vec!["SDIFFSTORE", k, k2, k],
+        // Fractional scores: replies print them as Redis 7.0 does (%.17g)
+        83 => vec!["ZINCRBY", k, "0.1", m],
+        84 => vec!["ZADD", k, "INCR", "-1.7", m2],
+        85 => vec!["ZRANGE", k, "0", "-1", "WITHSCORES"],
         _ => {
             return match r.below(3) {
                 0 => (owned(&["EXPIRE", k, "1000"]), Compare::Exact),

@@ -93,12 +93,14 @@ pub fn parse_range_f64(s: &[u8]) -> Option<f64> {
     (!v.is_nan()).then_some(v)
 }
 
-/// Formats like Redis 7.2's reply doubles (shortest round-trip, `%.17g` style exponent).
+/// Formats as Redis 7.0 replies a double (`addReplyDouble`): C's `%.17g`.
 ///
-/// The digits are the shortest that parse back to the same `f64` (as
-/// `fpconv_dtoa` produces); the layout follows `%.17g`: plain notation for
-/// decimal exponents in `-4..17`, otherwise `d.ddde±XX` with at least two
-/// exponent digits. So `3.0` is `"3"`, `1e21` is `"1e+21"`, `1e-7` is `"1e-07"`.
+/// Seventeen significant digits, correctly rounded, trailing zeros dropped;
+/// plain notation for decimal exponents in `-4..17`, otherwise `d.ddde±XX`
+/// with at least two exponent digits. So `3.0` is `"3"`, `0.1` is
+/// `"0.10000000000000001"` (Redis 7.2 moved to the shortest round-trip
+/// digits; 7.0's clients and its test suite see these), `1e21` is
+/// `"1e+21"`, `1e-7` is `"1e-07"`.
 pub fn format_double(v: f64) -> String {
     let mut out = Vec::with_capacity(24);
     write_double(v, &mut out);
@@ -117,10 +119,11 @@ pub fn write_double(v: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
         return;
     }
-    // `{:e}` gives the shortest round-trip digits as `[-]d[.ddd]e[-]X`.
+    // `{:.16e}` gives 17 significant digits, correctly rounded as glibc's
+    // printf rounds them, as `[-]d.dddde[-]X`.
     let mut buf = StackBuf::new();
-    // Cannot fail: the longest f64 `{:e}` form is well under the buffer size.
-    let _ = write!(buf, "{v:e}");
+    // Cannot fail: the longest f64 `{:.16e}` form is well under the buffer size.
+    let _ = write!(buf, "{v:.16e}");
     let text = buf.as_bytes();
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -139,6 +142,10 @@ pub fn write_double(v: f64, out: &mut Vec<u8>) {
             digits[nd] = c;
             nd += 1;
         }
+    }
+    // %g drops trailing zeros (keeping one digit).
+    while nd > 1 && digits[nd - 1] == b'0' {
+        nd -= 1;
     }
     let digits = &digits[..nd];
 
@@ -317,18 +324,18 @@ mod tests {
         assert_eq!(format_double(0.0), "0");
         assert_eq!(format_double(-0.0), "-0");
         assert_eq!(format_double(1.5), "1.5");
-        assert_eq!(format_double(0.1), "0.1");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
         assert_eq!(format_double(1.1 + 2.2), "3.3000000000000003");
         assert_eq!(format_double(1e21), "1e+21");
         assert_eq!(format_double(1e16), "10000000000000000");
         assert_eq!(format_double(1e17), "1e+17");
         assert_eq!(format_double(1.25e17), "1.25e+17");
-        assert_eq!(format_double(1e-7), "1e-07");
+        assert_eq!(format_double(1e-7), "9.9999999999999995e-08");
         assert_eq!(format_double(0.0001), "0.0001");
         assert_eq!(format_double(0.00012), "0.00012");
         assert_eq!(format_double(1.5e-5), "1.5e-05");
         assert_eq!(format_double(1e100), "1e+100");
-        assert_eq!(format_double(5e-324), "5e-324");
+        assert_eq!(format_double(5e-324), "4.9406564584124654e-324");
         assert_eq!(format_double(f64::MAX), "1.7976931348623157e+308");
         assert_eq!(format_double(f64::INFINITY), "inf");
         assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
