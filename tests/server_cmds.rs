@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{info_field, keys_on_shard, run_with_bad_config, wait_until, Reply, Server};
+use common::{err, info_field, keys_on_shard, run_with_bad_config, wait_until, Reply, Server};
 
 fn pong() -> Reply {
     Reply::Simple("PONG".into())
@@ -911,5 +911,52 @@ fn select_checks_the_int_range_first() {
     assert_eq!(
         c.cmd(&["SELECT", "x"]),
         Reply::err("ERR value is not an integer or out of range")
+    );
+}
+
+/// MEMORY USAGE counts a key and its value (growing with it), with
+/// Redis's replies for a missing key and bad options; DOCTOR and HELP.
+#[test]
+fn memory_usage_doctor_and_help() {
+    let server = Server::start(2, &[]);
+    let mut r = server.raw();
+    r.cmd(&["SET", "small", "v"]);
+    r.cmd(&["SET", "big", &"v".repeat(10_000)]);
+    let small = r.int(&["MEMORY", "USAGE", "small"]);
+    let big = r.int(&["MEMORY", "USAGE", "big", "SAMPLES", "0"]);
+    assert!(small > 0 && big > 10_000 && big > small, "{small} {big}");
+    r.cmd(&["RPUSH", "list", "a", "b", "c"]);
+    let list = r.int(&["MEMORY", "USAGE", "list"]);
+    r.cmd(&["RPUSH", "list", &"x".repeat(1000)]);
+    assert!(r.int(&["MEMORY", "USAGE", "list"]) > list + 1000);
+    assert_eq!(r.cmd(&["MEMORY", "USAGE", "missing"]), Reply::Nil);
+    assert_eq!(
+        r.cmd(&["MEMORY", "USAGE", "small", "SAMPLES", "-1"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        r.cmd(&["MEMORY", "USAGE", "small", "SAMPLES", "x"]),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        r.cmd(&["MEMORY", "USAGE", "small", "bar"]),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        r.cmd(&["MEMORY", "USAGE"]),
+        err("ERR wrong number of arguments for 'memory|usage' command")
+    );
+    assert_eq!(
+        r.cmd(&["MEMORY", "foo"]),
+        err("ERR unknown subcommand 'foo'. Try MEMORY HELP.")
+    );
+    let Reply::Bulk(doctor) = r.cmd(&["MEMORY", "DOCTOR"]) else {
+        panic!("DOCTOR answers a bulk");
+    };
+    assert!(doctor.starts_with(b"Hi Sam, "));
+    let help = r.cmd(&["MEMORY", "HELP"]).items();
+    assert_eq!(
+        help[0],
+        Reply::Simple("MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:".into())
     );
 }

@@ -28,6 +28,7 @@ pub mod latency;
 pub mod list;
 pub mod list_edit;
 pub mod list_move;
+pub mod memory;
 pub mod meta;
 pub mod multi;
 pub mod propagate;

@@ -13,7 +13,7 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
-    multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
+    memory, multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -370,6 +370,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("object", keys::object, Split::One).with_subcommands(&["encoding", "freq", "help", "idletime", "refcount"]),
     keyed("dump", dump::dump, Split::One),
     keyed("restore", dump::restore, Split::One),
+    keyed("memory", memory::memory, Split::One).with_subcommands(&["doctor", "help", "usage"]),
     every("keys", keys::keys, Merge::Concat),
     every("dbsize", keys::dbsize, Merge::Sum),
     every("flushdb", keys::flushdb, Merge::Ok),

@@ -16,7 +16,7 @@ use super::CommandMeta;
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 176] = [
+pub static META: [CommandMeta; 177] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -955,6 +955,19 @@ pub static META: [CommandMeta; 176] = [
             pure_token("absttl", "ABSTTL").since("5.0.0").flags("optional"),
             integer("seconds").token("IDLETIME").since("5.0.0").flags("optional"),
             integer("frequency").token("FREQ").since("5.0.0").flags("optional"),
+        ]),
+    cmd("memory", -2, "", "slow", (0, 0, 0))
+        .docs("A container for memory diagnostics commands", "4.0.0", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("memory|doctor", 2, "", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+                .docs("Outputs memory problems report", "4.0.0", "server", "O(1)"),
+            cmd("memory|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "4.0.0", "server", "O(1)"),
+            cmd("memory|usage", -3, "readonly", "read slow", (2, 2, 1))
+                .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
+                .docs("Estimate the memory usage of a key", "4.0.0", "server", "O(N) where N is the number of samples.")
+                .args(&[key("key", 0), integer("count").token("SAMPLES").flags("optional")]),
         ]),
     cmd("keys", 2, "readonly", "keyspace read slow dangerous", (0, 0, 0))
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
