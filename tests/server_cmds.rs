@@ -960,3 +960,63 @@ fn memory_usage_doctor_and_help() {
         Reply::Simple("MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:".into())
     );
 }
+
+/// INFO's default sections are redis-server 7.0's (Modules, Errorstats and
+/// Cluster among them: clients read `cluster_enabled` before anything
+/// else), and errorstats counts every error reply by its first word:
+/// refused commands, failed ones, and those inside EXEC, on any shard.
+#[test]
+fn info_has_redis_sections_and_counts_errors_by_code() {
+    let server = Server::start(2, &[]);
+    let mut r = server.raw();
+    let Reply::Bulk(text) = r.cmd(&["INFO"]) else {
+        panic!("INFO answers a bulk");
+    };
+    let headers: Vec<String> = String::from_utf8(text)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "# Server",
+            "# Clients",
+            "# Memory",
+            "# Persistence",
+            "# Stats",
+            "# Replication",
+            "# CPU",
+            "# Modules",
+            "# Errorstats",
+            "# Cluster",
+            "# Keyspace"
+        ]
+    );
+    assert_eq!(
+        r.info_field("cluster", "cluster_enabled").as_deref(),
+        Some("0")
+    );
+    assert_eq!(r.info_int("stats", "total_error_replies"), 0);
+    r.cmd(&["NOSUCHCOMMAND"]); // ERR, refused before it runs
+    r.cmd(&["SET", "a", "b", "c"]); // ERR syntax error
+    r.cmd(&["SET", "s", "v"]);
+    let keys = keys_on_shard("k", 1, 2, 1);
+    r.cmd(&["LPUSH", &keys[0], "x"]);
+    r.cmd(&["INCR", &keys[0]]); // WRONGTYPE, from the other shard
+    r.cmd(&["MULTI"]);
+    r.cmd(&["LPUSH", "s", "x"]); // WRONGTYPE inside EXEC
+    r.cmd(&["EXEC"]);
+    assert_eq!(
+        r.info_field("errorstats", "errorstat_ERR").as_deref(),
+        Some("count=2")
+    );
+    assert_eq!(
+        r.info_field("errorstats", "errorstat_WRONGTYPE").as_deref(),
+        Some("count=2")
+    );
+    assert_eq!(r.info_int("stats", "total_error_replies"), 4);
+    assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    assert_eq!(r.info_int("stats", "total_error_replies"), 0);
+}

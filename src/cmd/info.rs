@@ -18,6 +18,9 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "stats",
     "replication",
     "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
     "keyspace",
 ];
 const ALL_SECTIONS: &[&str] = &[
@@ -28,8 +31,11 @@ const ALL_SECTIONS: &[&str] = &[
     "stats",
     "replication",
     "cpu",
+    "modules",
     "commandstats",
+    "errorstats",
     "latencystats",
+    "cluster",
     "shards",
     "keyspace",
 ];
@@ -193,6 +199,9 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("evicted_keys", "0".into());
                 line("keyspace_hits", expiry.hits.to_string());
                 line("keyspace_misses", expiry.misses.to_string());
+                line("unexpected_error_replies", "0".into());
+                let errors: u64 = counters.errors.values().sum();
+                line("total_error_replies", errors.to_string());
                 line(
                     "expire_lag_p50_ms",
                     expiry.lag_ms.value_at_quantile(0.5).to_string(),
@@ -209,6 +218,14 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("role", "master".into());
                 line("connected_slaves", "0".into());
             }
+            // ember loads no modules: the section has its header only.
+            "modules" => {}
+            "errorstats" => {
+                for (code, count) in &counters.errors {
+                    line(&format!("errorstat_{code}"), format!("count={count}"));
+                }
+            }
+            "cluster" => line("cluster_enabled", "0".into()),
             "cpu" => {
                 let (sys, user) = cpu_times();
                 line("used_cpu_sys", format!("{sys:.6}"));

@@ -1,9 +1,12 @@
 //! The figures one shard keeps for INFO: per-command calls, time and
 //! latency, network bytes, and the report a shard sends when INFO asks.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 
 use super::ShardData;
+use crate::resp::Frame;
 use crate::store::ExpiryStats;
 
 /// Calls, time and latency of one command on one shard.
@@ -71,6 +74,9 @@ pub struct ShardCounters {
     /// Commands processed at the last ops/sec sample, and the rate then.
     pub ops_at_sample: u64,
     pub ops_per_sec: u64,
+    /// Error replies by their first word (`ERR`, `WRONGTYPE`, ...), as
+    /// INFO errorstats counts them.
+    pub errors: BTreeMap<Box<str>, u64>,
 }
 
 impl ShardCounters {
@@ -78,7 +84,38 @@ impl ShardCounters {
     pub fn clone_totals(&self) -> ShardCounters {
         ShardCounters {
             commands: CommandStats::default(),
+            errors: self.errors.clone(),
             ..*self
+        }
+    }
+
+    /// Counts the error replies in `frame`, the reply a client gets: the
+    /// frame itself, or each error in EXEC's array (Redis counts every
+    /// error reply a client is sent, its transaction's included).
+    pub fn record_errors(&mut self, frame: &Frame, in_exec: bool) {
+        match frame {
+            Frame::Array(items) if in_exec => {
+                for item in items {
+                    self.record_errors(item, false);
+                }
+            }
+            _ => {
+                if let Some(code) = frame.error_code() {
+                    // Redis names an error by the word before its first
+                    // space, looked for in the first 32 bytes; ERR else.
+                    let word = match code.iter().take(32).position(|&b| b == b' ') {
+                        Some(end) => &code[..end],
+                        None => b"ERR",
+                    };
+                    let word = String::from_utf8_lossy(word);
+                    match self.errors.get_mut(word.as_ref()) {
+                        Some(count) => *count += 1,
+                        None => {
+                            self.errors.insert(word.into(), 1);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -98,6 +135,9 @@ impl ShardCounters {
         self.net_input_bytes += other.net_input_bytes;
         self.net_output_bytes += other.net_output_bytes;
         self.ops_per_sec += other.ops_per_sec;
+        for (code, count) in &other.errors {
+            *self.errors.entry(code.clone()).or_default() += count;
+        }
     }
 }
 

@@ -65,4 +65,13 @@ impl Frame {
     pub fn is_error(&self) -> bool {
         matches!(self, Frame::Error(_) | Frame::ErrorBytes(_))
     }
+
+    /// An error reply's text (`ERR ...`, `WRONGTYPE ...`); None for others.
+    pub fn error_code(&self) -> Option<&[u8]> {
+        match self {
+            Frame::Error(text) => Some(text.as_bytes()),
+            Frame::ErrorBytes(text) => Some(text),
+            _ => None,
+        }
+    }
 }

@@ -292,9 +292,12 @@ impl Worker {
         started: Stamp,
     ) {
         let elapsed_us = started.elapsed_us();
-        self.data
-            .counters
-            .record(cmd.id(), elapsed_us, frame.is_error());
+        let counters = &mut self.data.counters;
+        counters.record(cmd.id(), elapsed_us, frame.is_error());
+        let exec = cmd.name == "exec" && matches!(frame, Frame::Array(_));
+        if frame.is_error() || exec {
+            counters.record_errors(&frame, exec);
+        }
         if let Some(tx) = to.tx {
             if let Some(conn) = self.conns.get_mut(to.token) {
                 conn.tx = None;

@@ -152,6 +152,9 @@ impl Worker {
         conn.parser.recycle(argv);
         let (spec, action) = match admitted {
             Admitted::Answered(frame) => {
+                if frame.is_error() {
+                    self.data.counters.record_errors(&frame, false);
+                }
                 conn.push_reply(frame);
                 return started;
             }
@@ -164,6 +167,9 @@ impl Worker {
                 let data = &mut self.data;
                 data.counters
                     .record(spec.id(), elapsed_us, frame.is_error());
+                if frame.is_error() {
+                    data.counters.record_errors(&frame, false);
+                }
                 let latency_ms = data.shared.config.latency_threshold_ms();
                 if latency_ms > 0 && elapsed_us >= latency_ms * 1000 {
                     let event = if spec.flags.contains(cmd::CommandFlags::FAST) {
