@@ -495,7 +495,7 @@ mod tests {
             .collect();
         assert_eq!(
             containers,
-            ["object", "client", "pubsub", "command", "config", "latency"]
+            ["object", "memory", "client", "pubsub", "command", "config", "latency"]
         );
     }
 
