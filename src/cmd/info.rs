@@ -214,9 +214,20 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("expire_slices", expiry.slices.to_string());
                 line("expire_slice_max_us", expiry.slice_max_us.to_string());
             }
+            // A master without replicas (replication is a later issue),
+            // with Redis's fields so tools that read them find them.
             "replication" => {
                 line("role", "master".into());
                 line("connected_slaves", "0".into());
+                line("master_failover_state", "no-failover".into());
+                line("master_replid", shared.replid.clone());
+                line("master_replid2", "0".repeat(40));
+                line("master_repl_offset", "0".into());
+                line("second_repl_offset", "-1".into());
+                line("repl_backlog_active", "0".into());
+                line("repl_backlog_size", "1048576".into());
+                line("repl_backlog_first_byte_offset", "0".into());
+                line("repl_backlog_histlen", "0".into());
             }
             // ember loads no modules: the section has its header only.
             "modules" => {}
@@ -230,6 +241,9 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 let (sys, user) = cpu_times();
                 line("used_cpu_sys", format!("{sys:.6}"));
                 line("used_cpu_user", format!("{user:.6}"));
+                // No child processes: ember forks nothing.
+                line("used_cpu_sys_children", "0.000000".into());
+                line("used_cpu_user_children", "0.000000".into());
             }
             "commandstats" => {
                 for (name, s) in by_name(&counters) {

@@ -43,6 +43,9 @@ pub struct Shared {
     pub pubsub: crate::pubsub::Registry,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
+    /// This server's replication ID (INFO `master_replid`): 40 random hex
+    /// digits drawn at start, as Redis draws its own.
+    pub replid: String,
 }
 
 impl Shared {
@@ -62,10 +65,24 @@ impl Shared {
             peers: OnceLock::new(),
             pubsub: Default::default(),
             feed: Default::default(),
+            replid: new_replid(),
         }
     }
 
     pub fn peers(&self) -> &[Peer] {
         self.peers.get().expect("peers are set before shards start")
     }
+}
+
+/// 40 hex digits from a generator seeded by the clock and the process id
+/// (an ID only has to differ between servers and restarts).
+fn new_replid() -> String {
+    use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(
+        nanos ^ u64::from(std::process::id()) << 32,
+    );
+    (0..5).map(|_| format!("{:08x}", rng.next_u32())).collect()
 }
