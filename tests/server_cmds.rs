@@ -998,6 +998,16 @@ fn info_has_redis_sections_and_counts_errors_by_code() {
         r.info_field("cluster", "cluster_enabled").as_deref(),
         Some("0")
     );
+    let replid = r.info_field("replication", "master_replid").unwrap();
+    assert!(
+        replid.len() == 40 && replid.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{replid}"
+    );
+    assert_eq!(
+        r.info_field("replication", "master_repl_offset").as_deref(),
+        Some("0")
+    );
+    assert!(r.info_field("cpu", "used_cpu_user_children").is_some());
     assert_eq!(r.info_int("stats", "total_error_replies"), 0);
     r.cmd(&["NOSUCHCOMMAND"]); // ERR, refused before it runs
     r.cmd(&["SET", "a", "b", "c"]); // ERR syntax error
