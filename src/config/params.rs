@@ -12,7 +12,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::kind::{one_of, parse_bool, parse_memory_in, Kind, Value};
+use super::kind::{one_of, parse_bool, parse_int, parse_memory_in, Kind, Value};
 use super::live::{ListpackLimits, Live, DEBUG_COMMAND, LAZYFREE, LOGLEVELS};
 use super::{events, obuf};
 
@@ -309,6 +309,18 @@ pub static PARAMS: &[Param] = &[
         name: "hash-max-listpack-value", aliases: &["hash-max-ziplist-value"], set: Set::Yes, apply: None,
         kind: Kind::Memory { default: ListpackLimits::DEFAULT.value as u64, min: 0, max: LLONG_MAX, slot: |l| &l.v.hash_max_listpack_value },
         doc: "longest field or value (bytes) of a hash in the compact form",
+    },
+    // Encoding limits of lists and sets: accepted (Redis's own suite sets
+    // them), but ember's lists and sets do not read them yet.
+    Param {
+        name: "list-max-listpack-size", aliases: &["list-max-ziplist-size"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "-2", check: |v| parse_int(v, i32::MIN as i64, i32::MAX as i64).map(|_| ()) },
+        doc: "accepted; lists keep no node size",
+    },
+    Param {
+        name: "set-max-intset-entries", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "512", check: |v| parse_int(v, 0, i64::MAX).map(|_| ()) },
+        doc: "accepted; a set of integers is an intset up to 512 members",
     },
 ];
 
