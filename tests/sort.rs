@@ -347,3 +347,35 @@ fn differential_against_redis() {
         }
     }
 }
+
+#[test]
+fn a_source_changing_between_the_steps_is_read_again_under_locks() {
+    // The writer keeps pushing and popping a member of the source: a SORT
+    // that read the source before the change takes its locks again, so
+    // every answer pairs each member with its own weight.
+    let server = Server::start(3, &[]);
+    let mut c = server.raw();
+    c.cmd(&["RPUSH", "L", "1", "2", "3", "4", "5", "6"]);
+    for m in ["1", "2", "3", "4", "5", "6", "7"] {
+        c.cmd(&["SET", &format!("w_{m}"), m]);
+    }
+    let port = server.port;
+    let writer = std::thread::spawn(move || {
+        let mut w = Raw::connect(port);
+        for _ in 0..300 {
+            w.cmd(&["RPUSH", "L", "7"]);
+            w.cmd(&["RPOP", "L"]);
+        }
+    });
+    for _ in 0..300 {
+        let got = c.cmd(&["SORT", "L", "BY", "w_*", "GET", "#", "GET", "w_*"]);
+        let Reply::Array(items) = got else {
+            panic!("{got:?}")
+        };
+        assert!(items.len() == 12 || items.len() == 14, "{items:?}");
+        for pair in items.chunks(2) {
+            assert_eq!(pair[0], pair[1]);
+        }
+    }
+    writer.join().unwrap();
+}
