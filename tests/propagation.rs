@@ -261,6 +261,13 @@ fn command(r: &mut Rng) -> Vec<String> {
         121 => vec!["HSET", sh, f2, m],
         122 => vec!["SET", s, m, "PX", &short_ms],
         123 => vec!["MSET", s, m, st, m2],
+        // SORT ... STORE: recorded as sent (deterministic given the data).
+        124 => vec![
+            "SORT", l, "ALPHA", "DESC", "LIMIT", "0", "3", "STORE", dst_l,
+        ],
+        125 => vec![
+            "SORT", set, "BY", "nosort", "GET", "#", "GET", "*", "STORE", dst_l,
+        ],
         _ => vec!["GET", st],
     };
     owned(&words)

@@ -36,6 +36,7 @@ pub mod pubsub;
 pub mod server;
 mod session;
 pub mod set;
+pub mod sort;
 pub mod strings;
 pub mod table;
 pub mod transaction;
@@ -167,6 +168,13 @@ fn keyed(
         || spec
             .key_positions(argv)
             .all(|p| shard_of(&argv[p], n) == owner);
+    if let Split::Computed(reaches, f) = split {
+        if n > 1 && (!single || reaches(argv)) {
+            // It locks what it reads once the data has named it.
+            let action = f(shard, session, argv);
+            return propagate::custom(shard, session.db, spec, argv, action);
+        }
+    }
     if single {
         // Locks held here by a transaction: go through the shard's lock
         // queue (unless this command is part of that transaction).
@@ -188,7 +196,7 @@ fn keyed(
         Split::Sum => multi::split_sum(n, session.db, handler, argv),
         Split::Gather => multi::split_gather(n, session.db, handler, argv),
         Split::Pairs => multi::split_pairs(n, session.db, handler, spec.name, argv),
-        Split::Custom(f) => {
+        Split::Custom(f) | Split::Computed(_, f) => {
             let action = f(shard, session, argv);
             propagate::custom(shard, session.db, spec, argv, action)
         }

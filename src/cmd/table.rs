@@ -13,7 +13,7 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
-    memory, multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
+    memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -36,6 +36,15 @@ pub enum Split {
     Pairs,
     /// A sequence of steps over shards (RENAME, COPY, MSETNX, LCS).
     Custom(fn(&mut ShardData, &Session, &[Bytes]) -> Action),
+    /// Reads keys computed from the data (SORT's BY and GET patterns) when
+    /// `.0` says its arguments reach any: with several shards `.1` then
+    /// runs it in steps and takes its own locks, wherever its named keys
+    /// are; otherwise it is an ordinary command whose named keys route it
+    /// (`.1` again when they are on several shards).
+    Computed(
+        fn(&[Bytes]) -> bool,
+        fn(&mut ShardData, &Session, &[Bytes]) -> Action,
+    ),
 }
 
 /// How per-shard replies of a command that runs on every shard combine.
@@ -159,6 +168,16 @@ impl CommandSpec {
             };
         }
         range_positions(argv.len(), self.first_key, self.last_key, self.step)
+    }
+
+    /// Whether `argv` reads keys its arguments do not name (SORT's BY and
+    /// GET patterns) among `nshards` shards: then EXEC cannot know the keys
+    /// to lock, and the command cannot run where its named keys live.
+    pub fn reaches_unnamed_keys(&self, argv: &[Bytes], nshards: usize) -> bool {
+        match self.route {
+            Route::Keyed(_, Split::Computed(reaches, _)) => nshards > 1 && reaches(argv),
+            _ => false,
+        }
     }
 
     /// The row with its keys computed from the arguments (see `movable`).
@@ -307,6 +326,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("spop", set::spop, Split::One),
     keyed("srandmember", container::srandmember, Split::One),
     keyed("smove", set::smove, Split::Custom(set::smove_job)),
+    // Sorting
+    keyed("sort", sort::sort, Split::Computed(sort::reaches_keys, sort::sort_job)).with_movable_keys(sort::keys),
+    keyed("sort_ro", sort::sort_ro, Split::Computed(sort::reaches_keys, sort::sort_job)).with_movable_keys(sort::ro_keys),
     keyed("sinter", set::algebra, Split::Custom(set::algebra_job)),
     keyed("sintercard", set::algebra, Split::Custom(set::algebra_job)).with_movable_keys(set::sintercard_keys),
     keyed("sinterstore", set::algebra, Split::Custom(set::algebra_job)),

@@ -68,6 +68,9 @@ fn single_owner(argv: &[Bytes], nshards: usize) -> Option<usize> {
     let Route::Keyed(..) = spec.route else {
         return None;
     };
+    if spec.reaches_unnamed_keys(argv, nshards) {
+        return None;
+    }
     let mut owners = spec
         .key_positions(argv)
         .map(|p| shard_of(&argv[p], nshards));
@@ -309,6 +312,11 @@ fn lock_plan(
     for argv in queued {
         let spec = lookup(&argv[0]).expect("checked when queued");
         match spec.route {
+            // Keys named by the data (SORT BY/GET patterns): every shard.
+            Route::Keyed(..) if spec.reaches_unnamed_keys(argv, nshards) => {
+                keyed_only = false;
+                every_shard(&mut plan);
+            }
             Route::Keyed(..) => {
                 for p in spec.key_positions(argv) {
                     let key = argv[p].clone();

@@ -12,11 +12,11 @@
 //! a command or subcommand to the table. The constructors are in `build.rs`.
 
 use super::build::*;
-use super::CommandMeta;
+use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 177] = [
+pub static META: [CommandMeta; 179] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -477,6 +477,36 @@ pub static META: [CommandMeta; 177] = [
         ])
         .docs("Move a member from one set to another", "1.0.0", "set", "O(1)")
         .args(&[key("source", 0), key("destination", 1), string("member")]),
+    cmd("sort", -2, "write denyoom movablekeys", "write set sortedset list slow dangerous", (1, 1, 1))
+        .key_specs(&[
+            spec("RO access", index(1), range(0, 1, 0)),
+            spec("RO access", BeginSearch::Unknown, FindKeys::Unknown).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+            spec("OW update", BeginSearch::Unknown, FindKeys::Unknown).notes("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"),
+        ])
+        .docs("Sort the elements in a list, set or sorted set", "1.0.0", "generic", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")
+        .args(&[
+            key("key", 0),
+            pattern("pattern").key_spec(1).token("BY").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+            pattern("pattern").key_spec(1).token("GET").flags("optional multiple multiple_token"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            pure_token("sorting", "ALPHA").flags("optional"),
+            key("destination", 2).token("STORE").flags("optional"),
+        ]),
+    cmd("sort_ro", -2, "readonly movablekeys", "read set sortedset list slow dangerous", (1, 1, 1))
+        .key_specs(&[
+            spec("RO access", index(1), range(0, 1, 0)),
+            spec("RO access", BeginSearch::Unknown, FindKeys::Unknown).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+        ])
+        .docs("Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0", "generic", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")
+        .args(&[
+            key("key", 0),
+            pattern("pattern").key_spec(1).token("BY").flags("optional"),
+            block("offset_count", &[integer("offset"), integer("count")]).token("LIMIT").flags("optional"),
+            pattern("pattern").key_spec(1).token("GET").flags("optional multiple multiple_token"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            pure_token("sorting", "ALPHA").flags("optional"),
+        ]),
     cmd("sinter", -2, "readonly", "read set slow", (1, -1, 1))
         .tips(&["nondeterministic_output_order"])
         .key_specs(&[spec("RO access", index(1), range(-1, 1, 0))])

@@ -41,6 +41,20 @@ pub type FoundKey = (usize, KeySpecFlags);
 /// fit the specs or name no key: Redis's "Invalid arguments specified for
 /// command".
 pub fn command_keys(meta: &CommandMeta, argv: &[Bytes]) -> Option<Vec<FoundKey>> {
+    // SORT's specs are incomplete (BY and GET name keys from the data), so
+    // Redis asks its getkeys function: the source, and the last STORE's
+    // destination (SORT_RO has none).
+    if matches!(meta.name, "sort" | "sort_ro") {
+        let keys = match meta.name {
+            "sort" => crate::cmd::sort::keys(argv),
+            _ => crate::cmd::sort::ro_keys(argv),
+        };
+        let flags = [
+            KeySpecFlags::RO | KeySpecFlags::ACCESS,
+            KeySpecFlags::OW | KeySpecFlags::UPDATE,
+        ];
+        return Some(keys.into_iter().zip(flags).collect());
+    }
     match by_specs(meta, argv, strict_count) {
         Some(keys) if !keys.is_empty() => Some(keys),
         _ if meta.flags.contains(CommandFlags::MOVABLEKEYS) => legacy(meta, argv),
