@@ -12,8 +12,8 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
-    multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
+    blocking, command, connection, container, dump, expire, geo, hash, hash_ttl, keys, latency,
+    list, multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -346,6 +346,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zunionstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zinterstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zdiffstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    // Geo (sorted sets of geohashes)
+    keyed("geoadd", geo::geoadd, Split::One),
+    keyed("geodist", geo::geodist, Split::One),
+    keyed("geohash", geo::geohash, Split::One),
+    keyed("geopos", geo::geopos, Split::One),
+    keyed("georadius", geo::geosearch, Split::Custom(geo::geosearch_job)).with_movable_keys(geo::radius_keys),
+    keyed("georadius_ro", geo::geosearch, Split::One),
+    keyed("georadiusbymember", geo::geosearch, Split::Custom(geo::geosearch_job)).with_movable_keys(geo::radius_keys),
+    keyed("georadiusbymember_ro", geo::geosearch, Split::One),
+    keyed("geosearch", geo::geosearch, Split::One),
+    keyed("geosearchstore", geo::geosearch, Split::Custom(geo::geosearch_job)),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
     keyed("blpop", blocking::immediate, Split::Custom(blocking::across)),
     keyed("brpop", blocking::immediate, Split::Custom(blocking::across)),
