@@ -595,6 +595,9 @@ mod tests {
             &["zunionstore", "d", "2", "a", "b", "aggregate", "max"],
             &["zinterstore", "d", "1", "a"],
             &["zdiffstore", "d", "2", "a", "b"],
+            &["georadius", "k", "1", "2", "3", "km"],
+            &["georadius", "k", "1", "2", "3", "km", "count", "2", "store", "d"],
+            &["georadiusbymember", "k", "m", "3", "km", "asc", "storedist", "d"],
         ] {
             let row = lookup(words[0].as_bytes()).unwrap();
             let argv = argv(words);
