@@ -262,10 +262,31 @@ fn command(r: &mut Rng) -> Vec<String> {
         122 => vec!["SET", s, m, "PX", &short_ms],
         123 => vec!["MSET", s, m, st, m2],
         // Geo sets (sorted sets of geohashes)
-        124 => vec!["GEOADD", z, "13.361389", "38.115556", m, "15.087269", "37.502669", m2],
+        124 => vec![
+            "GEOADD",
+            z,
+            "13.361389",
+            "38.115556",
+            m,
+            "15.087269",
+            "37.502669",
+            m2,
+        ],
         125 => vec!["GEOADD", z, "XX", "CH", "15.1", "37.6", m],
         126 => vec!["GEORADIUS", z, "15", "37", "200", "km", "STORE", dst_z],
-        127 => vec!["GEOSEARCHSTORE", dst_z, z, "FROMLONLAT", "15", "37", "BYBOX", "400", "400", "km", "STOREDIST"],
+        127 => vec![
+            "GEOSEARCHSTORE",
+            dst_z,
+            z,
+            "FROMLONLAT",
+            "15",
+            "37",
+            "BYBOX",
+            "400",
+            "400",
+            "km",
+            "STOREDIST",
+        ],
         _ => vec!["GET", st],
     };
     owned(&words)

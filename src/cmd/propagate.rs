@@ -414,8 +414,7 @@ pub fn across(name: &str, argv: &[Bytes], reply: &Frame) -> Vec<Vec<Bytes>> {
         }
         (
             "sinterstore" | "sunionstore" | "sdiffstore" | "zrangestore" | "zunionstore"
-            | "zinterstore" | "zdiffstore" | "georadius" | "georadiusbymember"
-            | "geosearchstore",
+            | "zinterstore" | "zdiffstore" | "georadius" | "georadiusbymember" | "geosearchstore",
             Frame::Integer(_),
         ) => as_run,
         ("lmpop" | "zmpop", _) => mpop(name, argv, reply).into_iter().collect(),

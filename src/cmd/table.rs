@@ -596,8 +596,28 @@ mod tests {
             &["zinterstore", "d", "1", "a"],
             &["zdiffstore", "d", "2", "a", "b"],
             &["georadius", "k", "1", "2", "3", "km"],
-            &["georadius", "k", "1", "2", "3", "km", "count", "2", "store", "d"],
-            &["georadiusbymember", "k", "m", "3", "km", "asc", "storedist", "d"],
+            &[
+                "georadius",
+                "k",
+                "1",
+                "2",
+                "3",
+                "km",
+                "count",
+                "2",
+                "store",
+                "d",
+            ],
+            &[
+                "georadiusbymember",
+                "k",
+                "m",
+                "3",
+                "km",
+                "asc",
+                "storedist",
+                "d",
+            ],
         ] {
             let row = lookup(words[0].as_bytes()).unwrap();
             let argv = argv(words);
