@@ -125,7 +125,7 @@ fn command(r: &mut Rng) -> Vec<String> {
     let at_s = later_s(r);
     let at_ms = later_ms(r);
     let db = r.range(0, DBS - 1).to_string();
-    let words: Vec<&str> = match r.below(128) {
+    let words: Vec<&str> = match r.below(134) {
         // Strings
         0 => vec!["SET", st, m],
         1 => vec!["SET", st, m, "EX", &long_s],
@@ -267,6 +267,32 @@ fn command(r: &mut Rng) -> Vec<String> {
         ],
         125 => vec![
             "SORT", set, "BY", "nosort", "GET", "#", "GET", "*", "STORE", dst_l,
+        ],
+        // Geo sets (sorted sets of geohashes)
+        126 => vec![
+            "GEOADD",
+            z,
+            "13.361389",
+            "38.115556",
+            m,
+            "15.087269",
+            "37.502669",
+            m2,
+        ],
+        127 => vec!["GEOADD", z, "XX", "CH", "15.1", "37.6", m],
+        128 => vec!["GEORADIUS", z, "15", "37", "200", "km", "STORE", dst_z],
+        129 => vec![
+            "GEOSEARCHSTORE",
+            dst_z,
+            z,
+            "FROMLONLAT",
+            "15",
+            "37",
+            "BYBOX",
+            "400",
+            "400",
+            "km",
+            "STOREDIST",
         ],
         _ => vec!["GET", st],
     };
@@ -765,6 +791,11 @@ fn script(raw: &mut Raw, port: u16) {
         "LMPOP 1 l LEFT COUNT 2",
         "ZADD z 1 a 2 b 3 c",
         "ZMPOP 1 z MIN COUNT 2",
+        "GEOADD geo 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+        "GEOADD geo NX 13.361389 38.115556 Palermo",
+        "GEOADD geo CH XX 13.5 38.2 Palermo",
+        "GEORADIUS geo 15 37 200 km STORE geo2",
+        "GEOSEARCHSTORE geo3 geo FROMMEMBER Palermo BYRADIUS 300 km",
         "BLPOP l 0",
         "MULTI",
         "SET m1 1",

@@ -20,6 +20,7 @@ pub mod connection;
 pub mod container;
 pub mod dump;
 pub mod expire;
+pub mod geo;
 pub mod hash;
 pub mod hash_ttl;
 pub mod info;

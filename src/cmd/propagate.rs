@@ -22,6 +22,7 @@
 //! | LMPOP, ZMPOP | `LPOP`/`RPOP`/`ZPOPMIN`/`ZPOPMAX key <count taken>` |
 //! | BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP | their non-blocking form, however they were served (`served`): `LPOP key`, `LMOVE src dst LEFT RIGHT`, `RPOP key <count>`, `ZPOPMIN key`...; a served BRPOPLPUSH as `LMOVE src dst RIGHT LEFT` (Redis writes RPOPLPUSH: the same move) |
 //! | HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT | `HPEXPIREAT key <deadline> FIELDS n field...` for the fields set, `HDEL key field...` for those a past deadline deleted |
+//! | GEOADD | `ZADD key [options] <geohash score> member ...`, as Redis rewrites it |
 //! | RESTORE with a TTL | `RESTORE key <deadline> payload ... ABSTTL`; a key it did not leave: `DEL`/`UNLINK` (per lazyfree-lazy-server-del) |
 //! | anything else that wrote | as run |
 //!
@@ -413,7 +414,8 @@ pub fn across(name: &str, argv: &[Bytes], reply: &Frame) -> Vec<Vec<Bytes>> {
         }
         (
             "sinterstore" | "sunionstore" | "sdiffstore" | "zrangestore" | "zunionstore"
-            | "zinterstore" | "zdiffstore" | "sort",
+            | "zinterstore" | "zdiffstore" | "sort" | "georadius" | "georadiusbymember"
+            | "geosearchstore",
             Frame::Integer(_),
         ) => as_run,
         ("lmpop" | "zmpop", _) => mpop(name, argv, reply).into_iter().collect(),

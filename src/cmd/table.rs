@@ -12,8 +12,8 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
-    memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx, Session,
+    blocking, command, connection, container, dump, expire, geo, hash, hash_ttl, keys, latency,
+    list, memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -368,6 +368,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zunionstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zinterstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zdiffstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    // Geo (sorted sets of geohashes)
+    keyed("geoadd", geo::geoadd, Split::One),
+    keyed("geodist", geo::geodist, Split::One),
+    keyed("geohash", geo::geohash, Split::One),
+    keyed("geopos", geo::geopos, Split::One),
+    keyed("georadius", geo::geosearch, Split::Custom(geo::geosearch_job)).with_movable_keys(geo::radius_keys),
+    keyed("georadius_ro", geo::geosearch, Split::One),
+    keyed("georadiusbymember", geo::geosearch, Split::Custom(geo::geosearch_job)).with_movable_keys(geo::radius_keys),
+    keyed("georadiusbymember_ro", geo::geosearch, Split::One),
+    keyed("geosearch", geo::geosearch, Split::One),
+    keyed("geosearchstore", geo::geosearch, Split::Custom(geo::geosearch_job)),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
     keyed("blpop", blocking::immediate, Split::Custom(blocking::across)),
     keyed("brpop", blocking::immediate, Split::Custom(blocking::across)),
@@ -607,6 +618,29 @@ mod tests {
             &["zunionstore", "d", "2", "a", "b", "aggregate", "max"],
             &["zinterstore", "d", "1", "a"],
             &["zdiffstore", "d", "2", "a", "b"],
+            &["georadius", "k", "1", "2", "3", "km"],
+            &[
+                "georadius",
+                "k",
+                "1",
+                "2",
+                "3",
+                "km",
+                "count",
+                "2",
+                "store",
+                "d",
+            ],
+            &[
+                "georadiusbymember",
+                "k",
+                "m",
+                "3",
+                "km",
+                "asc",
+                "storedist",
+                "d",
+            ],
         ] {
             let row = lookup(words[0].as_bytes()).unwrap();
             let argv = argv(words);

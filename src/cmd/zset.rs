@@ -73,7 +73,7 @@ fn members_reply(items: Vec<(Bytes, f64)>, with_scores: bool) -> Frame {
 /// Writes a computed set to `dst` as the STORE commands do: a non-empty
 /// result replaces whatever was there (its TTL dropped) and fires `event`;
 /// an empty one deletes `dst`. Replies with the result's size.
-fn store_result(
+pub(crate) fn store_result(
     ks: &mut Keyspace,
     dst: &[u8],
     result: impl Into<Encoded<ZSet>>,

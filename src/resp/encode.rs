@@ -95,6 +95,15 @@ pub fn encode<S: Sink + ?Sized>(frame: &Frame, proto: Protocol, out: &mut S) {
                 out.put(b"\r\n");
             }
         }
+        Frame::DoubleText(text) => {
+            if resp3 {
+                out.put(b",");
+            } else {
+                header(b'$', text.len(), out);
+            }
+            out.put(text);
+            out.put(b"\r\n");
+        }
         Frame::Boolean(b) => out.put(match (resp3, b) {
             (true, true) => b"#t\r\n",
             (true, false) => b"#f\r\n",

@@ -37,6 +37,10 @@ pub enum Frame {
     Set(Vec<Frame>),
     /// RESP3 double; a bulk string in RESP2.
     Double(f64),
+    /// RESP3 double whose text the command formatted itself (GEOPOS's
+    /// coordinates, to 17 decimals as Redis prints them); a bulk string in
+    /// RESP2.
+    DoubleText(Bytes),
     /// RESP3 boolean; integer 1/0 in RESP2.
     Boolean(bool),
     /// RESP3 verbatim string (`=len\r\ntxt:...`); a bulk string in RESP2.

@@ -3,10 +3,11 @@
 //! allocation sizes, the process's memory and CPU figures (`memory`),
 //! keeping housekeeping threads off the shards' cores (`priority`) and
 //! jemalloc's purging off them during storms (`purge`), the
-//! thread CPU clock (`clock`), cheap timestamps for timing commands
+//! thread CPU clock (`clock`), Redis's geohash arithmetic (`geohash`), cheap timestamps for timing commands
 //! (`stamp`) and C's `long double` for INCRBYFLOAT (`longdouble`).
 
 pub mod clock;
+pub mod geohash;
 pub mod glob;
 pub mod lcs;
 pub mod longdouble;

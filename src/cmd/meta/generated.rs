@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 179] = [
+pub static META: [CommandMeta; 189] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -799,6 +799,224 @@ pub static META: [CommandMeta; 179] = [
         ])
         .docs("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "sorted-set", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
         .args(&[key("destination", 0), integer("numkeys"), key("key", 1).flags("multiple")]),
+    cmd("geoadd", -5, "write denyoom", "write geo slow", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0", "geo", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
+        .history(&[("6.2.0", "Added the `CH`, `NX` and `XX` options.")])
+        .args(&[
+            key("key", 0),
+            oneof("condition", &[pure_token("nx", "NX"), pure_token("xx", "XX")]).since("6.2.0").flags("optional"),
+            pure_token("change", "CH").since("6.2.0").flags("optional"),
+            block("longitude_latitude_member", &[double("longitude"), double("latitude"), string("member")]).flags("multiple"),
+        ]),
+    cmd("geodist", -4, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the distance between two members of a geospatial index", "3.2.0", "geo", "O(log(N))")
+        .args(&[
+            key("key", 0),
+            string("member1"),
+            string("member2"),
+            oneof("unit", &[
+                pure_token("m", "M"),
+                pure_token("km", "KM"),
+                pure_token("ft", "FT"),
+                pure_token("mi", "MI"),
+            ]).flags("optional"),
+        ]),
+    cmd("geohash", -2, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns members of a geospatial index as standard geohash strings", "3.2.0", "geo", "O(log(N)) for each member requested, where N is the number of elements in the sorted set.")
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("geopos", -2, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns longitude and latitude of members of a geospatial index", "3.2.0", "geo", "O(N) where N is the number of members requested.")
+        .args(&[key("key", 0), string("member").flags("multiple")]),
+    cmd("georadius", -6, "write denyoom movablekeys", "write geo slow", (1, 1, 1))
+        .key_specs(&[
+            spec("RO access", index(1), range(0, 1, 0)),
+            spec("OW update", keyword("STORE", 6), range(0, 1, 0)),
+            spec("OW update", keyword("STOREDIST", 6), range(0, 1, 0)),
+        ])
+        .docs("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", "3.2.0", "geo", "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument")
+        .history(&[
+            ("6.2.0", "Added the `ANY` option for `COUNT`."),
+            ("7.0.0", "Added support for uppercase unit names."),
+        ])
+        .args(&[
+            key("key", 0),
+            double("longitude"),
+            double("latitude"),
+            double("radius"),
+            oneof("unit", &[
+                pure_token("m", "M"),
+                pure_token("km", "KM"),
+                pure_token("ft", "FT"),
+                pure_token("mi", "MI"),
+            ]),
+            pure_token("withcoord", "WITHCOORD").flags("optional"),
+            pure_token("withdist", "WITHDIST").flags("optional"),
+            pure_token("withhash", "WITHHASH").flags("optional"),
+            block("count", &[
+                integer("count").token("COUNT"),
+                pure_token("any", "ANY").since("6.2.0").flags("optional"),
+            ]).flags("optional"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            key("key", 1).token("STORE").flags("optional"),
+            key("key", 2).token("STOREDIST").flags("optional"),
+        ]),
+    cmd("georadius_ro", -6, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("A read-only variant for GEORADIUS", "3.2.10", "geo", "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`GEOSEARCH` with the `BYRADIUS` argument")
+        .history(&[("6.2.0", "Added the `ANY` option for `COUNT`.")])
+        .args(&[
+            key("key", 0),
+            double("longitude"),
+            double("latitude"),
+            double("radius"),
+            oneof("unit", &[
+                pure_token("m", "M"),
+                pure_token("km", "KM"),
+                pure_token("ft", "FT"),
+                pure_token("mi", "MI"),
+            ]),
+            pure_token("withcoord", "WITHCOORD").flags("optional"),
+            pure_token("withdist", "WITHDIST").flags("optional"),
+            pure_token("withhash", "WITHHASH").flags("optional"),
+            block("count", &[
+                integer("count").token("COUNT"),
+                pure_token("any", "ANY").since("6.2.0").flags("optional"),
+            ]).flags("optional"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+        ]),
+    cmd("georadiusbymember", -5, "write denyoom movablekeys", "write geo slow", (1, 1, 1))
+        .key_specs(&[
+            spec("RO access", index(1), range(0, 1, 0)),
+            spec("OW update", keyword("STORE", 5), range(0, 1, 0)),
+            spec("OW update", keyword("STOREDIST", 5), range(0, 1, 0)),
+        ])
+        .docs("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", "3.2.0", "geo", "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments")
+        .history(&[("7.0.0", "Added support for uppercase unit names.")])
+        .args(&[
+            key("key", 0),
+            string("member"),
+            double("radius"),
+            oneof("unit", &[
+                pure_token("m", "M"),
+                pure_token("km", "KM"),
+                pure_token("ft", "FT"),
+                pure_token("mi", "MI"),
+            ]),
+            pure_token("withcoord", "WITHCOORD").flags("optional"),
+            pure_token("withdist", "WITHDIST").flags("optional"),
+            pure_token("withhash", "WITHHASH").flags("optional"),
+            block("count", &[integer("count").token("COUNT"), pure_token("any", "ANY").flags("optional")]).flags("optional"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            key("key", 1).token("STORE").flags("optional"),
+            key("key", 2).token("STOREDIST").flags("optional"),
+        ]),
+    cmd("georadiusbymember_ro", -5, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("A read-only variant for GEORADIUSBYMEMBER", "3.2.10", "geo", "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")
+        .doc_flags("deprecated")
+        .deprecated("6.2.0", "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments")
+        .args(&[
+            key("key", 0),
+            string("member"),
+            double("radius"),
+            oneof("unit", &[
+                pure_token("m", "M"),
+                pure_token("km", "KM"),
+                pure_token("ft", "FT"),
+                pure_token("mi", "MI"),
+            ]),
+            pure_token("withcoord", "WITHCOORD").flags("optional"),
+            pure_token("withdist", "WITHDIST").flags("optional"),
+            pure_token("withhash", "WITHHASH").flags("optional"),
+            block("count", &[integer("count").token("COUNT"), pure_token("any", "ANY").flags("optional")]).flags("optional"),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+        ]),
+    cmd("geosearch", -7, "readonly", "read geo slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", "6.2.0", "geo", "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")
+        .history(&[("7.0.0", "Added support for uppercase unit names.")])
+        .args(&[
+            key("key", 0),
+            oneof("from", &[
+                string("member").token("FROMMEMBER"),
+                block("longitude_latitude", &[double("longitude"), double("latitude")]).token("FROMLONLAT"),
+            ]),
+            oneof("by", &[
+                block("circle", &[
+                    double("radius").token("BYRADIUS"),
+                    oneof("unit", &[
+                        pure_token("m", "M"),
+                        pure_token("km", "KM"),
+                        pure_token("ft", "FT"),
+                        pure_token("mi", "MI"),
+                    ]),
+                ]),
+                block("box", &[
+                    double("width").token("BYBOX"),
+                    double("height"),
+                    oneof("unit", &[
+                        pure_token("m", "M"),
+                        pure_token("km", "KM"),
+                        pure_token("ft", "FT"),
+                        pure_token("mi", "MI"),
+                    ]),
+                ]),
+            ]),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            block("count", &[integer("count").token("COUNT"), pure_token("any", "ANY").flags("optional")]).flags("optional"),
+            pure_token("withcoord", "WITHCOORD").flags("optional"),
+            pure_token("withdist", "WITHDIST").flags("optional"),
+            pure_token("withhash", "WITHHASH").flags("optional"),
+        ]),
+    cmd("geosearchstore", -8, "write denyoom", "write geo slow", (1, 2, 1))
+        .key_specs(&[
+            spec("OW update", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(0, 1, 0)),
+        ])
+        .docs("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", "6.2.0", "geo", "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")
+        .history(&[("7.0.0", "Added support for uppercase unit names.")])
+        .args(&[
+            key("destination", 0),
+            key("source", 1),
+            oneof("from", &[
+                string("member").token("FROMMEMBER"),
+                block("longitude_latitude", &[double("longitude"), double("latitude")]).token("FROMLONLAT"),
+            ]),
+            oneof("by", &[
+                block("circle", &[
+                    double("radius").token("BYRADIUS"),
+                    oneof("unit", &[
+                        pure_token("m", "M"),
+                        pure_token("km", "KM"),
+                        pure_token("ft", "FT"),
+                        pure_token("mi", "MI"),
+                    ]),
+                ]),
+                block("box", &[
+                    double("width").token("BYBOX"),
+                    double("height"),
+                    oneof("unit", &[
+                        pure_token("m", "M"),
+                        pure_token("km", "KM"),
+                        pure_token("ft", "FT"),
+                        pure_token("mi", "MI"),
+                    ]),
+                ]),
+            ]),
+            oneof("order", &[pure_token("asc", "ASC"), pure_token("desc", "DESC")]).flags("optional"),
+            block("count", &[integer("count").token("COUNT"), pure_token("any", "ANY").flags("optional")]).flags("optional"),
+            pure_token("storedist", "STOREDIST").flags("optional"),
+        ]),
     cmd("blpop", -3, "write noscript blocking", "write list slow blocking", (1, -2, 1))
         .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
         .docs("Remove and get the first element in a list, or block until one is available", "2.0.0", "list", "O(N) where N is the number of provided keys.")
