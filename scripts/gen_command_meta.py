@@ -236,7 +236,7 @@ def table_rows():
     """[(name, [declared subcommands])] in the table's order."""
     rows = []
     for line in open(TABLE, encoding="utf-8"):
-        m = re.match(r'\s*(?:keyed|every|conn)\("([a-z]+)"', line)
+        m = re.match(r'\s*(?:keyed|every|conn)\("([a-z_]+)"', line)
         if not m:
             continue
         subs = re.search(r"\.with_subcommands\(&\[([^\]]*)\]\)", line)

@@ -413,7 +413,7 @@ pub fn across(name: &str, argv: &[Bytes], reply: &Frame) -> Vec<Vec<Bytes>> {
         }
         (
             "sinterstore" | "sunionstore" | "sdiffstore" | "zrangestore" | "zunionstore"
-            | "zinterstore" | "zdiffstore",
+            | "zinterstore" | "zdiffstore" | "bitop",
             Frame::Integer(_),
         ) => as_run,
         ("lmpop" | "zmpop", _) => mpop(name, argv, reply).into_iter().collect(),
