@@ -261,6 +261,12 @@ fn command(r: &mut Rng) -> Vec<String> {
         121 => vec!["HSET", sh, f2, m],
         122 => vec!["SET", s, m, "PX", &short_ms],
         123 => vec!["MSET", s, m, st, m2],
+        // Bitmaps (strings edited in place; BITOP across shards)
+        124 => vec!["SETBIT", st, &n, "1"],
+        125 => vec![
+            "BITFIELD", st, "OVERFLOW", "SAT", "INCRBY", "u8", "#1", "200",
+        ],
+        126 => vec!["BITOP", "XOR", dst_k, st, st2],
         _ => vec!["GET", st],
     };
     owned(&words)

@@ -209,7 +209,10 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], read_only: bool) -> Reply {
             "ERR BITFIELD_RO only supports the GET subcommand",
         ));
     }
-    let (stored, _) = grown(&mut ks, key, reach.div_ceil(8) as usize)?;
+    let (stored, grew) = grown(&mut ks, key, reach.div_ceil(8) as usize)?;
+    // As in Redis, a write that leaves the bits as they were changes
+    // nothing (no event, nothing to propagate) unless the string grew.
+    let mut changed = grew;
     let replies = edit(stored, |s| {
         ops.iter()
             .map(|op| {
@@ -235,6 +238,7 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], read_only: bool) -> Reply {
                 match next {
                     Some(v) => {
                         op.kind.set(s, op.offset, v);
+                        changed |= v != old;
                         reply
                     }
                     None => Frame::Null,
@@ -242,7 +246,9 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], read_only: bool) -> Reply {
             })
             .collect()
     });
-    ks.notify(STRING, "setbit", key);
+    if changed {
+        ks.notify(STRING, "setbit", key);
+    }
     Ok(Frame::Array(replies))
 }
 
