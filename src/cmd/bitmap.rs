@@ -210,13 +210,14 @@ pub fn find_bit(s: &[u8], bit: u8, first: u64, last: u64) -> Option<u64> {
     let whole = if i + 7 <= last { (last + 1 - i) / 8 } else { 0 };
     let start = (i >> 3) as usize;
     let bytes = &s[start..start + whole as usize];
-    let mut at = 0;
-    for w in bytes.chunks_exact(8) {
-        if w.iter().any(|&b| b != skip) {
-            break;
-        }
-        at += 8;
-    }
+    // Skip 64-byte blocks made only of the other bit: a fold of a fixed
+    // length, which the compiler turns into vector operations.
+    let (blocks, _) = bytes.as_chunks::<64>();
+    let at = 64
+        * blocks
+            .iter()
+            .position(|block| block.iter().fold(0u8, |acc, &b| acc | (b ^ skip)) != 0)
+            .unwrap_or(blocks.len());
     if let Some(k) = bytes[at..].iter().position(|&b| b != skip) {
         let b = bytes[at + k];
         let b = if bit == 1 { b } else { !b };
@@ -455,6 +456,31 @@ mod tests {
                             .map(|p| p as u64 + first);
                         assert_eq!(find_bit(&s, bit, first, last), want, "{s:?} {first} {last}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn find_skips_whole_blocks_of_the_other_bit() {
+        for (fill, bit) in [(0u8, 1u8), (0xff, 0)] {
+            for len in [63usize, 64, 65, 200, 300] {
+                for target in [0, 7, 511, 512, 520, len * 8 - 1] {
+                    if target >= len * 8 {
+                        continue;
+                    }
+                    let mut s = vec![fill; len];
+                    s[target / 8] ^= 0x80 >> (target % 8);
+                    let last = len as u64 * 8 - 1;
+                    for first in [0u64, 3, 8, 100] {
+                        let want = (target as u64 >= first).then_some(target as u64);
+                        assert_eq!(
+                            find_bit(&s, bit, first, last),
+                            want,
+                            "{len} {target} {first}"
+                        );
+                    }
+                    assert_eq!(count_bits(&s, 0, last), popcount(&s));
                 }
             }
         }
