@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use super::args::{err, int_arg, Keyword, Reply};
-use super::bitmap::{bit_at, bit_offset, edit, grown};
+use super::bitmap::{bit_at, bit_offset, edit, with_grown};
 use super::strings::as_str;
 use super::Ctx;
 use crate::resp::Frame;
@@ -209,43 +209,46 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], read_only: bool) -> Reply {
             "ERR BITFIELD_RO only supports the GET subcommand",
         ));
     }
-    let (stored, grew) = grown(&mut ks, key, reach.div_ceil(8) as usize)?;
     // As in Redis, a write that leaves the bits as they were changes
     // nothing (no event, nothing to propagate) unless the string grew.
-    let mut changed = grew;
-    let replies = edit(stored, |s| {
-        ops.iter()
-            .map(|op| {
-                let old = op.kind.get(s, op.offset);
-                let (next, reply) = match op.action {
-                    Action::Get => return Frame::Integer(old),
-                    Action::Set(v) => {
-                        // A negative value for an unsigned type is read as
-                        // Redis reads it: a 64-bit unsigned number.
-                        let v = if op.kind.signed {
-                            i128::from(v)
-                        } else {
-                            i128::from(v as u64)
-                        };
-                        let next = op.kind.fit(v, op.overflow);
-                        (next, Frame::Integer(old))
+    let len = reach.div_ceil(8) as usize;
+    let (replies, changed) = with_grown(&mut ks, key, len, |stored, grew| {
+        let mut changed = grew;
+        let replies = edit(stored, |s| {
+            ops.iter()
+                .map(|op| {
+                    let old = op.kind.get(s, op.offset);
+                    let (next, reply) = match op.action {
+                        Action::Get => return Frame::Integer(old),
+                        Action::Set(v) => {
+                            // A negative value for an unsigned type is read as
+                            // Redis reads it: a 64-bit unsigned number.
+                            let v = if op.kind.signed {
+                                i128::from(v)
+                            } else {
+                                i128::from(v as u64)
+                            };
+                            let next = op.kind.fit(v, op.overflow);
+                            (next, Frame::Integer(old))
+                        }
+                        Action::IncrBy(by) => {
+                            let next = op.kind.fit(i128::from(old) + i128::from(by), op.overflow);
+                            (next, next.map_or(Frame::Null, Frame::Integer))
+                        }
+                    };
+                    match next {
+                        Some(v) => {
+                            op.kind.set(s, op.offset, v);
+                            changed |= v != old;
+                            reply
+                        }
+                        None => Frame::Null,
                     }
-                    Action::IncrBy(by) => {
-                        let next = op.kind.fit(i128::from(old) + i128::from(by), op.overflow);
-                        (next, next.map_or(Frame::Null, Frame::Integer))
-                    }
-                };
-                match next {
-                    Some(v) => {
-                        op.kind.set(s, op.offset, v);
-                        changed |= v != old;
-                        reply
-                    }
-                    None => Frame::Null,
-                }
-            })
-            .collect()
-    });
+                })
+                .collect()
+        });
+        (replies, changed)
+    })?;
     if changed {
         ks.notify(STRING, "setbit", key);
     }

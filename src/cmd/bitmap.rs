@@ -40,36 +40,34 @@ pub fn bit_offset(arg: &[u8], width: Option<u32>, max_bulk: usize) -> Result<u64
     Ok(n as u64)
 }
 
-/// The string at `key` made at least `len` bytes long (zero bytes added, the
-/// key created when missing) and handed out for in-place change; the flag
-/// says whether it was created or grew. WRONGTYPE for another type.
-pub fn grown<'k>(
-    ks: &'k mut Keyspace<'_>,
+/// Runs `f` on the string at `key` made at least `len` bytes long (zero
+/// bytes added, the key created when missing), with whether it was created
+/// or grew; WRONGTYPE for another type. A key already there costs one
+/// lookup, since every bit command comes here.
+pub fn with_grown<T>(
+    ks: &mut Keyspace<'_>,
     key: &[u8],
     len: usize,
-) -> Result<(&'k mut Bytes, bool), Frame> {
-    let created = match ks.get(key) {
-        Some(entry) => {
-            as_str(entry)?;
-            false
+    f: impl FnOnce(&mut Bytes, bool) -> T,
+) -> Result<T, Frame> {
+    if let Some(entry) = ks.get(key) {
+        let Value::Str(stored, form) = &mut entry.value else {
+            return Err(err::wrongtype());
+        };
+        let grew = stored.len() < len;
+        if grew {
+            let mut buf = writable(stored, len);
+            buf.resize(len, 0);
+            *stored = Bytes::from(buf);
+            *form = StrForm::Raw;
         }
-        None => {
-            ks.set_keep_ttl(key, Value::Str(Bytes::from(vec![0u8; len]), StrForm::Raw));
-            true
-        }
-    };
-    let entry = ks.get(key).expect("present: found or just stored");
-    let Value::Str(stored, form) = &mut entry.value else {
-        unreachable!("checked by as_str");
-    };
-    if stored.len() >= len {
-        return Ok((stored, created));
+        return Ok(f(stored, grew));
     }
-    let mut buf = writable(stored, len);
-    buf.resize(len, 0);
-    *stored = Bytes::from(buf);
-    *form = StrForm::Raw;
-    Ok((stored, true))
+    ks.set_keep_ttl(key, Value::Str(Bytes::from(vec![0u8; len]), StrForm::Raw));
+    match ks.get(key).map(|entry| &mut entry.value) {
+        Some(Value::Str(stored, _)) => Ok(f(stored, true)),
+        _ => unreachable!("just stored"),
+    }
 }
 
 /// Runs `f` on the stored buffer of a string (already long enough) without
@@ -101,13 +99,16 @@ pub fn setbit(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     let mut ks = ctx.ks();
     let byte = (offset >> 3) as usize;
-    let (stored, changed_len) = grown(&mut ks, key, byte + 1)?;
-    let old = bit_at(stored, offset);
-    if changed_len || old != on {
-        let mask = 1u8 << (7 - (offset & 7));
-        edit(stored, |buf| {
-            buf[byte] = (buf[byte] & !mask) | (on * mask);
-        });
+    let (old, changed) = with_grown(&mut ks, key, byte + 1, |stored, grew| {
+        let old = bit_at(stored, offset);
+        // Rewriting the bit it holds changes nothing (unless the string grew).
+        if old != on {
+            let mask = 1u8 << (7 - (offset & 7));
+            edit(stored, |buf| buf[byte] = (buf[byte] & !mask) | (on * mask));
+        }
+        (old, grew || old != on)
+    })?;
+    if changed {
         ks.notify(STRING, "setbit", key);
     }
     Ok(Frame::Integer(i64::from(old)))
