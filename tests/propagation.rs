@@ -125,7 +125,7 @@ fn command(r: &mut Rng) -> Vec<String> {
     let at_s = later_s(r);
     let at_ms = later_ms(r);
     let db = r.range(0, DBS - 1).to_string();
-    let words: Vec<&str> = match r.below(134) {
+    let words: Vec<&str> = match r.below(137) {
         // Strings
         0 => vec!["SET", st, m],
         1 => vec!["SET", st, m, "EX", &long_s],
@@ -294,6 +294,12 @@ fn command(r: &mut Rng) -> Vec<String> {
             "km",
             "STOREDIST",
         ],
+        // Bitmaps (strings edited in place; BITOP across shards)
+        130 => vec!["SETBIT", st, &n, "1"],
+        131 => vec![
+            "BITFIELD", st, "OVERFLOW", "SAT", "INCRBY", "u8", "#1", "200",
+        ],
+        132 => vec!["BITOP", "XOR", dst_k, st, st2],
         _ => vec!["GET", st],
     };
     owned(&words)

@@ -155,7 +155,12 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             }
             "persistence" => {
                 line("loading", "0".into());
-                line("rdb_changes_since_last_save", "0".into());
+                // No snapshots yet, so every change since the start: the
+                // shards' change counters (Redis's `server.dirty`).
+                let changes = reports
+                    .iter()
+                    .fold(0u64, |sum, r| sum.wrapping_add(r.changes));
+                line("rdb_changes_since_last_save", changes.to_string());
                 line("aof_enabled", "0".into());
             }
             "stats" => {

@@ -13,6 +13,8 @@
 
 pub mod admit;
 pub mod args;
+pub mod bitfield;
+pub mod bitmap;
 pub mod blocking;
 pub mod check;
 pub mod command;

@@ -415,7 +415,7 @@ pub fn across(name: &str, argv: &[Bytes], reply: &Frame) -> Vec<Vec<Bytes>> {
         (
             "sinterstore" | "sunionstore" | "sdiffstore" | "zrangestore" | "zunionstore"
             | "zinterstore" | "zdiffstore" | "sort" | "georadius" | "georadiusbymember"
-            | "geosearchstore",
+            | "geosearchstore" | "bitop",
             Frame::Integer(_),
         ) => as_run,
         ("lmpop" | "zmpop", _) => mpop(name, argv, reply).into_iter().collect(),

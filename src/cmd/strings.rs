@@ -401,7 +401,7 @@ const GROW_ROOM_MAX: usize = 1024 * 1024;
 /// times while it is short and once a MiB after that, where building a new
 /// value per append copied the whole string every time (1,024 appends of
 /// 16 KB moved 8 GB; 10 one-byte appends to 128 MB moved 1.3 GB).
-fn writable(stored: &mut Bytes, len: usize) -> Vec<u8> {
+pub fn writable(stored: &mut Bytes, len: usize) -> Vec<u8> {
     let mut buf: Vec<u8> = std::mem::take(stored).into();
     if buf.capacity() < len {
         let room = if len < GROW_ROOM_MAX {

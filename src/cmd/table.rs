@@ -12,8 +12,9 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, command, connection, container, dump, expire, geo, hash, hash_ttl, keys, latency,
-    list, memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx, Session,
+    bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
+    keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx,
+    Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -271,6 +272,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("substr", strings::getrange, Split::One),
     keyed("setrange", strings::setrange, Split::One),
     keyed("lcs", strings::lcs, Split::Custom(multi::lcs)),
+    keyed("setbit", bitmap::setbit, Split::One),
+    keyed("getbit", bitmap::getbit, Split::One),
+    keyed("bitcount", bitmap::bitcount, Split::One),
+    keyed("bitpos", bitmap::bitpos, Split::One),
+    keyed("bitop", bitmap::bitop, Split::Custom(bitmap::bitop_across)),
+    keyed("bitfield", bitfield::bitfield, Split::One),
+    keyed("bitfield_ro", bitfield::bitfield_ro, Split::One),
     // Lists
     keyed("lpush", list::lpush, Split::One),
     keyed("rpush", list::rpush, Split::One),

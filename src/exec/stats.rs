@@ -150,6 +150,9 @@ pub struct ShardReport {
     pub counters: ShardCounters,
     /// What the shard's clients hold (`ShardData::clients_mem`).
     pub clients_mem: u64,
+    /// Changes commands made on the shard (`Notifier::dirty`, Redis's
+    /// `server.dirty`): `rdb_changes_since_last_save`.
+    pub changes: u64,
 }
 
 impl ShardReport {
@@ -171,6 +174,7 @@ impl ShardReport {
             expiry: data.store.stats.clone(),
             counters,
             clients_mem: data.clients_mem,
+            changes: data.store.stats.notify.dirty,
         }
     }
 }

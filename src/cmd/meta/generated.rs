@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 189] = [
+pub static META: [CommandMeta; 196] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -149,6 +149,77 @@ pub static META: [CommandMeta; 189] = [
             pure_token("idx", "IDX").flags("optional"),
             integer("len").token("MINMATCHLEN").flags("optional"),
             pure_token("withmatchlen", "WITHMATCHLEN").flags("optional"),
+        ]),
+    cmd("setbit", 4, "write denyoom", "write bitmap slow", (1, 1, 1))
+        .key_specs(&[spec("RW access update", index(1), range(0, 1, 0))])
+        .docs("Sets or clears the bit at offset in the string value stored at key", "2.2.0", "bitmap", "O(1)")
+        .args(&[key("key", 0), integer("offset"), integer("value")]),
+    cmd("getbit", 3, "readonly fast", "read bitmap fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Returns the bit value at offset in the string value stored at key", "2.2.0", "bitmap", "O(1)")
+        .args(&[key("key", 0), integer("offset")]),
+    cmd("bitcount", -2, "readonly", "read bitmap slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Count set bits in a string", "2.6.0", "bitmap", "O(N)")
+        .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
+        .args(&[
+            key("key", 0),
+            block("index", &[
+                integer("start"),
+                integer("end"),
+                oneof("index_unit", &[pure_token("byte", "BYTE"), pure_token("bit", "BIT")]).since("7.0.0").flags("optional"),
+            ]).flags("optional"),
+        ]),
+    cmd("bitpos", -3, "readonly", "read bitmap slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Find first bit set or clear in a string", "2.8.7", "bitmap", "O(N)")
+        .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
+        .args(&[
+            key("key", 0),
+            integer("bit"),
+            block("index", &[
+                integer("start"),
+                block("end_index", &[
+                    integer("end"),
+                    oneof("index_unit", &[pure_token("byte", "BYTE"), pure_token("bit", "BIT")]).since("7.0.0").flags("optional"),
+                ]).flags("optional"),
+            ]).flags("optional"),
+        ]),
+    cmd("bitop", -4, "write denyoom", "write bitmap slow", (2, -1, 1))
+        .key_specs(&[
+            spec("OW update", index(2), range(0, 1, 0)),
+            spec("RO access", index(3), range(-1, 1, 0)),
+        ])
+        .docs("Perform bitwise operations between strings", "2.6.0", "bitmap", "O(N)")
+        .args(&[string("operation"), key("destkey", 0), key("key", 1).flags("multiple")]),
+    cmd("bitfield", -2, "write denyoom", "write bitmap slow", (1, 1, 1))
+        .key_specs(&[
+            spec("RW access update variable_flags", index(1), range(0, 1, 0)).notes("This command allows both access and modification of the key"),
+        ])
+        .docs("Perform arbitrary bitfield integer operations on strings", "3.2.0", "bitmap", "O(1) for each subcommand specified")
+        .args(&[
+            key("key", 0),
+            oneof("operation", &[
+                block("encoding_offset", &[string("encoding"), integer("offset")]).token("GET"),
+                block("write", &[
+                    oneof("wrap_sat_fail", &[
+                        pure_token("wrap", "WRAP"),
+                        pure_token("sat", "SAT"),
+                        pure_token("fail", "FAIL"),
+                    ]).token("OVERFLOW").flags("optional"),
+                    oneof("write_operation", &[
+                        block("encoding_offset_value", &[string("encoding"), integer("offset"), integer("value")]).token("SET"),
+                        block("encoding_offset_increment", &[string("encoding"), integer("offset"), integer("increment")]).token("INCRBY"),
+                    ]),
+                ]),
+            ]).flags("optional multiple"),
+        ]),
+    cmd("bitfield_ro", -2, "readonly fast", "read bitmap fast", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "6.0.0", "bitmap", "O(1) for each subcommand specified")
+        .args(&[
+            key("key", 0),
+            block("encoding_offset", &[string("encoding"), integer("offset")]).token("GET").flags("optional multiple multiple_token"),
         ]),
     cmd("lpush", -3, "write denyoom fast", "write list fast", (1, 1, 1))
         .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
