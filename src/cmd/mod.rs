@@ -22,6 +22,7 @@ pub mod dump;
 pub mod expire;
 pub mod hash;
 pub mod hash_ttl;
+pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod latency;

@@ -12,8 +12,8 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    blocking, command, connection, container, dump, expire, hash, hash_ttl, keys, latency, list,
-    multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
+    blocking, command, connection, container, dump, expire, hash, hash_ttl, hll, keys, latency,
+    list, multi, pubsub, server, set, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -346,6 +346,12 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zunionstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zinterstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zdiffstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    // HyperLogLog
+    keyed("pfadd", hll::pfadd, Split::One),
+    keyed("pfcount", hll::pfcount, Split::Custom(hll::pfcount_job)),
+    keyed("pfmerge", hll::pfmerge, Split::Custom(hll::pfmerge_job)),
+    keyed("pfdebug", hll::pfdebug, Split::One),
+    keyed("pfselftest", hll::pfselftest, Split::One),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
     keyed("blpop", blocking::immediate, Split::Custom(blocking::across)),
     keyed("brpop", blocking::immediate, Split::Custom(blocking::across)),
