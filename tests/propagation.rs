@@ -261,6 +261,11 @@ fn command(r: &mut Rng) -> Vec<String> {
         121 => vec!["HSET", sh, f2, m],
         122 => vec!["SET", s, m, "PX", &short_ms],
         123 => vec!["MSET", s, m, st, m2],
+        // HyperLogLogs (a string that is not one answers WRONGTYPE)
+        124 => vec!["PFADD", st, m, m2],
+        125 => vec!["PFCOUNT", st],
+        126 => vec!["PFMERGE", st2, st],
+        127 => vec!["PFCOUNT", st, st2],
         _ => vec!["GET", st],
     };
     owned(&words)
@@ -750,6 +755,14 @@ fn script(raw: &mut Raw, port: u16) {
         "INCRBYFLOAT g 0.1",
         "HSET h f 1",
         "HINCRBYFLOAT h f 0.5",
+        "PFADD p a b c",
+        "PFADD p a",
+        "PFCOUNT p",
+        "PFCOUNT p",
+        "PFMERGE p2 p",
+        "PFCOUNT p p2",
+        "PFDEBUG TODENSE p",
+        "PFDEBUG TODENSE p",
         "SADD one a",
         "SPOP one",
         "SADD s a b c",
