@@ -38,7 +38,10 @@ fn add_count_and_the_cache_bit() {
     assert_eq!(c.cmd(&["PFCOUNT", "h"]), int(0));
     assert_eq!(c.cmd(&["PFADD", "h", "a", "b", "c"]), int(1));
     assert_eq!(c.cmd(&["PFADD", "h", "a", "b", "c"]), int(0));
-    assert_eq!(c.cmd(&["GETRANGE", "h", "15", "15"]), Reply::Bulk(vec![0x80]));
+    assert_eq!(
+        c.cmd(&["GETRANGE", "h", "15", "15"]),
+        Reply::Bulk(vec![0x80])
+    );
     assert_eq!(c.cmd(&["PFCOUNT", "h"]), int(3));
     assert_eq!(c.cmd(&["GETRANGE", "h", "15", "15"]), Reply::Bulk(vec![0]));
     assert_eq!(c.cmd(&["PFCOUNT", "nosuch"]), int(0));
@@ -231,5 +234,66 @@ fn hlls_travel_between_the_servers_by_get_and_set() {
             assert_eq!(r.cmd(&["PFADD", "bad", "q"]), e.cmd(&["PFADD", "bad", "q"]));
             assert_eq!(get(&mut r, "bad"), get(&mut e, "bad"));
         }
+    }
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Randomly corrupted HLLs, as Redis's own fuzz test makes them: every
+/// command answers as redis-server does (the error, or the same count and
+/// bytes), and nothing crashes.
+#[test]
+fn corrupted_hlls_answer_as_redis() {
+    let Some((redis, server)) = both("corrupted_hlls_answer_as_redis", 2) else {
+        return;
+    };
+    let mut r = Raw::connect(redis.port);
+    let mut e = server.raw();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..300 {
+        let n = rng.below(2500);
+        let items = elements(rng.below(1_000_000), n);
+        let mut bytes = {
+            r.cmd(&["DEL", "src"]);
+            pfadd(&mut r, "src", &items);
+            get(&mut r, "src")
+        };
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(bytes.len());
+            bytes[at] = rng.next() as u8;
+        }
+        let mut answers = Vec::new();
+        for c in [&mut r, &mut e] {
+            let mut got = Vec::new();
+            for steps in [
+                &[&["PFCOUNT", "{t}h"][..]][..],
+                &[&["PFCOUNT", "{t}h", "{t}none"]],
+                &[&["PFMERGE", "{t}d", "{t}h"], &["GET", "{t}d"]],
+                &[&["PFADD", "{t}h", "x", "y", "z"], &["GET", "{t}h"]],
+                &[&["PFDEBUG", "TODENSE", "{t}h"], &["GET", "{t}h"]],
+            ] {
+                c.cmd_bytes(&[b"SET", b"{t}h", &bytes]);
+                c.cmd(&["DEL", "{t}d"]);
+                for step in steps {
+                    got.push(c.cmd(step));
+                }
+            }
+            answers.push(got);
+        }
+        assert_eq!(answers[0], answers[1], "round {round}: {bytes:?}");
     }
 }

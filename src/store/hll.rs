@@ -30,7 +30,7 @@ pub const HDR: usize = 16;
 /// Registers: 2^14.
 pub const REGISTERS: usize = 1 << P;
 /// A dense HLL's exact length.
-pub const DENSE_SIZE: usize = HDR + (REGISTERS * BITS + 7) / 8;
+pub const DENSE_SIZE: usize = HDR + (REGISTERS * BITS).div_ceil(8);
 /// `hll-sparse-max-bytes`'s default, and what PFSELFTEST uses.
 pub const SPARSE_MAX_DEFAULT: usize = 3000;
 
@@ -411,7 +411,9 @@ pub fn to_dense(s: &mut Vec<u8>) -> Result<bool, Corrupt> {
             Run::Zero(n) | Run::XZero(n) => idx += n,
             Run::Val(v, n) => {
                 if idx + n > REGISTERS {
-                    break;
+                    // Past the last register: corrupt even if the runs
+                    // before it added up (redis-server refuses it too).
+                    return Err(Corrupt);
                 }
                 for i in idx..idx + n {
                     dense_set(regs, i, v);
@@ -461,7 +463,9 @@ pub fn merge_into(max: &mut [u8; REGISTERS], s: &[u8]) -> Result<(), Corrupt> {
             Run::Zero(n) | Run::XZero(n) => idx += n,
             Run::Val(v, n) => {
                 if idx + n > REGISTERS {
-                    break;
+                    // Past the last register: corrupt even if the runs
+                    // before it added up (redis-server refuses it too).
+                    return Err(Corrupt);
                 }
                 for m in &mut max[idx..idx + n] {
                     *m = (*m).max(v);
@@ -746,6 +750,12 @@ mod tests {
                 let _ = add(&mut s, b"y", SPARSE_MAX_DEFAULT);
             }
         }
+        // Runs past the last register, after runs that add up.
+        let mut s = new_sparse();
+        s.push(val_op(1, 1));
+        assert_eq!(count(&s), Err(Corrupt));
+        assert_eq!(merge_into(&mut max, &s), Err(Corrupt));
+        assert_eq!(to_dense(&mut s.clone()), Err(Corrupt));
         // A truncated XZERO at the end.
         let mut s = new_sparse();
         s.pop();
