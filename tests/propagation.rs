@@ -125,7 +125,7 @@ fn command(r: &mut Rng) -> Vec<String> {
     let at_s = later_s(r);
     let at_ms = later_ms(r);
     let db = r.range(0, DBS - 1).to_string();
-    let words: Vec<&str> = match r.below(137) {
+    let words: Vec<&str> = match r.below(141) {
         // Strings
         0 => vec!["SET", st, m],
         1 => vec!["SET", st, m, "EX", &long_s],
@@ -300,6 +300,11 @@ fn command(r: &mut Rng) -> Vec<String> {
             "BITFIELD", st, "OVERFLOW", "SAT", "INCRBY", "u8", "#1", "200",
         ],
         132 => vec!["BITOP", "XOR", dst_k, st, st2],
+        // HyperLogLogs (a string that is not one answers WRONGTYPE)
+        133 => vec!["PFADD", st, m, m2],
+        134 => vec!["PFCOUNT", st],
+        135 => vec!["PFMERGE", st2, st],
+        136 => vec!["PFCOUNT", st, st2],
         _ => vec!["GET", st],
     };
     owned(&words)
@@ -789,6 +794,14 @@ fn script(raw: &mut Raw, port: u16) {
         "INCRBYFLOAT g 0.1",
         "HSET h f 1",
         "HINCRBYFLOAT h f 0.5",
+        "PFADD p a b c",
+        "PFADD p a",
+        "PFCOUNT p",
+        "PFCOUNT p",
+        "PFMERGE p2 p",
+        "PFCOUNT p p2",
+        "PFDEBUG TODENSE p",
+        "PFDEBUG TODENSE p",
         "SADD one a",
         "SPOP one",
         "SADD s a b c",

@@ -25,6 +25,7 @@ pub mod expire;
 pub mod geo;
 pub mod hash;
 pub mod hash_ttl;
+pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod latency;

@@ -23,6 +23,7 @@
 //! | BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP | their non-blocking form, however they were served (`served`): `LPOP key`, `LMOVE src dst LEFT RIGHT`, `RPOP key <count>`, `ZPOPMIN key`...; a served BRPOPLPUSH as `LMOVE src dst RIGHT LEFT` (Redis writes RPOPLPUSH: the same move) |
 //! | HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT | `HPEXPIREAT key <deadline> FIELDS n field...` for the fields set, `HDEL key field...` for those a past deadline deleted |
 //! | GEOADD | `ZADD key [options] <geohash score> member ...`, as Redis rewrites it |
+//! | PFCOUNT of one key whose cached estimate it refreshed (a read command) | as run (Redis propagates the cache's change) |
 //! | RESTORE with a TTL | `RESTORE key <deadline> payload ... ABSTTL`; a key it did not leave: `DEL`/`UNLINK` (per lazyfree-lazy-server-del) |
 //! | anything else that wrote | as run |
 //!
@@ -418,6 +419,7 @@ pub fn across(name: &str, argv: &[Bytes], reply: &Frame) -> Vec<Vec<Bytes>> {
             | "geosearchstore" | "bitop",
             Frame::Integer(_),
         ) => as_run,
+        ("pfmerge", Frame::Simple("OK")) => as_run,
         ("lmpop" | "zmpop", _) => mpop(name, argv, reply).into_iter().collect(),
         _ => Vec::new(),
     }

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset, Ctx,
-    Session,
+    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset,
+    Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -387,6 +387,12 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("georadiusbymember_ro", geo::geosearch, Split::One),
     keyed("geosearch", geo::geosearch, Split::One),
     keyed("geosearchstore", geo::geosearch, Split::Custom(geo::geosearch_job)),
+    // HyperLogLog
+    keyed("pfadd", hll::pfadd, Split::One),
+    keyed("pfcount", hll::pfcount, Split::Custom(hll::pfcount_job)),
+    keyed("pfmerge", hll::pfmerge, Split::Custom(hll::pfmerge_job)),
+    keyed("pfdebug", hll::pfdebug, Split::One),
+    keyed("pfselftest", hll::pfselftest, Split::One),
     // Blocking (the handler is the immediate attempt, all that runs in EXEC)
     keyed("blpop", blocking::immediate, Split::Custom(blocking::across)),
     keyed("brpop", blocking::immediate, Split::Custom(blocking::across)),

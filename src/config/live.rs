@@ -53,6 +53,7 @@ pub(super) struct Slots {
     pub jemalloc_bg_thread: AtomicBool,
     pub hash_max_listpack_entries: AtomicU64,
     pub hash_max_listpack_value: AtomicU64,
+    pub hll_sparse_max_bytes: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -302,6 +303,12 @@ impl Live {
             entries: self.v.hash_max_listpack_entries.load(Relaxed) as usize,
             value: self.v.hash_max_listpack_value.load(Relaxed) as usize,
         }
+    }
+
+    /// `hll-sparse-max-bytes`: the most bytes a sparse HyperLogLog may
+    /// take before PFADD makes it dense (`store::hll`).
+    pub fn hll_sparse_max_bytes(&self) -> usize {
+        self.v.hll_sparse_max_bytes.load(Relaxed) as usize
     }
 
     pub fn config_file(&self) -> Option<&Path> {

@@ -335,6 +335,11 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Memory { default: ListpackLimits::DEFAULT.value as u64, min: 0, max: LLONG_MAX, slot: |l| &l.v.hash_max_listpack_value },
         doc: "longest field or value (bytes) of a hash in the compact form",
     },
+    Param {
+        name: "hll-sparse-max-bytes", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Memory { default: 3000, min: 0, max: LLONG_MAX, slot: |l| &l.v.hll_sparse_max_bytes },
+        doc: "most bytes of a sparse HyperLogLog before it becomes dense",
+    },
 ];
 
 #[cfg(test)]

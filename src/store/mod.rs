@@ -20,6 +20,7 @@ pub mod dict;
 pub mod encoding;
 pub mod expire;
 pub mod hash;
+pub mod hll;
 pub mod index;
 pub mod key;
 pub mod lazyfree;

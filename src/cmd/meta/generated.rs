@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 196] = [
+pub static META: [CommandMeta; 201] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1088,6 +1088,31 @@ pub static META: [CommandMeta; 196] = [
             block("count", &[integer("count").token("COUNT"), pure_token("any", "ANY").flags("optional")]).flags("optional"),
             pure_token("storedist", "STOREDIST").flags("optional"),
         ]),
+    cmd("pfadd", -2, "write denyoom fast", "write hyperloglog fast", (1, 1, 1))
+        .key_specs(&[spec("RW insert", index(1), range(0, 1, 0))])
+        .docs("Adds the specified elements to the specified HyperLogLog.", "2.8.9", "hyperloglog", "O(1) to add every element.")
+        .args(&[key("key", 0), string("element").flags("optional multiple")]),
+    cmd("pfcount", -2, "readonly", "read hyperloglog slow", (1, -1, 1))
+        .key_specs(&[
+            spec("RW access", index(1), range(-1, 1, 0)).notes("RW because it may change the internal representation of the key, and propagate to replicas"),
+        ])
+        .docs("Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "2.8.9", "hyperloglog", "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.")
+        .args(&[key("key", 0).flags("multiple")]),
+    cmd("pfmerge", -2, "write denyoom", "write hyperloglog slow", (1, -1, 1))
+        .key_specs(&[
+            spec("RW access insert", index(1), range(0, 1, 0)),
+            spec("RO access", index(2), range(-1, 1, 0)),
+        ])
+        .docs("Merge N different HyperLogLogs into a single one.", "2.8.9", "hyperloglog", "O(N) to merge N HyperLogLogs, but with high constant times.")
+        .args(&[key("destkey", 0), key("sourcekey", 1).flags("multiple")]),
+    cmd("pfdebug", 3, "write denyoom admin", "write hyperloglog admin slow dangerous", (2, 2, 1))
+        .key_specs(&[spec("RW access", index(2), range(0, 1, 0))])
+        .docs("Internal commands for debugging HyperLogLog values", "2.8.9", "hyperloglog", "N/A")
+        .doc_flags("syscmd")
+        .args(&[string("subcommand"), key("key", 0)]),
+    cmd("pfselftest", 1, "admin", "hyperloglog admin slow dangerous", (0, 0, 0))
+        .docs("An internal command for testing HyperLogLog values", "2.8.9", "hyperloglog", "N/A")
+        .doc_flags("syscmd"),
     cmd("blpop", -3, "write noscript blocking", "write list slow blocking", (1, -2, 1))
         .key_specs(&[spec("RW access delete", index(1), range(-2, 1, 0))])
         .docs("Remove and get the first element in a list, or block until one is available", "2.0.0", "list", "O(N) where N is the number of provided keys.")
