@@ -13,9 +13,10 @@ use std::collections::HashSet;
 use bytes::Bytes;
 
 use super::args::{err, Reply};
+use super::zset::range::compute_then_store;
 use super::zset::{store_result, zadd};
 use super::{shard_of, Ctx, Session, ShardData};
-use crate::exec::{Action, Job, Need, Op, Out};
+use crate::exec::Action;
 use crate::resp::Frame;
 use crate::store::zset::{ScoreBound, ScoreRange, ZSet};
 use crate::store::{Entry, Value};
@@ -596,33 +597,15 @@ pub fn geosearch_job(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -
     };
     let to = shard_of(&dst, n);
     let argv = argv.to_vec();
-    let read = Op::Store(
+    compute_then_store(
         db,
-        Need::Whole,
-        Box::new(move |ctx: &mut Ctx| match search_here(ctx, kind, &argv) {
-            Ok(Outcome::Store(_, items)) => Out::Entry(Some((
-                Value::ZSet(Box::new(ZSet::from_pairs(items).into())),
-                None,
-            ))),
-            Ok(Outcome::Reply(frame)) | Err(frame) => Out::Frame(frame),
-        }),
-    );
-    Action::Job(
-        Job::new(vec![(from, read)], move |mut outs| {
-            let result = match outs.pop() {
-                Some(Out::Entry(Some((Value::ZSet(z), _)))) => *z,
-                Some(other) => return Action::Reply(other.frame()),
-                None => return Action::Reply(Frame::Null),
-            };
-            Action::Job(Job::single(to, db, move |ctx| {
-                Out::Frame(store_result(
-                    &mut ctx.ks(),
-                    &dst,
-                    result,
-                    kind.store_event(),
-                ))
-            }))
-        })
-        .ordered(),
+        from,
+        to,
+        dst,
+        kind.store_event(),
+        move |ctx| match search_here(ctx, kind, &argv) {
+            Ok(Outcome::Store(_, items)) => Ok(ZSet::from_pairs(items)),
+            Ok(Outcome::Reply(frame)) | Err(frame) => Err(frame),
+        },
     )
 }

@@ -247,14 +247,28 @@ pub fn zrangestore_job(shard: &mut ShardData, session: &Session, argv: &[Bytes])
     let db = session.db;
     let (dst, src) = (argv[1].clone(), argv[2].clone());
     let (to, from) = (shard_of(&dst, n), shard_of(&src, n));
+    compute_then_store(db, from, to, dst, "zrangestore", move |ctx| {
+        select_at(ctx, &src, &query).map(|found| ZSet::from_pairs(found.unwrap_or_default()))
+    })
+}
+
+/// The cross-shard form of a STORE command that reads one source: the
+/// sorted set `compute` builds on shard `from` (or the reply it gives
+/// instead), stored at `dst` on shard `to` with event `event`. The job is
+/// ordered; the dispatcher makes it atomic under the keys' locks.
+pub fn compute_then_store(
+    db: usize,
+    from: usize,
+    to: usize,
+    dst: Bytes,
+    event: &'static str,
+    compute: impl FnOnce(&mut Ctx) -> Result<ZSet, Frame> + Send + 'static,
+) -> Action {
     let read = Op::Store(
         db,
         Need::Whole,
-        Box::new(move |ctx: &mut Ctx| match select_at(ctx, &src, &query) {
-            Ok(found) => Out::Entry(Some((
-                Value::ZSet(Box::new(ZSet::from_pairs(found.unwrap_or_default()).into())),
-                None,
-            ))),
+        Box::new(move |ctx: &mut Ctx| match compute(ctx) {
+            Ok(zset) => Out::Entry(Some((Value::ZSet(Box::new(zset.into())), None))),
             Err(e) => Out::Frame(e),
         }),
     );
@@ -266,7 +280,7 @@ pub fn zrangestore_job(shard: &mut ShardData, session: &Session, argv: &[Bytes])
                 None => return Action::Reply(Frame::Null),
             };
             Action::Job(Job::single(to, db, move |ctx| {
-                Out::Frame(store_result(&mut ctx.ks(), &dst, result, "zrangestore"))
+                Out::Frame(store_result(&mut ctx.ks(), &dst, result, event))
             }))
         })
         .ordered(),
