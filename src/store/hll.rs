@@ -405,18 +405,26 @@ pub fn to_dense(s: &mut Vec<u8>) -> Result<bool, Corrupt> {
     dense[..HDR].copy_from_slice(&s[..HDR]);
     dense[4] = 0;
     let regs = &mut dense[HDR..];
+    sparse_values(&s[HDR..], |i, v| dense_set(regs, i, v))?;
+    *s = dense;
+    Ok(true)
+}
+
+/// Walks a sparse body, calling `set(register, value)` for every register
+/// a VAL run sets; corrupt unless the runs cover exactly the 16384
+/// registers (a VAL run past the last one is corrupt even if the runs
+/// before it added up: redis-server refuses it too).
+fn sparse_values(body: &[u8], mut set: impl FnMut(usize, u8)) -> Result<(), Corrupt> {
     let mut idx = 0;
-    for run in runs(&s[HDR..]) {
+    for run in runs(body) {
         match run {
             Run::Zero(n) | Run::XZero(n) => idx += n,
             Run::Val(v, n) => {
                 if idx + n > REGISTERS {
-                    // Past the last register: corrupt even if the runs
-                    // before it added up (redis-server refuses it too).
                     return Err(Corrupt);
                 }
                 for i in idx..idx + n {
-                    dense_set(regs, i, v);
+                    set(i, v);
                 }
                 idx += n;
             }
@@ -425,8 +433,7 @@ pub fn to_dense(s: &mut Vec<u8>) -> Result<bool, Corrupt> {
     if idx != REGISTERS {
         return Err(Corrupt);
     }
-    *s = dense;
-    Ok(true)
+    Ok(())
 }
 
 /// PFADD of one element to the HLL `s` (checked with [`check`]): whether
@@ -457,27 +464,7 @@ pub fn merge_into(max: &mut [u8; REGISTERS], s: &[u8]) -> Result<(), Corrupt> {
         }
         return Ok(());
     }
-    let mut idx = 0;
-    for run in runs(&s[HDR..]) {
-        match run {
-            Run::Zero(n) | Run::XZero(n) => idx += n,
-            Run::Val(v, n) => {
-                if idx + n > REGISTERS {
-                    // Past the last register: corrupt even if the runs
-                    // before it added up (redis-server refuses it too).
-                    return Err(Corrupt);
-                }
-                for m in &mut max[idx..idx + n] {
-                    *m = (*m).max(v);
-                }
-                idx += n;
-            }
-        }
-    }
-    if idx != REGISTERS {
-        return Err(Corrupt);
-    }
-    Ok(())
+    sparse_values(&s[HDR..], |i, v| max[i] = max[i].max(v))
 }
 
 // ---- The estimate -----------------------------------------------------

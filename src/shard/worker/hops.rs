@@ -294,7 +294,7 @@ impl Worker {
         let elapsed_us = started.elapsed_us();
         let counters = &mut self.data.counters;
         counters.record(cmd.id(), elapsed_us, frame.is_error());
-        let exec = cmd.name == "exec" && matches!(frame, Frame::Array(_));
+        let exec = matches!(frame, Frame::Array(_)) && cmd.name == "exec";
         if frame.is_error() || exec {
             counters.record_errors(&frame, exec);
         }
