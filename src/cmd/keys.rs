@@ -461,7 +461,7 @@ fn refcount(value: &Value) -> i64 {
             Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
             _ => 1,
         },
-        Value::Str(..) | Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => 1,
+        _ => 1,
     }
 }
 

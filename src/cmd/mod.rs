@@ -41,6 +41,7 @@ pub mod server;
 mod session;
 pub mod set;
 pub mod sort;
+pub mod stream;
 pub mod strings;
 pub mod table;
 pub mod transaction;
@@ -105,8 +106,12 @@ pub fn dispatch_spec(
         Route::Conn(handler) => handler(shard, session, argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
+        // XREAD and XREADGROUP do not use the blocked-client machinery
+        // yet: without BLOCK they never block, with it see `stream::read`.
         Route::Keyed(..)
-            if spec.flags.contains(CommandFlags::BLOCKING) && shard.current_tx.is_none() =>
+            if spec.flags.contains(CommandFlags::BLOCKING)
+                && shard.current_tx.is_none()
+                && !stream::read::is_stream_read(spec.name) =>
         {
             blocking::dispatch(shard, session, argv)
         }

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset,
-    Ctx, Session,
+    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, stream, strings,
+    transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -376,6 +376,22 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("zunionstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zinterstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
     keyed("zdiffstore", zset::setop::zsetop, Split::Custom(zset::setop::zsetop_job)).with_movable_keys(zset::dst_and_numkeys_at_2),
+    // Streams
+    keyed("xadd", stream::xadd, Split::One),
+    keyed("xtrim", stream::xtrim, Split::One),
+    keyed("xdel", stream::xdel, Split::One),
+    keyed("xlen", stream::xlen, Split::One),
+    keyed("xrange", stream::xrange, Split::One),
+    keyed("xrevrange", stream::xrevrange, Split::One),
+    keyed("xsetid", stream::xsetid, Split::One),
+    keyed("xread", stream::read::xread, Split::Custom(stream::read::xread_across)).with_movable_keys(stream::read::keys),
+    keyed("xreadgroup", stream::read::xread, Split::Custom(stream::read::xread_across)).with_movable_keys(stream::read::keys),
+    keyed("xinfo", stream::info::xinfo, Split::One).with_subcommands(&["consumers", "groups", "help", "stream"]),
+    keyed("xgroup", stream::group::xgroup, Split::One).with_subcommands(&["create", "createconsumer", "delconsumer", "destroy", "help", "setid"]),
+    keyed("xack", stream::group::xack, Split::One),
+    keyed("xpending", stream::group::xpending, Split::One),
+    keyed("xclaim", stream::group::xclaim, Split::One),
+    keyed("xautoclaim", stream::group::xautoclaim, Split::One),
     // Geo (sorted sets of geohashes)
     keyed("geoadd", geo::geoadd, Split::One),
     keyed("geodist", geo::geodist, Split::One),
@@ -542,7 +558,10 @@ mod tests {
             .collect();
         assert_eq!(
             containers,
-            ["object", "memory", "client", "pubsub", "command", "config", "latency"]
+            [
+                "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
+                "latency"
+            ]
         );
     }
 

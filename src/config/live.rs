@@ -54,6 +54,8 @@ pub(super) struct Slots {
     pub hash_max_listpack_entries: AtomicU64,
     pub hash_max_listpack_value: AtomicU64,
     pub hll_sparse_max_bytes: AtomicU64,
+    pub stream_node_max_bytes: AtomicU64,
+    pub stream_node_max_entries: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -138,6 +140,24 @@ pub enum DebugCommand {
     Yes,
     /// From loopback connections only.
     Local,
+}
+
+/// `stream-node-max-bytes` and `stream-node-max-entries` (0: no limit):
+/// when XADD starts a new node of a stream (`store::stream`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamNodeLimits {
+    pub bytes: usize,
+    pub entries: usize,
+}
+
+impl Default for StreamNodeLimits {
+    /// Redis's defaults, 4096 bytes and 100 entries.
+    fn default() -> Self {
+        StreamNodeLimits {
+            bytes: 4096,
+            entries: 100,
+        }
+    }
 }
 
 /// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`: the
@@ -309,6 +329,15 @@ impl Live {
     /// take before PFADD makes it dense (`store::hll`).
     pub fn hll_sparse_max_bytes(&self) -> usize {
         self.v.hll_sparse_max_bytes.load(Relaxed) as usize
+    }
+
+    /// `stream-node-max-bytes` and `stream-node-max-entries`: when a
+    /// stream's tail node is full and XADD starts a new one (`store::stream`).
+    pub fn stream_node_limits(&self) -> StreamNodeLimits {
+        StreamNodeLimits {
+            bytes: self.v.stream_node_max_bytes.load(Relaxed) as usize,
+            entries: self.v.stream_node_max_entries.load(Relaxed) as usize,
+        }
     }
 
     pub fn config_file(&self) -> Option<&Path> {

@@ -340,6 +340,16 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Memory { default: 3000, min: 0, max: LLONG_MAX, slot: |l| &l.v.hll_sparse_max_bytes },
         doc: "most bytes of a sparse HyperLogLog before it becomes dense",
     },
+    Param {
+        name: "stream-node-max-bytes", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Memory { default: 4096, min: 0, max: LLONG_MAX, slot: |l| &l.v.stream_node_max_bytes },
+        doc: "most bytes of a stream node before XADD starts a new one (0: no limit)",
+    },
+    Param {
+        name: "stream-node-max-entries", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 100, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.stream_node_max_entries },
+        doc: "most entries of a stream node before XADD starts a new one (0: no limit)",
+    },
 ];
 
 #[cfg(test)]

@@ -64,6 +64,16 @@ pub fn encode<S: Sink + ?Sized>(frame: &Frame, proto: Protocol, out: &mut S) {
                 }
             }
         }
+        Frame::KeyedMap(pairs) => {
+            header(if resp3 { b'%' } else { b'*' }, pairs.len(), out);
+            for (k, v) in pairs {
+                if !resp3 {
+                    header(b'*', 2, out);
+                }
+                encode(k, proto, out);
+                encode(v, proto, out);
+            }
+        }
         Frame::Sequence(frames) => {
             for f in frames {
                 encode(f, proto, out);

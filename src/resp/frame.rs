@@ -53,6 +53,9 @@ pub enum Frame {
     /// Pairs such as (member, score): an array of 2-element arrays in RESP3,
     /// one flat array in RESP2 (ZRANGE ... WITHSCORES).
     Pairs(Vec<(Frame, Frame)>),
+    /// A map whose RESP2 form is an array of 2-element [key, value]
+    /// arrays (XREAD and XREADGROUP per stream), not one flat array.
+    KeyedMap(Vec<(Frame, Frame)>),
 }
 
 impl Frame {

@@ -382,6 +382,11 @@ impl Db {
                 Value::Str(..) => false,
                 Value::List(l) => l.is_empty(),
                 Value::Set(s) => s.is_empty(),
+                Value::Stream(st) => {
+                    st.check_invariants()
+                        .map_err(|e| format!("stream {:?}: {e}", name()))?;
+                    false
+                }
                 Value::ZSet(z) => {
                     z.check_invariants()
                         .map_err(|e| format!("sorted set {:?}: {e}", name()))?;
@@ -553,6 +558,13 @@ impl<'a> Keyspace<'a> {
     /// Fires keyspace event `event` of `class` (`store::notify`) for `key`.
     pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
         self.stats.notify.notify(class, event, self.index, key);
+    }
+
+    /// A change no keyspace event describes (a consumer group's read
+    /// position or pending entries): counted as Redis's `server.dirty`
+    /// counts it, so the command is propagated.
+    pub fn dirtied(&mut self) {
+        self.stats.notify.dirty = self.stats.notify.dirty.wrapping_add(1);
     }
 
     /// After elements were removed from the container at `key`: fires

@@ -31,6 +31,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod ready;
 pub mod stats;
+pub mod stream;
 pub mod value;
 pub mod watch;
 pub mod zset;

@@ -1,4 +1,4 @@
-//! Stored values: strings, lists, hashes, sets and sorted sets.
+//! Stored values: strings, lists, hashes, sets, sorted sets and streams.
 
 use std::collections::VecDeque;
 
@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use super::encoding::Encoded;
 pub use super::hash::Hash;
+use super::stream::Stream;
 use super::zset::ZSet;
 
 /// A set: O(1) membership, insert and removal.
@@ -27,6 +28,9 @@ pub enum Value {
     /// Boxed: a sorted set is large and rare next to strings, and the box
     /// keeps every dict entry small.
     ZSet(Box<Encoded<ZSet>>),
+    /// Boxed as sorted sets are. Unlike the other containers a stream may
+    /// be empty (XDEL, XTRIM, XGROUP CREATE MKSTREAM keep it).
+    Stream(Box<Stream>),
 }
 
 /// How a string was written. Redis chooses a string's encoding when it is
@@ -65,6 +69,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -85,6 +90,7 @@ impl Value {
             Value::Hash(h) => compact_or(h.is_compact(), "listpack", "hashtable"),
             Value::Set(s) => compact_or(s.is_compact(), "intset", "hashtable"),
             Value::ZSet(z) => compact_or(z.is_compact(), "listpack", "skiplist"),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -101,6 +107,10 @@ impl Value {
             Value::Hash(h) => effort(h.is_compact(), h.len()),
             Value::Set(s) => effort(s.is_compact(), s.len()),
             Value::ZSet(z) => effort(z.is_compact(), z.len()),
+            // Redis: a node per listpack, plus each group's PEL entries.
+            Value::Stream(st) => {
+                st.node_count() + st.groups.values().map(|g| g.pel.len() + 1).sum::<usize>()
+            }
         }
     }
 
@@ -124,6 +134,7 @@ impl Value {
             Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
             Value::ZSet(z) => z.heap_size(),
+            Value::Stream(st) => st.heap_size(),
         }
     }
 }

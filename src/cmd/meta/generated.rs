@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 201] = [
+pub static META: [CommandMeta; 216] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -870,6 +870,217 @@ pub static META: [CommandMeta; 201] = [
         ])
         .docs("Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", "sorted-set", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
         .args(&[key("destination", 0), integer("numkeys"), key("key", 1).flags("multiple")]),
+    cmd("xadd", -5, "write denyoom fast", "write stream fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[
+            spec("RW update", index(1), range(0, 1, 0)).notes("UPDATE instead of INSERT because of the optional trimming feature"),
+        ])
+        .docs("Appends a new entry to a stream", "5.0.0", "stream", "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.")
+        .history(&[
+            ("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
+            ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
+        ])
+        .args(&[
+            key("key", 0),
+            pure_token("nomkstream", "NOMKSTREAM").since("6.2.0").flags("optional"),
+            block("trim", &[
+                oneof("strategy", &[pure_token("maxlen", "MAXLEN"), pure_token("minid", "MINID").since("6.2.0")]),
+                oneof("operator", &[pure_token("equal", "="), pure_token("approximately", "~")]).flags("optional"),
+                string("threshold"),
+                integer("count").token("LIMIT").since("6.2.0").flags("optional"),
+            ]).flags("optional"),
+            oneof("id_or_auto", &[pure_token("auto_id", "*"), string("id")]),
+            block("field_value", &[string("field"), string("value")]).flags("multiple"),
+        ]),
+    cmd("xtrim", -4, "write", "write stream slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0", "stream", "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")
+        .history(&[("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option.")])
+        .args(&[
+            key("key", 0),
+            block("trim", &[
+                oneof("strategy", &[pure_token("maxlen", "MAXLEN"), pure_token("minid", "MINID").since("6.2.0")]),
+                oneof("operator", &[pure_token("equal", "="), pure_token("approximately", "~")]).flags("optional"),
+                string("threshold"),
+                integer("count").token("LIMIT").since("6.2.0").flags("optional"),
+            ]),
+        ]),
+    cmd("xdel", -3, "write fast", "write stream fast", (1, 1, 1))
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", "5.0.0", "stream", "O(1) for each single item to delete in the stream, regardless of the stream size.")
+        .args(&[key("key", 0), string("id").flags("multiple")]),
+    cmd("xlen", 2, "readonly fast", "read stream fast", (1, 1, 1))
+        .key_specs(&[spec("RO", index(1), range(0, 1, 0))])
+        .docs("Return the number of entries in a stream", "5.0.0", "stream", "O(1)")
+        .args(&[key("key", 0)]),
+    cmd("xrange", -4, "readonly", "read stream slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of elements in a stream, with IDs matching the specified IDs interval", "5.0.0", "stream", "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")
+        .history(&[("6.2.0", "Added exclusive ranges.")])
+        .args(&[
+            key("key", 0),
+            string("start"),
+            string("end"),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("xrevrange", -4, "readonly", "read stream slow", (1, 1, 1))
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", "5.0.0", "stream", "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")
+        .history(&[("6.2.0", "Added exclusive ranges.")])
+        .args(&[
+            key("key", 0),
+            string("end"),
+            string("start"),
+            integer("count").token("COUNT").flags("optional"),
+        ]),
+    cmd("xsetid", -3, "write denyoom fast", "write stream fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("An internal command for replicating stream values", "5.0.0", "stream", "O(1)")
+        .history(&[("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments.")])
+        .args(&[
+            key("key", 0),
+            string("last-id"),
+            integer("entries_added").token("ENTRIESADDED").since("7.0.0").flags("optional"),
+            string("max_deleted_entry_id").token("MAXDELETEDID").since("7.0.0").flags("optional"),
+        ]),
+    cmd("xread", -4, "readonly blocking movablekeys", "read stream slow blocking", (0, 0, 0))
+        .key_specs(&[spec("RO access", keyword("STREAMS", 1), range(-1, 1, 2))])
+        .docs("Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", "5.0.0", "stream", "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.")
+        .args(&[
+            integer("count").token("COUNT").flags("optional"),
+            integer("milliseconds").token("BLOCK").flags("optional"),
+            block("streams", &[key("key", 0).flags("multiple"), string("id").flags("multiple")]).token("STREAMS"),
+        ]),
+    cmd("xreadgroup", -7, "write blocking movablekeys", "write stream slow blocking", (0, 0, 0))
+        .key_specs(&[spec("RO access", keyword("STREAMS", 4), range(-1, 1, 2))])
+        .docs("Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", "5.0.0", "stream", "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.")
+        .args(&[
+            block("group_consumer", &[string("group"), string("consumer")]).token("GROUP"),
+            integer("count").token("COUNT").flags("optional"),
+            integer("milliseconds").token("BLOCK").flags("optional"),
+            pure_token("noack", "NOACK").flags("optional"),
+            block("streams", &[key("key", 0).flags("multiple"), string("id").flags("multiple")]).token("STREAMS"),
+        ]),
+    cmd("xinfo", -2, "", "slow", (0, 0, 0))
+        .docs("A container for stream introspection commands", "5.0.0", "stream", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("xinfo|consumers", 4, "readonly", "read stream slow", (2, 2, 1))
+                .tips(&["nondeterministic_output"])
+                .key_specs(&[spec("RO access", index(2), range(0, 1, 0))])
+                .docs("List the consumers in a consumer group", "5.0.0", "stream", "O(1)")
+                .args(&[key("key", 0), string("groupname")]),
+            cmd("xinfo|groups", 3, "readonly", "read stream slow", (2, 2, 1))
+                .key_specs(&[spec("RO access", index(2), range(0, 1, 0))])
+                .docs("List the consumer groups of a stream", "5.0.0", "stream", "O(1)")
+                .history(&[("7.0.0", "Added the `entries-read` and `lag` fields")])
+                .args(&[key("key", 0)]),
+            cmd("xinfo|help", 2, "loading stale", "stream slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "stream", "O(1)"),
+            cmd("xinfo|stream", -3, "readonly", "read stream slow", (2, 2, 1))
+                .key_specs(&[spec("RO access", index(2), range(0, 1, 0))])
+                .docs("Get information about a stream", "5.0.0", "stream", "O(1)")
+                .history(&[
+                    ("6.0.0", "Added the `FULL` modifier."),
+                    ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+                ])
+                .args(&[
+                    key("key", 0),
+                    block("full", &[integer("count").token("COUNT").flags("optional")]).token("FULL").flags("optional"),
+                ]),
+        ]),
+    cmd("xgroup", -2, "", "slow", (0, 0, 0))
+        .docs("A container for consumer groups commands", "5.0.0", "stream", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("xgroup|create", -5, "write denyoom", "write stream slow", (2, 2, 1))
+                .key_specs(&[spec("RW insert", index(2), range(0, 1, 0))])
+                .docs("Create a consumer group.", "5.0.0", "stream", "O(1)")
+                .history(&[("7.0.0", "Added the `entries_read` named argument.")])
+                .args(&[
+                    key("key", 0),
+                    string("groupname"),
+                    oneof("id", &[string("id"), pure_token("new_id", "$")]),
+                    pure_token("mkstream", "MKSTREAM").flags("optional"),
+                    integer("entries_read").token("ENTRIESREAD").flags("optional"),
+                ]),
+            cmd("xgroup|createconsumer", 5, "write denyoom", "write stream slow", (2, 2, 1))
+                .key_specs(&[spec("RW insert", index(2), range(0, 1, 0))])
+                .docs("Create a consumer in a consumer group.", "6.2.0", "stream", "O(1)")
+                .args(&[key("key", 0), string("groupname"), string("consumername")]),
+            cmd("xgroup|delconsumer", 5, "write", "write stream slow", (2, 2, 1))
+                .key_specs(&[spec("RW delete", index(2), range(0, 1, 0))])
+                .docs("Delete a consumer from a consumer group.", "5.0.0", "stream", "O(1)")
+                .args(&[key("key", 0), string("groupname"), string("consumername")]),
+            cmd("xgroup|destroy", 4, "write", "write stream slow", (2, 2, 1))
+                .key_specs(&[spec("RW delete", index(2), range(0, 1, 0))])
+                .docs("Destroy a consumer group.", "5.0.0", "stream", "O(N) where N is the number of entries in the group's pending entries list (PEL).")
+                .args(&[key("key", 0), string("groupname")]),
+            cmd("xgroup|help", 2, "loading stale", "stream slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "stream", "O(1)"),
+            cmd("xgroup|setid", -5, "write", "write stream slow", (2, 2, 1))
+                .key_specs(&[spec("RW update", index(2), range(0, 1, 0))])
+                .docs("Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", "stream", "O(1)")
+                .history(&[("7.0.0", "Added the optional `entries_read` argument.")])
+                .args(&[
+                    key("key", 0),
+                    string("groupname"),
+                    oneof("id", &[string("id"), pure_token("new_id", "$")]),
+                    integer("entries_read").token("ENTRIESREAD").flags("optional"),
+                ]),
+        ]),
+    cmd("xack", -4, "write fast", "write stream fast", (1, 1, 1))
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0", "stream", "O(1) for each message ID processed.")
+        .args(&[key("key", 0), string("group"), string("id").flags("multiple")]),
+    cmd("xpending", -3, "readonly", "read stream slow", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
+        .docs("Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "5.0.0", "stream", "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.")
+        .history(&[("6.2.0", "Added the `IDLE` option and exclusive range intervals.")])
+        .args(&[
+            key("key", 0),
+            string("group"),
+            block("filters", &[
+                integer("min-idle-time").token("IDLE").since("6.2.0").flags("optional"),
+                string("start"),
+                string("end"),
+                integer("count"),
+                string("consumer").flags("optional"),
+            ]).flags("optional"),
+        ]),
+    cmd("xclaim", -6, "write fast", "write stream fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
+        .docs("Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", "5.0.0", "stream", "O(log N) with N being the number of messages in the PEL of the consumer group.")
+        .args(&[
+            key("key", 0),
+            string("group"),
+            string("consumer"),
+            string("min-idle-time"),
+            string("id").flags("multiple"),
+            integer("ms").token("IDLE").flags("optional"),
+            unix_time("unix-time-milliseconds").token("TIME").flags("optional"),
+            integer("count").token("RETRYCOUNT").flags("optional"),
+            pure_token("force", "FORCE").flags("optional"),
+            pure_token("justid", "JUSTID").flags("optional"),
+            string("id").token("LASTID").flags("optional"),
+        ]),
+    cmd("xautoclaim", -6, "write fast", "write stream fast", (1, 1, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[spec("RW delete", index(1), range(0, 1, 0))])
+        .docs("Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", "6.2.0", "stream", "O(1) if COUNT is small.")
+        .history(&[
+            ("7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
+        ])
+        .args(&[
+            key("key", 0),
+            string("group"),
+            string("consumer"),
+            string("min-idle-time"),
+            string("start"),
+            integer("count").token("COUNT").flags("optional"),
+            pure_token("justid", "JUSTID").flags("optional"),
+        ]),
     cmd("geoadd", -5, "write denyoom", "write geo slow", (1, 1, 1))
         .key_specs(&[spec("RW update", index(1), range(0, 1, 0))])
         .docs("Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0", "geo", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")

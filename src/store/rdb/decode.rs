@@ -174,7 +174,7 @@ pub fn decode_value(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Val
             hash.finish()
         }
         STREAM_LISTPACKS | STREAM_LISTPACKS_2 | STREAM_LISTPACKS_3 => {
-            Err(BadData("streams are not supported"))
+            super::stream::decode_stream(kind, r)
         }
         MODULE_PRE_GA | MODULE_2 => Err(BadData("module values are not supported")),
         _ => Err(BadData("unknown object type")),

@@ -37,6 +37,7 @@ pub fn encode_value(value: &Value, out: &mut Vec<u8>) -> u16 {
         Value::Set(set) => put_set(out, set, set.is_compact()),
         Value::ZSet(zset) => put_zset(out, zset, zset.is_compact()),
         Value::Hash(hash) => return put_hash(out, hash),
+        Value::Stream(stream) => super::stream::put_stream(out, stream),
     }
     RDB_VERSION_7_0
 }

@@ -34,6 +34,7 @@
 //! - `lzf`: the compression strings may use; `crc64`: the footer.
 //! - `listpack`, `ziplist`, `intset`, `zipmap`: Redis's compact blobs (a
 //!   listpack and an intset both ways, the older two read only).
+//! - `stream`: a stream's nodes, metadata and consumer groups.
 //! - `decode`: a type byte and body to a [`Value`]; `encode`: the reverse.
 //!
 //! # Encodings, both ways
@@ -44,13 +45,14 @@
 //! | list | `LIST`, `LIST_ZIPLIST`, `LIST_QUICKLIST` (ziplists), `LIST_QUICKLIST_2` (listpack and plain nodes) | `LIST_QUICKLIST_2`, listpack nodes of at most 8 KiB (Redis's `list-max-listpack-size -2`) |
 //! | set | `SET`, `SET_INTSET`, `SET_LISTPACK` (7.2) | `SET_INTSET` while it is an intset (`OBJECT ENCODING`), else `SET` |
 //! | sorted set | `ZSET`, `ZSET_2`, `ZSET_ZIPLIST`, `ZSET_LISTPACK` | `ZSET_LISTPACK` while compact, else `ZSET_2` |
+//! | stream | `STREAM_LISTPACKS` (5.0), `STREAM_LISTPACKS_2` (7.0), `STREAM_LISTPACKS_3` (7.2) | `STREAM_LISTPACKS_2`, one listpack per node (`stream`) |
 //! | hash | `HASH`, `HASH_ZIPMAP`, `HASH_ZIPLIST`, `HASH_LISTPACK`, 7.4's `HASH_METADATA` and `HASH_LISTPACK_EX` (and their pre-GA forms) | `HASH_LISTPACK` while compact, else `HASH`; with field TTLs, `HASH_METADATA` |
 //!
 //! ember writes RDB version 10 (Redis 7.0's) for everything but a hash
 //! whose fields have TTLs: that needs Redis 7.4's `HASH_METADATA` and so
 //! version 12, which redis-server 7.0 refuses (its version check) and 7.4
-//! reads. ember reads versions up to 12. Streams and module values decode
-//! to `BadData`: ember has neither.
+//! reads. ember reads versions up to 12. Module values decode to
+//! `BadData`: ember has none.
 
 pub mod crc64;
 pub mod decode;
@@ -59,6 +61,7 @@ pub mod intset;
 pub mod listpack;
 pub mod lzf;
 pub mod reader;
+pub mod stream;
 pub mod writer;
 pub mod ziplist;
 pub mod zipmap;
