@@ -43,6 +43,8 @@ const HASHES: &[&str] = &["hash0", "hash1", "hash2", "hash3", "{t}hash"];
 const SETS: &[&str] = &["set0", "set1", "set2", "set3", "{t}set"];
 const ZSETS: &[&str] = &["zset0", "zset1", "zset2", "zset3", "{t}zset"];
 const POOLS: &[&[&str]] = &[STRINGS, LISTS, HASHES, SETS, ZSETS];
+/// Streams, a pool of their own so the other commands draw as before.
+const XSTREAMS: &[&str] = &["xs0", "xs1", "{t}xs"];
 /// Keys that get deadlines of a few milliseconds (see the module doc):
 /// strings, and hashes whose fields get them.
 const SHORT: &[&str] = &["s0", "s1", "s2", "s3"];
@@ -125,7 +127,8 @@ fn command(r: &mut Rng) -> Vec<String> {
     let at_s = later_s(r);
     let at_ms = later_ms(r);
     let db = r.range(0, DBS - 1).to_string();
-    let words: Vec<&str> = match r.below(141) {
+    let xs = r.pick(XSTREAMS);
+    let words: Vec<&str> = match r.below(151) {
         // Strings
         0 => vec!["SET", st, m],
         1 => vec!["SET", st, m, "EX", &long_s],
@@ -305,6 +308,30 @@ fn command(r: &mut Rng) -> Vec<String> {
         134 => vec!["PFCOUNT", st],
         135 => vec!["PFMERGE", st2, st],
         136 => vec!["PFCOUNT", st, st2],
+        // Streams: generated IDs and approximate trims are recorded as
+        // Redis rewrites them
+        137 | 138 => vec!["XADD", xs, "*", f, m],
+        139 => vec!["XADD", xs, "MAXLEN", "~", "2", "*", f, m, f2, m2],
+        140 => vec!["XADD", xs, "MAXLEN", &n, "5-*", f, m],
+        141 => vec!["XADD", xs, "MINID", "~", "0", "LIMIT", "5", "*", f, m],
+        142 => vec!["XTRIM", xs, "MAXLEN", &n],
+        143 => vec!["XTRIM", xs, "MAXLEN", "~", "0"],
+        144 => vec!["XDEL", xs, "5-0", "5-1"],
+        145 => vec!["XGROUP", "CREATE", xs, "g", "0", "MKSTREAM"],
+        146 => vec![
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            m,
+            "COUNT",
+            "2",
+            "STREAMS",
+            xs,
+            ">",
+        ],
+        147 => vec!["XGROUP", "SETID", xs, "g", "0", "ENTRIESREAD", "0"],
+        148 => vec!["XAUTOCLAIM", xs, "g", m2, "0", "0", "COUNT", "1"],
+        149 => vec!["XSETID", xs, "99999999999999-0"],
         _ => vec!["GET", st],
     };
     owned(&words)
@@ -416,6 +443,20 @@ fn bulk_text(reply: &Reply) -> String {
     }
 }
 
+/// Every scalar of a nested reply, in order.
+fn flatten(reply: &Reply, out: &mut Vec<String>) {
+    match reply {
+        Reply::Array(items) => items.iter().for_each(|i| flatten(i, out)),
+        other => out.push(bulk_text(other)),
+    }
+}
+
+fn strings_of(reply: &Reply) -> Vec<String> {
+    let mut out = Vec::new();
+    flatten(reply, &mut out);
+    out
+}
+
 fn strings(reply: Reply) -> Vec<String> {
     match reply {
         Reply::Array(items) | Reply::Set(items) => items.iter().map(bulk_text).collect(),
@@ -474,6 +515,17 @@ fn describe(raw: &mut Raw, key: &[u8]) -> String {
                 .collect();
             fields.sort();
             fields.join(",")
+        }
+        "stream" => {
+            let mut flat = Vec::new();
+            flatten(&raw.cmd_bytes(&[b"XRANGE", key, b"-", b"+"]), &mut flat);
+            let info = raw.cmd_bytes(&[b"XINFO", b"STREAM", key]);
+            let info = strings_of(&info);
+            // last-generated-id, max-deleted-entry-id, entries-added.
+            flat.extend([7, 9, 11].iter().map(|&i| info[i].clone()));
+            let groups = raw.cmd_bytes(&[b"XINFO", b"GROUPS", key]);
+            flatten(&groups, &mut flat);
+            flat.join(",")
         }
         other => format!("?{other}"),
     };
@@ -815,6 +867,12 @@ fn script(raw: &mut Raw, port: u16) {
         "GEOADD geo CH XX 13.5 38.2 Palermo",
         "GEORADIUS geo 15 37 200 km STORE geo2",
         "GEOSEARCHSTORE geo3 geo FROMMEMBER Palermo BYRADIUS 300 km",
+        "XADD xs 5-* a 1",
+        "XADD xs MAXLEN ~ 1 6-* b 2",
+        "XADD xs MINID ~ 0 7-* c 3",
+        "XTRIM xs MAXLEN 2",
+        "XDEL xs 6-0",
+        "XSETID xs 9-0",
         "BLPOP l 0",
         "MULTI",
         "SET m1 1",

@@ -72,8 +72,15 @@ pub fn call(ctx: &mut Ctx, handler: Handler, argv: &[Bytes]) -> Reply {
     if stats.notify.dirty == dirty || stats.propagate.by_commands() != own {
         return reply;
     }
-    let Some(spec) = lookup(&argv[0]).filter(|s| s.flags.contains(super::CommandFlags::WRITE))
-    else {
+    // A container (XGROUP) writes or not by its subcommand's flags.
+    let writes = |s: &&CommandSpec| {
+        let flags = match argv.get(1).filter(|_| s.container) {
+            Some(sub) => s.meta.subcommand(sub).map(|m| m.flags),
+            None => Some(s.flags),
+        };
+        flags.is_some_and(|f| f.contains(super::CommandFlags::WRITE))
+    };
+    let Some(spec) = lookup(&argv[0]).filter(writes) else {
         return reply;
     };
     let frame = match &reply {

@@ -254,26 +254,44 @@ pub fn xadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     drop(ks);
     if ctx.recording() {
         let mut record = argv.to_vec();
-        if let Some((spec, _)) = trimmed {
-            if spec.approx {
-                rewrite_trim(&mut record, a.trim_at, spec, len_left, first_left);
-            }
-        }
         // The ID as generated, where `*` or `ms-*` stood.
         record[a.id_at] = id.to_bytes();
+        if let Some((spec, _)) = trimmed {
+            if spec.approx {
+                rewrite_trim(&mut record, a.trim_at, a.id_at, spec, len_left, first_left);
+            }
+        }
         ctx.propagate_as(record);
     }
     Ok(Frame::Bulk(id.to_bytes()))
 }
 
 /// Redis's rewrite of an approximate trim: `~` becomes `=` and the
-/// threshold what the trim left (the length, or the first ID).
-fn rewrite_trim(record: &mut [Bytes], at: usize, spec: TrimSpec, len: u64, first: StreamId) {
+/// threshold what the trim left (the length, or the first ID). Unlike
+/// Redis, which keeps a LIMIT and ignores it when it reads the command
+/// back from its master or AOF, the record drops it (among the options,
+/// before `options_end`): an exact trim with LIMIT is an error for any
+/// other reader, and it limits nothing once the threshold is exact.
+fn rewrite_trim(
+    record: &mut Vec<Bytes>,
+    at: usize,
+    options_end: usize,
+    spec: TrimSpec,
+    len: u64,
+    first: StreamId,
+) {
     record[at - 1] = Bytes::from_static(b"=");
     record[at] = match spec.rule {
         Trim::MaxLen(_) => Bytes::from(len.to_string()),
         Trim::MinId(_) => first.to_bytes(),
     };
+    let end = options_end.min(record.len());
+    if let Some(i) = (2..end.saturating_sub(1))
+        .filter(|&i| i != at)
+        .find(|&i| record[i].eq_ignore_ascii_case(b"limit"))
+    {
+        record.drain(i..i + 2);
+    }
 }
 
 /// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -297,7 +315,8 @@ pub fn xtrim(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         drop(ks);
         if spec.approx && ctx.recording() {
             let mut record = argv.to_vec();
-            rewrite_trim(&mut record, a.trim_at, spec, len, first);
+            let end = record.len();
+            rewrite_trim(&mut record, a.trim_at, end, spec, len, first);
             ctx.propagate_as(record);
         }
     }
