@@ -593,3 +593,88 @@ fn differential_against_redis() {
         Reply::Simple("OK".into())
     );
 }
+
+#[test]
+fn blocked_reads_are_served_by_xadd_on_any_shard() {
+    for shards in [1, 3] {
+        let server = Server::start(shards, &[]);
+        let mut c = server.raw();
+        let a = keys_on_shard("ba", 0, shards, 1).remove(0);
+        let z = keys_on_shard("bz", shards - 1, shards, 1).remove(0);
+        c.cmd(&["XADD", &a, "1-0", "f", "old"]);
+        let mut waiter = server.raw();
+        waiter.send_cmd(&[
+            b"XREAD",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            a.as_bytes(),
+            z.as_bytes(),
+            b"$",
+            b"$",
+        ]);
+        assert!(common::wait_until(
+            std::time::Duration::from_secs(5),
+            || { c.info_int("clients", "blocked_clients") == 1 }
+        ));
+        c.cmd(&["XADD", &z, "5-0", "f", "new"]);
+        assert_eq!(
+            waiter.read().expect("served"),
+            arr(vec![arr(vec![
+                b(&z),
+                arr(vec![entry("5-0", &["f", "new"])])
+            ])])
+        );
+        // A timeout answers nil.
+        assert_eq!(
+            waiter.cmd(&["XREAD", "BLOCK", "20", "STREAMS", &a, "$"]),
+            Reply::Nil
+        );
+        // A group reader is woken with an error when its stream goes.
+        c.cmd(&["XGROUP", "CREATE", &a, "g", "$"]);
+        waiter.send_cmd(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"g",
+            b"c",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            a.as_bytes(),
+            b">",
+        ]);
+        assert!(common::wait_until(
+            std::time::Duration::from_secs(5),
+            || { c.info_int("clients", "blocked_clients") == 1 }
+        ));
+        c.cmd(&["XADD", &a, "7-0", "f", "v"]);
+        assert_eq!(
+            waiter.read().expect("served"),
+            arr(vec![arr(vec![b(&a), arr(vec![entry("7-0", &["f", "v"])])])])
+        );
+        waiter.send_cmd(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"g",
+            b"c",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            a.as_bytes(),
+            b">",
+        ]);
+        assert!(common::wait_until(
+            std::time::Duration::from_secs(5),
+            || { c.info_int("clients", "blocked_clients") == 1 }
+        ));
+        c.cmd(&["DEL", &a]);
+        assert_eq!(
+            waiter.read().expect("woken"),
+            err("UNBLOCKED the stream key no longer exists")
+        );
+        // Inside MULTI a BLOCK read does not block.
+        c.cmd(&["MULTI"]);
+        c.cmd(&["XREAD", "BLOCK", "0", "STREAMS", &a, "$"]);
+        assert_eq!(c.cmd(&["EXEC"]), arr(vec![Reply::Nil]));
+    }
+}

@@ -27,6 +27,7 @@ impl Want {
         match self {
             Want::Pop(_) | Want::Mpop { .. } | Want::Move { .. } => Kind::List,
             Want::ZPop(_) | Want::ZMpop { .. } => Kind::ZSet,
+            Want::XRead(_) => Kind::Stream,
         }
     }
 
@@ -70,6 +71,7 @@ impl Want {
                 }),
             Want::ZMpop { end, count } => pop_members(ctx, key, *end, *count)?
                 .map(|popped| zpop::mpop_reply(key.clone(), popped)),
+            Want::XRead(read) => super::stream::read::serve_blocked(ctx, read, key)?,
         })
     }
 
@@ -86,6 +88,8 @@ impl Want {
     pub fn takes(&self) -> usize {
         match self {
             Want::Mpop { count, .. } | Want::ZMpop { count, .. } => *count,
+            // Reading a stream takes nothing from it: every reader may go.
+            Want::XRead(_) => 0,
             _ => 1,
         }
     }
@@ -226,6 +230,20 @@ pub fn holding(ctx: &mut Ctx, key: &[u8]) -> Option<(Kind, usize)> {
     match &ctx.ks().peek(key)?.value {
         Value::List(l) => Some((Kind::List, l.len())),
         Value::ZSet(z) => Some((Kind::ZSet, z.len())),
+        // Readers take nothing, so every waiter of a stream is tried.
+        Value::Stream(_) => Some((Kind::Stream, usize::MAX)),
+        _ => None,
+    }
+}
+
+/// What a waiter gets when the key it waits on is gone or holds another
+/// type: a blocked XREADGROUP an error, as Redis 7.0 answers it; the
+/// others keep waiting.
+pub fn gone_reply(want: &Want) -> Option<Frame> {
+    match want {
+        Want::XRead(read) if read.group.is_some() => {
+            Some(err::frame(super::stream::read::STREAM_GONE))
+        }
         _ => None,
     }
 }

@@ -106,12 +106,18 @@ pub fn dispatch_spec(
         Route::Conn(handler) => handler(shard, session, argv),
         // The table's handler is the immediate attempt, what EXEC runs;
         // outside a transaction these commands may block.
-        // XREAD and XREADGROUP do not use the blocked-client machinery
-        // yet: without BLOCK they never block, with it see `stream::read`.
+        // XREAD and XREADGROUP block only with BLOCK, and read before
+        // they wait (`stream::read::dispatch`).
+        Route::Keyed(handler, split)
+            if stream::read::is_stream_read(spec.name) && shard.current_tx.is_none() =>
+        {
+            match stream::read::dispatch(shard, session, argv) {
+                Some(action) => action,
+                None => keyed(shard, session, spec, handler, split, argv),
+            }
+        }
         Route::Keyed(..)
-            if spec.flags.contains(CommandFlags::BLOCKING)
-                && shard.current_tx.is_none()
-                && !stream::read::is_stream_read(spec.name) =>
+            if spec.flags.contains(CommandFlags::BLOCKING) && shard.current_tx.is_none() =>
         {
             blocking::dispatch(shard, session, argv)
         }

@@ -404,6 +404,21 @@ pub fn served(want: &Want, key: &Bytes, reply: &Frame) -> Option<Vec<Bytes>> {
         ],
         Want::ZPop(end) => vec![word(zset_pop(*end)), key.clone()],
         Want::ZMpop { end, .. } => vec![word(zset_pop(*end)), key.clone(), count()?],
+        // A served XREADGROUP moved its group: the same read again does
+        // the same; XREAD changes nothing.
+        Want::XRead(read) => {
+            let (group, consumer) = read.group.as_ref()?;
+            let mut record = vec![word("XREADGROUP"), word("GROUP"), group.clone()];
+            record.push(consumer.clone());
+            if read.count > 0 {
+                record.extend([word("COUNT"), number(read.count as u64)]);
+            }
+            if read.noack {
+                record.push(word("NOACK"));
+            }
+            record.extend([word("STREAMS"), key.clone(), word(">")]);
+            record
+        }
     })
 }
 

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use crate::resp::Frame;
 use crate::store::list::End;
+use crate::store::stream::StreamId;
 use crate::store::zset;
 
 /// The type a key must hold for a waiter to be served from it.
@@ -16,6 +17,7 @@ use crate::store::zset;
 pub enum Kind {
     List,
     ZSet,
+    Stream,
 }
 
 /// What a blocked client does with the first of its keys that has data.
@@ -31,6 +33,22 @@ pub enum Want {
     ZPop(zset::End),
     /// BZMPOP: up to `count` members; answers `[key, [[member, score], ...]]`.
     ZMpop { end: zset::End, count: usize },
+    /// XREAD / XREADGROUP BLOCK: the entries of the first stream to get
+    /// some; answers `[[key, entries]]` (a map in RESP3).
+    XRead(Box<StreamRead>),
+}
+
+/// A blocked XREAD or XREADGROUP: what it reads of each stream.
+#[derive(Clone, Debug)]
+pub struct StreamRead {
+    /// Each waited key and the ID its entries must be above; None for
+    /// XREADGROUP's `>` (above the group's last delivered ID).
+    pub after: Vec<(Bytes, Option<StreamId>)>,
+    /// At most this many entries (0: all).
+    pub count: usize,
+    /// XREADGROUP's group and consumer.
+    pub group: Option<(Bytes, Bytes)>,
+    pub noack: bool,
 }
 
 /// A blocking command, parsed.

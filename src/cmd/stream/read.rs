@@ -13,6 +13,7 @@ use bytes::Bytes;
 use super::{as_stream, as_stream_mut, entry_frame, invalid_id, parse_strict_id};
 use crate::cmd::args::{err, int_arg, Reply};
 use crate::cmd::{shard_of, Ctx, Session, ShardData};
+use crate::exec::wait::{Request, StreamRead, Wait, Want};
 use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
 use crate::store::notify::STREAM;
@@ -276,18 +277,9 @@ fn reply(served: Vec<(Frame, Frame)>) -> Option<Frame> {
     (!served.is_empty()).then_some(Frame::KeyedMap(served))
 }
 
-/// What a read that found nothing answers: without BLOCK (or inside
-/// MULTI, where Redis never blocks) the null array.
-fn nothing(req: &ReadReq) -> Reply {
-    match req.block {
-        None => Ok(Frame::NullArray),
-        Some(_) => Err(err::frame(
-            "ERR ember does not block on streams yet (XREAD/XREADGROUP BLOCK)",
-        )),
-    }
-}
-
-/// The handler: every stream on this shard.
+/// The handler: every stream on this shard. What finds nothing answers
+/// the null array: inside MULTI Redis never blocks, and outside it a
+/// BLOCK read that finds nothing goes to [`dispatch`]'s wait.
 pub fn xread(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let req = parse(argv)?;
     let mut froms = Vec::with_capacity(req.keys.len());
@@ -300,57 +292,179 @@ pub fn xread(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .zip(froms)
         .filter_map(|(key, from)| serve(ctx, &req, key, from))
         .collect();
-    match reply(served) {
-        Some(frame) => Ok(frame),
-        None => nothing(&req),
-    }
+    Ok(reply(served).unwrap_or(Frame::NullArray))
 }
 
-/// Streams on several shards: each owner checks and serves its streams;
-/// the first error in argument order answers, else the served streams in
-/// argument order.
+/// The command for one stream of `argv` (its options, then STREAMS `key`
+/// `id`): what each owner runs when the streams are on several shards.
+fn one_stream(argv: &[Bytes], n: usize, i: usize) -> Vec<Bytes> {
+    let at = argv.len() - 2 * n;
+    let mut one = argv[..at].to_vec();
+    one.push(argv[at + i].clone());
+    one.push(argv[at + n + i].clone());
+    one
+}
+
+/// What one owner answers for one stream: its `[key, entries]` pair, an
+/// error, or when it had nothing and its ID was `$`, the stream's last ID
+/// (the wait that may follow reads above it).
+fn one_stream_op(db: usize, argv: Vec<Bytes>) -> Op {
+    Op::store(db, move |ctx| {
+        let reply = crate::cmd::propagate::call(ctx, xread, &argv).unwrap_or_else(|e| e);
+        Out::Frame(match reply {
+            Frame::NullArray if argv[argv.len() - 1].as_ref() == b"$" => {
+                let key = &argv[argv.len() - 2];
+                let last = match ctx.ks().read(key) {
+                    Some(entry) => as_stream(entry).map_or(StreamId::MIN, |s| s.last_id),
+                    None => StreamId::MIN,
+                };
+                Frame::Bulk(last.to_bytes())
+            }
+            other => other,
+        })
+    })
+}
+
+/// Streams on several shards: each owner serves its stream; the first
+/// error in argument order answers, else the served streams in argument
+/// order; with BLOCK and nothing served, the client waits.
 pub fn xread_across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
     let req = match parse(argv) {
         Ok(req) => req,
         Err(e) => return Action::Reply(e),
     };
-    let n = shard.shared.nshards;
+    let nshards = shard.shared.nshards;
     let db = session.db;
-    let ops = req
-        .keys
-        .iter()
-        .zip(&req.ids)
-        .map(|(key, id)| {
-            let (req2, key2, id) = (req.clone(), key.clone(), id.clone());
-            let op = Op::store(db, move |ctx| {
-                let from = match resolve(ctx, &req2, &key2, &id) {
-                    Ok(from) => from,
-                    Err(e) => return Out::Frame(e),
-                };
-                Out::Frame(match serve(ctx, &req2, &key2, from) {
-                    Some((k, v)) => Frame::Array(vec![k, v]),
-                    None => Frame::Null,
-                })
-            });
-            (shard_of(key, n), op)
+    let n = req.keys.len();
+    let ops = (0..n)
+        .map(|i| {
+            let owner = shard_of(&req.keys[i], nshards);
+            (owner, one_stream_op(db, one_stream(argv, n, i)))
         })
         .collect();
+    let blocks = req.block.is_some() && shard.current_tx.is_none();
+    let now = shard.now_ms;
     Action::Job(Job::new(ops, move |outs| {
         let mut served = Vec::new();
+        let mut last_ids = Vec::with_capacity(n);
         for out in outs {
             match out.frame() {
-                e @ Frame::Error(_) => return Action::Reply(e),
-                Frame::Array(mut kv) if kv.len() == 2 => {
-                    let v = kv.pop().expect("two");
-                    let k = kv.pop().expect("two");
-                    served.push((k, v));
-                }
-                _ => {}
+                e @ (Frame::Error(_) | Frame::ErrorBytes(_)) => return Action::Reply(e),
+                Frame::KeyedMap(pairs) => served.extend(pairs),
+                Frame::Bulk(id) => last_ids.push(StreamId::parse(&id, 0)),
+                _ => last_ids.push(None),
             }
         }
-        Action::Reply(match reply(served) {
-            Some(frame) => frame,
-            None => nothing(&req).unwrap_or_else(|e| e),
-        })
+        if let Some(frame) = reply(served) {
+            return Action::Reply(frame);
+        }
+        if !blocks {
+            return Action::Reply(Frame::NullArray);
+        }
+        let mut dollars = last_ids.into_iter();
+        let mut resolved = Vec::with_capacity(n);
+        for (key, id) in req.keys.iter().zip(&req.ids) {
+            let last = dollars.next().flatten();
+            resolved.push((key.clone(), start_of(&req, id, last)));
+        }
+        wait(&req, resolved, db, now)
     }))
+}
+
+/// Where a wait reads a stream from: above `$`'s last ID, above an explicit
+/// ID, or the group's new entries (None).
+fn start_of(req: &ReadReq, id: &[u8], last: Option<StreamId>) -> Option<StreamId> {
+    match id {
+        b"$" => Some(last.unwrap_or(StreamId::MIN)),
+        b">" if req.group.is_some() => None,
+        _ => Some(StreamId::parse(id, 0).unwrap_or(StreamId::MIN)),
+    }
+}
+
+/// The client waits on its streams (`shard::blocking`).
+fn wait(req: &ReadReq, after: Vec<(Bytes, Option<StreamId>)>, db: usize, now: u64) -> Action {
+    let ms = req.block.unwrap_or(0);
+    let read = StreamRead {
+        after,
+        count: req.count,
+        group: req.group.clone(),
+        noack: req.noack,
+    };
+    Action::Block(Box::new(Wait::Start(Request {
+        keys: req.keys.clone(),
+        want: Want::XRead(Box::new(read)),
+        db,
+        deadline_ms: (ms > 0).then(|| now.saturating_add(ms)),
+    })))
+}
+
+/// XREAD and XREADGROUP outside a transaction with every stream here: the
+/// read runs at once, and with BLOCK, when it served nothing, the client
+/// waits. Streams elsewhere are read by [`xread_across`]'s ops, which
+/// start the wait too. None when the table's route should run the command
+/// (no BLOCK).
+pub fn dispatch(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Option<Action> {
+    let req = parse(argv).ok()?;
+    req.block?;
+    let nshards = shard.shared.nshards;
+    let here = req.keys.iter().all(|k| shard_of(k, nshards) == shard.id);
+    if !here || !shard.locks.is_idle() {
+        return Some(xread_across(shard, session, argv));
+    }
+    let db = session.db;
+    let mut ctx = Ctx::new(shard, db);
+    match crate::cmd::propagate::call(&mut ctx, xread, argv) {
+        Ok(Frame::NullArray) => {}
+        Ok(frame) | Err(frame) => return Some(Action::Reply(frame)),
+    }
+    let mut resolved = Vec::with_capacity(req.keys.len());
+    for (key, id) in req.keys.iter().zip(&req.ids) {
+        let last = match ctx.ks().read(key) {
+            Some(entry) => as_stream(entry).ok().map(|s| s.last_id),
+            None => None,
+        };
+        resolved.push((key.clone(), start_of(&req, id, last)));
+    }
+    let now = ctx.now_ms();
+    Some(wait(&req, resolved, db, now))
+}
+
+/// What a blocked XREADGROUP gets when its stream is deleted or replaced.
+pub const STREAM_GONE: &str = "UNBLOCKED the stream key no longer exists";
+/// ... and when its group is destroyed.
+pub const GROUP_GONE: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+
+/// Serves a blocked read from `key`, which got a write: its reply, None to
+/// keep waiting, or the error of a group read whose stream or group went.
+pub fn serve_blocked(
+    ctx: &mut Ctx,
+    read: &StreamRead,
+    key: &Bytes,
+) -> Result<Option<Frame>, Frame> {
+    let Some((_, after)) = read.after.iter().find(|(k, _)| k == key) else {
+        return Ok(None);
+    };
+    if let Some((group, _)) = &read.group {
+        let mut ks = ctx.ks();
+        let Some(Ok(s)) = ks.read(key).map(|e| as_stream(e)) else {
+            return Err(err::frame(STREAM_GONE));
+        };
+        if !s.groups.contains_key(group) {
+            return Err(err::frame(GROUP_GONE));
+        }
+    }
+    let req = ReadReq {
+        count: read.count,
+        block: None,
+        group: read.group.clone(),
+        noack: read.noack,
+        keys: Vec::new(),
+        ids: Vec::new(),
+    };
+    let from = match after {
+        Some(id) => From::After(*id),
+        None => From::New,
+    };
+    Ok(serve(ctx, &req, key, from).map(|pair| Frame::KeyedMap(vec![pair])))
 }

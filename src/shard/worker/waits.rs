@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use super::{unix_ms, Worker};
 use crate::cmd::blocking::{self as commands, is_nothing, TIMEOUT_REPLY};
-use crate::exec::wait::{BlockMsg, Request, Task, Wait, Waiter, WaiterId};
+use crate::exec::wait::{BlockMsg, Kind, Request, Task, Wait, Waiter, WaiterId};
 use crate::exec::{Action, Ctx, Msg, Need, Out, ReplyTo, Then};
 use crate::resp::Frame;
 use crate::shard::blocking::{settle, Blocked, Mode};
@@ -399,9 +399,23 @@ impl Worker {
         let mut served: HashSet<WaiterId, ahash::RandomState> = HashSet::default();
         for id in self.blocking.registry.queue(db, key) {
             let mut ctx = Ctx::new(&mut self.data, db);
-            // Gone, or a type nobody can be served from: nothing to hand out.
-            let Some((kind, len)) = commands::holding(&mut ctx, key) else {
-                break;
+            // Gone, or a type nobody can be served from: nothing to hand
+            // out, but a blocked XREADGROUP learns its stream went.
+            let holds = commands::holding(&mut ctx, key);
+            if holds.is_none_or(|(kind, _)| kind != Kind::Stream) {
+                if let Some(waiter) = self.blocking.registry.get(id) {
+                    if let Task::Serve(want) = &waiter.task {
+                        if let Some(frame) = commands::gone_reply(want) {
+                            if served.insert(id) {
+                                replies.push((waiter.home, BlockMsg::Served { id, frame }));
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
+            let Some((kind, len)) = holds else {
+                continue;
             };
             if len <= promised {
                 break;
