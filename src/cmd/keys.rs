@@ -215,6 +215,8 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let old = ctx.shard.store.dbs[ctx.db].clear();
     let keys = old.len();
     crate::store::lazyfree::free_keys(old, keys);
+    // A blocked XREADGROUP learns its stream went (Redis's signalFlushedDb).
+    ctx.shard.store.stats.notify.ready.signal_db(ctx.db);
     Ok(Frame::OK)
 }
 
@@ -232,6 +234,10 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         .collect();
     let keys = old.iter().map(|db| db.len()).sum();
     crate::store::lazyfree::free_keys(old, keys);
+    // A blocked XREADGROUP learns its stream went (Redis's signalFlushedDb).
+    for db in 0..ctx.shard.store.dbs.len() {
+        ctx.shard.store.stats.notify.ready.signal_db(db);
+    }
     Ok(Frame::OK)
 }
 

@@ -7,6 +7,7 @@
 //! samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`. `rdb` is Redis's
 //! serialization of one value (DUMP/RESTORE; snapshots will reuse it).
+//! `stream` holds streams and their consumer groups.
 //!
 //! What the store changes without a command's doing (expired keys and
 //! hash fields, evictions later) it records for the propagation feed
