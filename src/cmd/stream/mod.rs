@@ -251,7 +251,6 @@ pub fn xadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             ks.notify(STREAM, "xtrim", key);
         }
     }
-    drop(ks);
     if ctx.recording() {
         let mut record = argv.to_vec();
         // The ID as generated, where `*` or `ms-*` stood.
@@ -312,7 +311,6 @@ pub fn xtrim(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let first = s.first().map_or(StreamId::MAX, |(id, _)| id);
     if n > 0 {
         ks.notify(STREAM, "xtrim", key);
-        drop(ks);
         if spec.approx && ctx.recording() {
             let mut record = argv.to_vec();
             let end = record.len();

@@ -93,7 +93,7 @@ pub fn parse(argv: &[Bytes]) -> Result<ReadReq, Frame> {
             req.count = int_arg(&argv[i])?.max(0) as usize;
         } else if o.eq_ignore_ascii_case(b"streams") && more > 0 {
             let n = argv.len() - (i + 1);
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 let (name, symbol) = if group_cmd {
                     ("xreadgroup", '>')
                 } else {

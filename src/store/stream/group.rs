@@ -66,7 +66,7 @@ impl Group {
     /// when `count` says so.
     pub fn deliver(&mut self, id: StreamId, consumer: &Bytes, now_ms: u64, count: bool) {
         if let Some(p) = self.pel.get_mut(&id) {
-            if &p.consumer != consumer {
+            if p.consumer != consumer {
                 if let Some(old) = self.consumers.get_mut(&p.consumer) {
                     old.pel.remove(&id);
                 }

@@ -437,19 +437,18 @@ fn entry_bytes(master: StreamId, id: StreamId, master_fields: &[Bytes], fv: &[By
     let ms = id.ms.wrapping_sub(master.ms) as i64;
     let seq = id.seq.wrapping_sub(master.seq) as i64;
     let mut n = lp_int(0) + lp_int(ms) + lp_int(seq);
-    let elements;
-    if same {
+    let elements = if same {
         n += fv
             .iter()
             .skip(1)
             .step_by(2)
             .map(|v| lp_entry(v))
             .sum::<usize>();
-        elements = 3 + fv.len() / 2;
+        3 + fv.len() / 2
     } else {
         n += lp_int((fv.len() / 2) as i64) + fv.iter().map(|x| lp_entry(x)).sum::<usize>();
-        elements = 4 + fv.len();
-    }
+        4 + fv.len()
+    };
     n + lp_int(elements as i64)
 }
 
