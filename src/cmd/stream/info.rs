@@ -8,7 +8,7 @@ use crate::cmd::args::{err, int_arg, Reply};
 use crate::cmd::keys::help_reply;
 use crate::cmd::Ctx;
 use crate::resp::Frame;
-use crate::store::stream::{Group, Stream, StreamId};
+use crate::store::stream::{Fields, Group, Stream, StreamId};
 
 const HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -132,7 +132,7 @@ fn stream(s: &Stream, argv: &[Bytes], now: u64) -> Reply {
     let Some(count) = full else {
         map.push((text("groups"), Frame::Integer(s.groups.len() as i64)));
         let edge =
-            |e: Option<(StreamId, &[Bytes])>| e.map_or(Frame::Null, |(i, fv)| entry_frame(i, fv));
+            |e: Option<(StreamId, Fields<'_>)>| e.map_or(Frame::Null, |(i, fv)| entry_frame(i, fv));
         map.push((text("first-entry"), edge(s.first())));
         map.push((text("last-entry"), edge(s.last())));
         return Ok(Frame::Map(map));

@@ -18,7 +18,7 @@ use super::args::{err, int_arg, Reply};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::STREAM;
-use crate::store::stream::{NodeLimits, Stream, StreamId, Trim, TrimSpec};
+use crate::store::stream::{Fields, NodeLimits, Stream, StreamId, Trim, TrimSpec};
 use crate::store::{Entry, Value};
 
 pub const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
@@ -59,10 +59,14 @@ pub fn parse_strict_id(arg: &[u8], missing_seq: u64) -> Result<StreamId, Frame> 
 }
 
 /// An entry as replies list it: `[id, [field, value, ...]]`.
-pub fn entry_frame(id: StreamId, fv: &[Bytes]) -> Frame {
+pub fn entry_frame(id: StreamId, fv: Fields<'_>) -> Frame {
     Frame::Array(vec![
         Frame::Bulk(id.to_bytes()),
-        Frame::Array(fv.iter().cloned().map(Frame::Bulk).collect()),
+        Frame::Array(
+            fv.iter()
+                .map(|b| Frame::Bulk(Bytes::copy_from_slice(b)))
+                .collect(),
+        ),
     ])
 }
 

@@ -71,7 +71,7 @@ pub fn put_stream(out: &mut Vec<u8>, stream: &Stream) {
                 lp.push_int(3 + (fv.len() / 2) as i64);
             } else {
                 lp.push_int((fv.len() / 2) as i64);
-                for x in fv {
+                for x in fv.iter() {
                     lp.push(x);
                 }
                 lp.push_int(4 + fv.len() as i64);
