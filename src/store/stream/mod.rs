@@ -3,21 +3,24 @@
 //!
 //! # Layout
 //!
-//! The entries are a `BTreeMap` keyed by [`StreamId`]. Redis keeps them in
-//! a radix tree of listpack *nodes* of up to `stream-node-max-entries`
-//! entries and `stream-node-max-bytes` bytes; ember keeps the node
-//! boundaries beside the map ([`Node`]: its first ID, counts and the size
-//! Redis's listpack would have) without the listpacks themselves, because
-//! what Redis answers depends on them: an approximate trim (`MAXLEN ~`,
-//! `MINID ~`) removes whole nodes only, and a node whose entries are all
-//! deleted goes away. DUMP writes the nodes as Redis's listpacks
-//! (`store::rdb::stream`).
+//! The entries live in *nodes* as Redis keeps them: a `BTreeMap` of nodes
+//! keyed by their first ID, each one buffer of up to
+//! `stream-node-max-entries` entries and `stream-node-max-bytes` bytes
+//! (Redis's radix tree of listpacks; `fields` is the node's layout), IDs
+//! written as differences from the node's first. What Redis answers
+//! depends on these boundaries: an approximate trim (`MAXLEN ~`, `MINID
+//! ~`) removes whole nodes only, XDEL marks an entry deleted in its node,
+//! and a node whose entries are all deleted goes away. Beside each node
+//! ember keeps what Redis's listpack would weigh ([`Node::bytes`]), which
+//! decides when a node is full. DUMP writes the nodes as Redis's
+//! listpacks (`store::rdb::stream`).
 //!
 //! Besides the entries a stream keeps, as Redis 7.0 does: the last ID it
 //! generated or was given, the largest ID ever deleted by XDEL, and how
 //! many entries were ever added (the basis of a group's lag).
 //!
 //! - `id`: the ID type and its text forms.
+//! - `fields`: a node's bytes, and the view of one entry's fields.
 //! - `group`: consumer groups, their pending entries and consumers.
 
 pub mod fields;
@@ -29,7 +32,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 pub use fields::Fields;
-use fields::Packed;
+use fields::{put_entry, Entries, DELETED};
 pub use group::{Consumer, Group, Pending};
 pub use id::StreamId;
 
@@ -60,6 +63,8 @@ pub struct Node {
     /// The fields of the node's first entry: later entries with the same
     /// fields are stored more compactly, in Redis and in the estimate.
     pub fields: Box<[Bytes]>,
+    /// The entries (`fields`).
+    data: Vec<u8>,
 }
 
 /// How a trim decides what goes.
@@ -82,10 +87,11 @@ pub struct TrimSpec {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stream {
-    /// Each entry's fields and values, alternating, packed.
-    entries: BTreeMap<StreamId, Packed>,
-    /// The nodes by master ID (see [`Node`]).
+    /// The nodes by master ID, each holding its entries' bytes (see
+    /// [`Node`] and `fields`).
     nodes: BTreeMap<StreamId, Node>,
+    /// Entries not deleted.
+    len: usize,
     /// The largest ID the stream has had (XADD's floor for the next one).
     pub last_id: StreamId,
     /// The largest ID XDEL removed (0-0: none).
@@ -96,40 +102,89 @@ pub struct Stream {
     pub groups: BTreeMap<Bytes, Group>,
 }
 
+impl Node {
+    fn new(id: StreamId, fields_values: &[Bytes]) -> Node {
+        let fields: Box<[Bytes]> = fields_values
+            .iter()
+            .step_by(2)
+            .map(|f| Bytes::copy_from_slice(f))
+            .collect();
+        Node {
+            live: 0,
+            deleted: 0,
+            last: id,
+            bytes: master_entry_bytes(&fields),
+            fields,
+            data: Vec::new(),
+        }
+    }
+
+    /// Every entry, deleted ones included.
+    fn all(&self, master: StreamId) -> Entries<'_> {
+        Entries {
+            master,
+            data: &self.data,
+            at: 0,
+        }
+    }
+
+    /// The live entries.
+    fn live(&self, master: StreamId) -> impl Iterator<Item = (StreamId, Fields<'_>)> {
+        self.all(master)
+            .filter(|e| !e.deleted)
+            .map(|e| (e.id, e.fields))
+    }
+
+    fn push(&mut self, master: StreamId, id: StreamId, fields_values: &[Bytes]) {
+        self.bytes += entry_bytes(master, id, &self.fields, fields_values);
+        self.live += 1;
+        self.last = id;
+        put_entry(&mut self.data, master, id, fields_values);
+    }
+
+    /// Marks the live entry at `at` deleted.
+    fn mark_deleted(&mut self, at: usize) {
+        self.data[at] |= DELETED;
+        self.live -= 1;
+        self.deleted += 1;
+    }
+}
+
 impl Stream {
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 
     /// The first entry's ID, 0-0 when empty (Redis's `first_id`).
     pub fn first_id(&self) -> StreamId {
-        self.entries.keys().next().copied().unwrap_or_default()
+        self.first().map(|(id, _)| id).unwrap_or_default()
     }
 
+    /// Every node holds a live entry, so the first node has the first.
     pub fn first(&self) -> Option<(StreamId, Fields<'_>)> {
-        self.entries
-            .iter()
-            .next()
-            .map(|(id, fv)| (*id, fv.fields()))
+        let (master, node) = self.nodes.iter().next()?;
+        node.live(*master).next()
     }
 
     pub fn last(&self) -> Option<(StreamId, Fields<'_>)> {
-        self.entries
-            .iter()
-            .next_back()
-            .map(|(id, fv)| (*id, fv.fields()))
+        let (master, node) = self.nodes.iter().next_back()?;
+        node.live(*master).last()
     }
 
     pub fn get(&self, id: StreamId) -> Option<Fields<'_>> {
-        self.entries.get(&id).map(Packed::fields)
+        let (master, node) = self.nodes.range(..=id).next_back()?;
+        node.live(*master)
+            .take_while(|(e, _)| *e <= id)
+            .find(|(e, _)| *e == id)
+            .map(|(_, f)| f)
     }
 
     /// The entries from `start` to `end` inclusive, ascending or (`rev`)
-    /// descending.
+    /// descending: the nodes that may hold them, walked in order.
     pub fn range(
         &self,
         start: StreamId,
@@ -139,14 +194,27 @@ impl Stream {
         if start > end {
             return Box::new(std::iter::empty());
         }
-        let it = self
-            .entries
-            .range(start..=end)
-            .map(|(id, fv)| (*id, fv.fields()));
+        let from = self
+            .nodes
+            .range(..=start)
+            .next_back()
+            .map_or(StreamId::MIN, |(m, _)| *m);
+        let nodes = self.nodes.range(from..=end);
         if rev {
-            Box::new(it.rev())
+            Box::new(
+                nodes
+                    .rev()
+                    .flat_map(|(m, n)| n.live(*m).collect::<Vec<_>>().into_iter().rev())
+                    .skip_while(move |(id, _)| *id > end)
+                    .take_while(move |(id, _)| *id >= start),
+            )
         } else {
-            Box::new(it)
+            Box::new(
+                nodes
+                    .flat_map(|(m, n)| n.live(*m))
+                    .skip_while(move |(id, _)| *id < start)
+                    .take_while(move |(id, _)| *id <= end),
+            )
         }
     }
 
@@ -167,36 +235,24 @@ impl Stream {
             0 => NODE_MAX_BYTES_CAP,
             b => b.min(NODE_MAX_BYTES_CAP),
         };
-        let full = match self.nodes.iter().next_back() {
+        let full = match self.nodes.iter_mut().next_back() {
             None => true,
             Some((_, node)) => {
-                node.bytes + payload >= max_bytes
-                    || (limits.entries > 0 && node.live + node.deleted >= limits.entries as u64)
+                let full = node.bytes + payload >= max_bytes
+                    || (limits.entries > 0 && node.live + node.deleted >= limits.entries as u64);
+                if full {
+                    // A full node takes no more entries: give back its slack.
+                    node.data.shrink_to_fit();
+                }
+                full
             }
         };
         if full {
-            let fields: Box<[Bytes]> = fields_values
-                .iter()
-                .step_by(2)
-                .map(|f| Bytes::copy_from_slice(f))
-                .collect();
-            let bytes = master_entry_bytes(&fields);
-            self.nodes.insert(
-                id,
-                Node {
-                    live: 0,
-                    deleted: 0,
-                    last: id,
-                    bytes,
-                    fields,
-                },
-            );
+            self.nodes.insert(id, Node::new(id, &fields_values));
         }
         let (master, node) = self.nodes.iter_mut().next_back().expect("a tail node");
-        node.bytes += entry_bytes(*master, id, &node.fields, &fields_values);
-        node.live += 1;
-        node.last = id;
-        self.entries.insert(id, Packed::new(&fields_values));
+        node.push(*master, id, &fields_values);
+        self.len += 1;
         self.last_id = id;
         self.entries_added += 1;
     }
@@ -204,42 +260,32 @@ impl Stream {
     /// Loads an entry as a DUMP payload lists it, into the node starting
     /// at `master` (created when new). Requires: ascending IDs.
     pub fn load_entry(&mut self, master: StreamId, id: StreamId, fields_values: Vec<Bytes>) {
-        let node = self.nodes.entry(master).or_insert_with(|| {
-            let fields: Box<[Bytes]> = fields_values.iter().step_by(2).cloned().collect();
-            Node {
-                live: 0,
-                deleted: 0,
-                last: id,
-                bytes: master_entry_bytes(&fields),
-                fields,
-            }
-        });
-        node.bytes += entry_bytes(master, id, &node.fields, &fields_values);
-        node.live += 1;
-        node.last = id;
-        self.entries.insert(id, Packed::new(&fields_values));
-    }
-
-    fn node_of(&mut self, id: StreamId) -> Option<(StreamId, &mut Node)> {
         self.nodes
-            .range_mut(..=id)
-            .next_back()
-            .map(|(master, node)| (*master, node))
+            .entry(master)
+            .or_insert_with(|| Node::new(id, &fields_values))
+            .push(master, id, &fields_values);
+        self.len += 1;
     }
 
     /// XDEL of one ID: whether it was there. A node left with no live
     /// entry goes, as in Redis.
     pub fn delete(&mut self, id: StreamId) -> bool {
-        if self.entries.remove(&id).is_none() {
+        let Some((&master, node)) = self.nodes.range_mut(..=id).next_back() else {
             return false;
+        };
+        let Some(at) = node
+            .all(master)
+            .take_while(|e| e.id <= id)
+            .find(|e| e.id == id && !e.deleted)
+            .map(|e| e.at)
+        else {
+            return false;
+        };
+        node.mark_deleted(at);
+        if node.live == 0 {
+            self.nodes.remove(&master);
         }
-        if let Some((master, node)) = self.node_of(id) {
-            node.live -= 1;
-            node.deleted += 1;
-            if node.live == 0 {
-                self.nodes.remove(&master);
-            }
-        }
+        self.len -= 1;
         if id > self.max_deleted {
             self.max_deleted = id;
         }
@@ -258,8 +304,8 @@ impl Stream {
     ///    node's entries one by one until the rule holds, and stops.
     pub fn trim(&mut self, spec: TrimSpec) -> u64 {
         let mut removed = 0u64;
-        while let Some((&master, node)) = self.nodes.iter().next() {
-            let len = self.entries.len() as u64;
+        while let Some((&master, node)) = self.nodes.iter_mut().next() {
+            let len = self.len as u64;
             if let Trim::MaxLen(max) = spec.rule {
                 if len <= max {
                     break;
@@ -273,39 +319,33 @@ impl Stream {
                 Trim::MinId(min) => node.last < min,
             };
             if whole {
-                let end = self.nodes.range(master..).nth(1).map(|(k, _)| *k);
                 let live = node.live;
                 self.nodes.remove(&master);
-                match end {
-                    Some(end) => {
-                        let rest = self.entries.split_off(&end);
-                        self.entries = rest;
-                    }
-                    None => self.entries.clear(),
-                }
+                self.len -= live as usize;
                 removed += live;
                 continue;
             }
             if spec.approx {
                 break;
             }
-            let mut gone = 0;
-            while let Some((&id, _)) = self.entries.iter().next() {
+            let mut marks = Vec::new();
+            let mut left = len;
+            for e in node.all(master).filter(|e| !e.deleted) {
                 let stop = match spec.rule {
-                    Trim::MaxLen(max) => self.entries.len() as u64 <= max,
-                    Trim::MinId(min) => id >= min,
+                    Trim::MaxLen(max) => left <= max,
+                    Trim::MinId(min) => e.id >= min,
                 };
                 if stop {
                     break;
                 }
-                self.entries.remove(&id);
-                gone += 1;
+                marks.push(e.at);
+                left -= 1;
             }
-            if let Some(node) = self.nodes.get_mut(&master) {
-                node.live -= gone;
-                node.deleted += gone;
+            for at in &marks {
+                node.mark_deleted(*at);
             }
-            removed += gone;
+            self.len -= marks.len();
+            removed += marks.len() as u64;
             break;
         }
         removed
@@ -378,47 +418,56 @@ impl Stream {
         group.last_id = id;
     }
 
-    /// Rough heap footprint (MEMORY USAGE, lazy free).
+    /// Rough heap footprint (MEMORY USAGE, lazy free): the nodes' bytes,
+    /// their bookkeeping, and the groups.
     pub fn heap_size(&self) -> usize {
-        // Each entry: its packed items (allocated in 16-byte classes) and
-        // its share of the B-tree's nodes (a 32-byte slot in nodes that
-        // appends leave about half full), as measured by used_memory.
-        let packed: usize = self
-            .entries
+        let nodes: usize = self
+            .nodes
             .values()
-            .map(|p| p.heap_size().div_ceil(16) * 16 + 80)
+            .map(|n| n.data.capacity() + n.fields.iter().map(|f| f.len() + 32).sum::<usize>() + 160)
             .sum();
-        let entries: usize = packed + self.nodes.len() * 96;
         let groups: usize = self
             .groups
             .iter()
             .map(|(name, g)| name.len() + 64 + g.heap_size())
             .sum();
-        entries + groups + 64
+        nodes + groups + 64
     }
 
-    /// Checks the bookkeeping against the entries (DEBUG EMBER-CHECK).
+    /// Checks the bookkeeping against the nodes' bytes (DEBUG EMBER-CHECK).
     pub fn check_invariants(&self) -> Result<(), String> {
-        let mut masters: Vec<StreamId> = self.nodes.keys().copied().collect();
-        masters.push(StreamId::MAX);
-        for pair in masters.windows(2) {
-            let node = &self.nodes[&pair[0]];
-            let live = self.entries.range(pair[0]..pair[1]).count() as u64;
-            if live != node.live || live == 0 {
+        let mut prev: Option<StreamId> = None;
+        let mut total = 0usize;
+        for (master, node) in &self.nodes {
+            let (mut live, mut deleted) = (0u64, 0u64);
+            let mut entries = node.all(*master);
+            for e in entries.by_ref() {
+                if e.id < *master || prev.is_some_and(|p| p >= e.id) {
+                    return Err(format!("entry {} out of order in node {master}", e.id));
+                }
+                prev = Some(e.id);
+                if e.deleted {
+                    deleted += 1;
+                } else {
+                    live += 1;
+                }
+            }
+            if entries.at != node.data.len() {
+                return Err(format!("node {master} has bytes past its last entry"));
+            }
+            if live != node.live || deleted != node.deleted || live == 0 {
                 return Err(format!(
-                    "node {} counts {} live entries, holds {live}",
-                    pair[0], node.live
+                    "node {master} counts {}+{} entries, holds {live}+{deleted}",
+                    node.live, node.deleted
                 ));
             }
+            total += live as usize;
         }
-        let counted: u64 = self.nodes.values().map(|n| n.live).sum();
-        if counted != self.entries.len() as u64 {
-            return Err("entries outside every node".into());
+        if total != self.len {
+            return Err(format!("length {} but {total} live entries", self.len));
         }
-        if let Some((id, _)) = self.last() {
-            if id > self.last_id {
-                return Err(format!("entry {id} above the last ID {}", self.last_id));
-            }
+        if prev.is_some_and(|p| p > self.last_id) {
+            return Err(format!("an entry above the last ID {}", self.last_id));
         }
         Ok(())
     }
