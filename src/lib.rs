@@ -76,6 +76,7 @@ pub mod exec;
 pub mod latency;
 pub mod logging;
 pub mod net;
+pub mod persist;
 pub mod pubsub;
 pub mod resp;
 pub mod shard;
