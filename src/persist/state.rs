@@ -33,6 +33,9 @@ pub struct State {
     status: Mutex<Status>,
     /// A background save is running (checked before taking `status`).
     pub bgsave_in_progress: AtomicBool,
+    /// The last background save failed (`rdb_last_bgsave_status:err`),
+    /// read by every write while `stop-writes-on-bgsave-error` is on.
+    pub bgsave_failed: AtomicBool,
     /// Each shard's change counter as of its last tick, for the `save`
     /// rules, which one thread checks for all.
     pub shard_changes: Vec<AtomicU64>,
@@ -54,6 +57,7 @@ impl State {
                 last_load_keys_expired: 0,
             }),
             bgsave_in_progress: AtomicBool::new(false),
+            bgsave_failed: AtomicBool::new(false),
             shard_changes: (0..nshards).map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -103,6 +107,7 @@ impl State {
             }
         });
         if background {
+            self.bgsave_failed.store(!ok, Relaxed);
             self.bgsave_in_progress.store(false, Relaxed);
         }
     }
