@@ -29,7 +29,13 @@ fn populate(c: &mut Raw, deadline_ms: i64) {
         ok(c.cmd(&["SET", &format!("{p}int"), "-123456"]));
         ok(c.cmd(&["SET", &format!("{p}big-int"), "12345678901234"]));
         ok(c.cmd(&["SET", &format!("{p}long"), &"abcdefgh".repeat(200)]));
-        ok(c.cmd(&["SET", &format!("{p}ttl"), "v", "PXAT", &deadline_ms.to_string()]));
+        ok(c.cmd(&[
+            "SET",
+            &format!("{p}ttl"),
+            "v",
+            "PXAT",
+            &deadline_ms.to_string(),
+        ]));
         ok(c.cmd(&["RPUSH", &format!("{p}list"), "a", "1", "b", "-2"]));
         let many: Vec<String> = (0..3000).map(|i| format!("element-{i}")).collect();
         let mut push = vec!["RPUSH".to_string(), format!("{p}biglist")];
@@ -47,7 +53,16 @@ fn populate(c: &mut Raw, deadline_ms: i64) {
         let mut sadd = vec!["SADD".to_string(), format!("{p}bigintset")];
         sadd.extend((0..600).map(|i| i.to_string()));
         ok(c.cmd(&sadd.iter().map(String::as_str).collect::<Vec<_>>()));
-        ok(c.cmd(&["ZADD", &format!("{p}zset"), "1.5", "a", "-2", "b", "inf", "c"]));
+        ok(c.cmd(&[
+            "ZADD",
+            &format!("{p}zset"),
+            "1.5",
+            "a",
+            "-2",
+            "b",
+            "inf",
+            "c",
+        ]));
         let mut zadd = vec!["ZADD".to_string(), format!("{p}bigzset")];
         for i in 0..300 {
             zadd.push(format!("{}", i as f64 / 7.0));
@@ -55,7 +70,11 @@ fn populate(c: &mut Raw, deadline_ms: i64) {
         }
         ok(c.cmd(&zadd.iter().map(String::as_str).collect::<Vec<_>>()));
         ok(c.cmd(&["PFADD", &format!("{p}hll"), "a", "b", "c"]));
-        ok(c.cmd(&["PEXPIREAT", &format!("{p}zset"), &(deadline_ms + 7).to_string()]));
+        ok(c.cmd(&[
+            "PEXPIREAT",
+            &format!("{p}zset"),
+            &(deadline_ms + 7).to_string(),
+        ]));
     }
     ok(c.cmd(&["SELECT", "0"]));
 }
@@ -127,7 +146,12 @@ fn check_rdb(path: &Path) -> Option<String> {
 }
 
 fn start_redis_in(dir: &Path) -> Option<Redis> {
-    Redis::start(&["--dir", &dir.display().to_string(), "--dbfilename", "dump.rdb"])
+    Redis::start(&[
+        "--dir",
+        &dir.display().to_string(),
+        "--dbfilename",
+        "dump.rdb",
+    ])
 }
 
 #[test]
@@ -149,7 +173,11 @@ fn redis_server_loads_embers_file_and_ember_loads_redis_servers() {
     reference.stop();
     let redis = start_redis_in(&dir).expect("redis-server starts on ember's file");
     let mut r = Raw::connect(redis.port);
-    assert_eq!(state(&mut r), written, "redis-server's view of ember's file");
+    assert_eq!(
+        state(&mut r),
+        written,
+        "redis-server's view of ember's file"
+    );
     drop(redis);
     drop(ember);
 
@@ -165,9 +193,16 @@ fn redis_server_loads_embers_file_and_ember_loads_redis_servers() {
     for shards in [1, 4] {
         let ember = Server::start_in(&dir2, shards, &[]);
         let mut e = ember.raw();
-        assert_eq!(state(&mut e), theirs, "ember ({shards} shards) on redis-server's file");
+        assert_eq!(
+            state(&mut e),
+            theirs,
+            "ember ({shards} shards) on redis-server's file"
+        );
         let info = e.cmd(&["INFO", "persistence"]).text();
-        assert_eq!(info_field(&info, "rdb_last_load_keys_loaded").as_deref(), Some("45"));
+        assert_eq!(
+            info_field(&info, "rdb_last_load_keys_loaded").as_deref(),
+            Some("45")
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&dir2);
@@ -189,15 +224,24 @@ fn a_restarted_ember_has_its_data_back_without_the_expired_keys() {
     assert!(e.read().is_none(), "the connection closes");
     assert!(ember.wait_exit().is_some_and(|s| s.success()));
     let report = check_rdb(&dir.join("dump.rdb")).unwrap_or_default();
-    assert!(report.contains(&format!("{} keys read", before.len() + 1)), "{report}");
+    assert!(
+        report.contains(&format!("{} keys read", before.len() + 1)),
+        "{report}"
+    );
     // "soon" was in the file; it has expired by the time ember loads it.
     std::thread::sleep(Duration::from_millis(900));
     let ember = Server::start_in(&dir, 3, &[]);
     let mut e = ember.raw();
     assert_eq!(state(&mut e), before);
     let info = e.cmd(&["INFO", "persistence"]).text();
-    assert_eq!(info_field(&info, "rdb_last_load_keys_expired").as_deref(), Some("1"));
-    assert_eq!(info_field(&info, "rdb_changes_since_last_save").as_deref(), Some("0"));
+    assert_eq!(
+        info_field(&info, "rdb_last_load_keys_expired").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        info_field(&info, "rdb_changes_since_last_save").as_deref(),
+        Some("0")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -209,15 +253,27 @@ fn save_commands_and_info_answer_as_redis_does() {
     e.cmd(&["SET", "a", "1"]);
     e.cmd(&["SET", "b", "2"]);
     let info = e.cmd(&["INFO", "persistence"]).text();
-    assert_eq!(info_field(&info, "rdb_changes_since_last_save").as_deref(), Some("2"));
+    assert_eq!(
+        info_field(&info, "rdb_changes_since_last_save").as_deref(),
+        Some("2")
+    );
     assert_eq!(e.cmd(&["BGSAVE", "NOW"]), Reply::err("ERR syntax error"));
-    assert_eq!(e.cmd(&["BGSAVE"]), Reply::Simple("Background saving started".into()));
+    assert_eq!(
+        e.cmd(&["BGSAVE"]),
+        Reply::Simple("Background saving started".into())
+    );
     let mut done = false;
     for _ in 0..200 {
         let info = e.cmd(&["INFO", "persistence"]).text();
         if info_field(&info, "rdb_bgsave_in_progress").as_deref() == Some("0") {
-            assert_eq!(info_field(&info, "rdb_last_bgsave_status").as_deref(), Some("ok"));
-            assert_eq!(info_field(&info, "rdb_changes_since_last_save").as_deref(), Some("0"));
+            assert_eq!(
+                info_field(&info, "rdb_last_bgsave_status").as_deref(),
+                Some("ok")
+            );
+            assert_eq!(
+                info_field(&info, "rdb_changes_since_last_save").as_deref(),
+                Some("0")
+            );
             assert_eq!(info_field(&info, "rdb_saves").as_deref(), Some("1"));
             done = true;
             break;
@@ -256,7 +312,10 @@ fn a_failed_background_save_refuses_writes_with_misconf() {
     let mut e = ember.raw();
     assert_eq!(e.cmd(&["SET", "a", "1"]), Reply::ok());
     assert_eq!(e.cmd(&["SAVE"]), Reply::err("ERR"));
-    assert_eq!(e.cmd(&["BGSAVE"]), Reply::Simple("Background saving started".into()));
+    assert_eq!(
+        e.cmd(&["BGSAVE"]),
+        Reply::Simple("Background saving started".into())
+    );
     let misconf = loop {
         let r = e.cmd(&["SET", "a", "2"]);
         if r != Reply::ok() {
@@ -264,13 +323,21 @@ fn a_failed_background_save_refuses_writes_with_misconf() {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    assert!(misconf.text().starts_with("MISCONF Redis is configured to save RDB snapshots"));
+    assert!(misconf
+        .text()
+        .starts_with("MISCONF Redis is configured to save RDB snapshots"));
     assert!(matches!(e.cmd(&["PING"]), Reply::Error(_)));
     assert_eq!(e.cmd(&["GET", "a"]), Reply::bulk("1"));
-    assert_eq!(e.cmd(&["CONFIG", "SET", "stop-writes-on-bgsave-error", "no"]), Reply::ok());
+    assert_eq!(
+        e.cmd(&["CONFIG", "SET", "stop-writes-on-bgsave-error", "no"]),
+        Reply::ok()
+    );
     assert_eq!(e.cmd(&["SET", "a", "3"]), Reply::ok());
     let info = e.cmd(&["INFO", "persistence"]).text();
-    assert_eq!(info_field(&info, "rdb_last_bgsave_status").as_deref(), Some("err"));
+    assert_eq!(
+        info_field(&info, "rdb_last_bgsave_status").as_deref(),
+        Some("err")
+    );
     assert_eq!(
         e.cmd(&["SHUTDOWN"]),
         Reply::err("ERR Errors trying to SHUTDOWN. Check logs.")
@@ -327,7 +394,10 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
                     // Each client's writes in order: its n-th key, then a
                     // preloaded key overwritten with (client, n), then its
                     // counter; MSET over two shards is one transaction.
-                    assert_eq!(c.cmd(&["SET", &format!("c{i}:{n}"), &n.to_string()]), Reply::ok());
+                    assert_eq!(
+                        c.cmd(&["SET", &format!("c{i}:{n}"), &n.to_string()]),
+                        Reply::ok()
+                    );
                     rng ^= rng << 13;
                     rng ^= rng >> 7;
                     rng ^= rng << 17;
@@ -335,7 +405,10 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
                     assert_eq!(c.cmd(&["SET", &p, &format!("{i}:{n}")]), Reply::ok());
                     assert_eq!(c.cmd(&["INCR", &format!("cnt{i}")]).int(), n as i64 + 1);
                     let (a, b) = (format!("m{i}:a"), format!("m{i}:b"));
-                    assert_eq!(c.cmd(&["MSET", &a, &n.to_string(), &b, &n.to_string()]), Reply::ok());
+                    assert_eq!(
+                        c.cmd(&["MSET", &a, &n.to_string(), &b, &n.to_string()]),
+                        Reply::ok()
+                    );
                     n += 1;
                 }
                 n
@@ -343,11 +416,17 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(e.cmd(&["BGSAVE"]), Reply::Simple("Background saving started".into()));
+    assert_eq!(
+        e.cmd(&["BGSAVE"]),
+        Reply::Simple("Background saving started".into())
+    );
     loop {
         let info = e.cmd(&["INFO", "persistence"]).text();
         if info_field(&info, "rdb_bgsave_in_progress").as_deref() == Some("0") {
-            assert_eq!(info_field(&info, "rdb_last_bgsave_status").as_deref(), Some("ok"));
+            assert_eq!(
+                info_field(&info, "rdb_last_bgsave_status").as_deref(),
+                Some("ok")
+            );
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -360,8 +439,8 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
     let keys = file_keys(&ember.dir.join("dump.rdb"));
     let get = |k: &str| keys.get(&(0, k.as_bytes().to_vec())).cloned();
     let num = |v: Vec<u8>| String::from_utf8(v).unwrap().parse::<u64>().unwrap();
-    let mut seen = vec![0u64; CLIENTS];
-    for i in 0..CLIENTS {
+    let mut seen = [0u64; CLIENTS];
+    for (i, seen) in seen.iter_mut().enumerate() {
         // The client's keys are a prefix 0..m, its counter m or m + 1... as
         // its writes stood at one instant.
         let mut m = 0;
@@ -379,7 +458,10 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
             "client {i}: its keys have a gap"
         );
         let cnt = get(&format!("cnt{i}")).map_or(0, num);
-        assert!(cnt == m || cnt + 1 == m, "client {i}: {m} keys, counter {cnt}");
+        assert!(
+            cnt == m || cnt + 1 == m,
+            "client {i}: {m} keys, counter {cnt}"
+        );
         let a = get(&format!("m{i}:a")).map(num);
         assert_eq!(a, get(&format!("m{i}:b")).map(num), "client {i}: MSET torn");
         // The MSET of round n follows the counter's n + 1.
@@ -388,7 +470,7 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
             Some(a) => a + 1 == cnt || a + 2 == cnt,
         };
         assert!(fits, "client {i}: MSET {a:?}, counter {cnt}");
-        seen[i] = m as u64;
+        *seen = m;
     }
     for p in 0..PRELOADED {
         let v = get(&format!("p{p}")).expect("every preloaded key is in the file");
@@ -396,7 +478,11 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
             let text = String::from_utf8(v).unwrap();
             let (i, n) = text.split_once(':').unwrap();
             let (i, n): (usize, u64) = (i.parse().unwrap(), n.parse().unwrap());
-            assert!(n < seen[i], "p{p} = {text}, written after client {i}'s {}th key", seen[i]);
+            assert!(
+                n < seen[i],
+                "p{p} = {text}, written after client {i}'s {}th key",
+                seen[i]
+            );
         }
     }
 }

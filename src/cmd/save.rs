@@ -14,8 +14,9 @@
 //! SAVE, SHUTDOWN and DEBUG RELOAD serialize every shard inside that
 //! transaction and write the file before answering, stopping the server
 //! for the save as Redis's SAVE does. BGSAVE only starts the snapshot
-//! there (`persist::background`): each shard then serializes its table
-//! in slices between client work, from the instant it started.
+//! there (`store::snapshot`): each shard then serializes its table in
+//! slices between client work, as it was at that instant (a key a client
+//! changes before the snapshot reached it is written first).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -57,10 +58,7 @@ fn every_shard(nshards: usize) -> LockPlan {
 
 /// Serializes every shard at one point of the key-lock order, then hands
 /// the parts (in shard order) to `then`.
-pub fn snapshot_all(
-    shard: &ShardData,
-    then: impl FnOnce(Vec<Part>) -> Action + 'static,
-) -> Action {
+pub fn snapshot_all(shard: &ShardData, then: impl FnOnce(Vec<Part>) -> Action + 'static) -> Action {
     let n = shard.shared.nshards;
     let compress = shard.shared.config.rdbcompression();
     let ops = (0..n)
@@ -157,25 +155,49 @@ pub fn bgsave(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
 }
 
 /// Starts a background save, answering "Background saving started" once
-/// every shard has its part; None when one is already running.
+/// every shard has begun its snapshot at the same point of the key-lock
+/// order; None when one is already running. Each shard then writes its
+/// table in slices between client work (`shard` drives them), and the
+/// last to finish hands every part to a writer thread.
 pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
-    let shared = Arc::clone(&shard.shared);
+    let shared = &shard.shared;
     if !shared.persist.try_begin_bgsave(now_ms()) {
         return None;
     }
     log::info!("Background saving started");
-    Some(snapshot_all(shard, move |parts| {
-        let writer = Arc::clone(&shared);
-        let spawned = std::thread::Builder::new()
-            .name("ember-bgsave".into())
-            .spawn(move || finish_bgsave(&writer, &parts));
-        if let Err(e) = spawned {
-            log::warn!("Can't save in background: {e}");
-            shared.persist.finish_save(false, true, 0, now_ms());
-            return Action::Reply(err::frame("ERR"));
-        }
+    let n = shared.nshards;
+    let compress = shared.config.rdbcompression();
+    let ops = (0..n)
+        .map(|s| {
+            let op = move |ctx: &mut super::Ctx| {
+                let now = ctx.shard.now_ms;
+                ctx.shard.store.begin_snapshot(now, compress);
+                Out::Count(0)
+            };
+            (s, Op::store(0, op))
+        })
+        .collect();
+    let job = Job::new(ops, |_| {
         Action::Reply(Frame::Simple("Background saving started"))
-    }))
+    });
+    Some(Action::Job(job.locked(every_shard(n))))
+}
+
+/// A shard finished its part of the background save; the last one starts
+/// the thread that writes the file.
+pub fn shard_finished(shared: &Arc<Shared>, done: crate::store::ShardSnapshot) {
+    let part = snapshot::from_shard(done, shared.config.databases());
+    let Some(parts) = shared.persist.deposit(part, shared.nshards) else {
+        return;
+    };
+    let writer = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("ember-bgsave".into())
+        .spawn(move || finish_bgsave(&writer, &parts));
+    if let Err(e) = spawned {
+        log::warn!("Can't save in background: {e}");
+        shared.persist.finish_save(false, true, 0, now_ms());
+    }
 }
 
 /// The background writer's end: the file, the status, the log.
@@ -240,14 +262,15 @@ pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
             Ok(b) => b,
             Err(e) => return Action::Reply(Frame::Error(format!("ERR Error loading: {e}"))),
         };
-        let mut per_shard: Vec<Vec<(usize, Vec<u8>, crate::store::Value, Option<u64>)>> =
-            (0..n).map(|_| Vec::new()).collect();
+        let mut per_shard: Vec<Vec<LoadedKey>> = (0..n).map(|_| Vec::new()).collect();
         let opts = load_options(&shared, true);
         let loaded = file::load(&bytes, &opts, |db, key, value, at| {
             per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
         });
         if let Err(e) = loaded {
-            return Action::Reply(Frame::Error(format!("ERR Error trying to load the RDB dump: {e}")));
+            return Action::Reply(Frame::Error(format!(
+                "ERR Error trying to load the RDB dump: {e}"
+            )));
         }
         let ops = per_shard
             .into_iter()
@@ -276,6 +299,9 @@ pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
         Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
     })
 }
+
+/// A key read from a file: database, name, value, deadline.
+type LoadedKey = (usize, Vec<u8>, crate::store::Value, Option<u64>);
 
 /// How this server loads a file: its databases, now, as a master.
 pub fn load_options(shared: &Shared, master: bool) -> crate::persist::LoadOptions {

@@ -223,7 +223,12 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                     "nosave" => save = false,
                     "noflush" => flush = false,
                     "merge" => {}
-                    _ => return err::frame("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.").into(),
+                    _ => {
+                        return err::frame(
+                            "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+                        )
+                        .into()
+                    }
                 }
             }
             super::save::debug_reload(shard, save, flush)

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, strings, transaction, zset,
-    Ctx, Session,
+    hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, strings, transaction,
+    zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;

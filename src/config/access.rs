@@ -240,7 +240,8 @@ mod tests {
         // Redis's "CONFIG sanity" test does this with every parameter that
         // Redis can change.
         let live = Live::new();
-        live.set_directive("enable-protected-configs", "yes").unwrap();
+        live.set_directive("enable-protected-configs", "yes")
+            .unwrap();
         set(&live, &["notify-keyspace-events", "KEA", "hz", "1000"]).unwrap();
         for (name, value) in get(&live, "*") {
             let p = find_param(name.as_bytes()).unwrap();
@@ -368,9 +369,14 @@ mod tests {
             set(&live, &["dbfilename", "x.rdb"]).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config"
         );
-        live.set_directive("enable-protected-configs", "local").unwrap();
-        assert!(live.set_many(&[(b"dbfilename", b"x.rdb")]).is_err(), "not local");
-        live.set_many_as(&[(b"dbfilename", b"x.rdb")], true).unwrap();
+        live.set_directive("enable-protected-configs", "local")
+            .unwrap();
+        assert!(
+            live.set_many(&[(b"dbfilename", b"x.rdb")]).is_err(),
+            "not local"
+        );
+        live.set_many_as(&[(b"dbfilename", b"x.rdb")], true)
+            .unwrap();
         assert_eq!(live.dbfilename(), "x.rdb");
         assert_eq!(
             live.set_many_as(&[(b"dbfilename", b"a/b")], true).unwrap_err(),

@@ -321,7 +321,10 @@ impl Live {
 
     /// `save` as CONFIG GET prints it (`""`: no rules).
     pub fn save_text(&self) -> String {
-        self.v.save.read().map_or_else(|_| String::new(), |t| t.clone())
+        self.v
+            .save
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
     }
 
     /// `dir`: the working directory, absolute.

@@ -24,7 +24,7 @@
 
 use crate::store::rdb::reader::Reader;
 use crate::store::rdb::writer::{put_len, put_string};
-use crate::store::rdb::{crc64, decode_value, encode_value, Limits, RDB_VERSION_7_0};
+use crate::store::rdb::{crc64, decode_value, Limits, RDB_VERSION_7_0};
 use crate::store::Value;
 
 /// The newest version read: Redis 7.4's (hash-field TTLs).
@@ -53,48 +53,7 @@ pub mod op {
     pub const EOF: u8 = 255;
 }
 
-/// One database's keys, serialized (`put_key` records), with the counts
-/// RESIZEDB announces.
-#[derive(Default, Debug, Clone)]
-pub struct DbPart {
-    pub bytes: Vec<u8>,
-    pub keys: u64,
-    pub expires: u64,
-}
-
-impl DbPart {
-    /// Appends `key` with its value and deadline; returns the RDB version
-    /// the value's encoding needs.
-    pub fn put(&mut self, key: &[u8], value: &Value, expire_at: Option<u64>) -> u16 {
-        self.keys += 1;
-        if expire_at.is_some() {
-            self.expires += 1;
-        }
-        put_key(&mut self.bytes, key, value, expire_at)
-    }
-
-    /// Adds `other`'s keys (another shard's part of the same database).
-    pub fn append(&mut self, other: &DbPart) {
-        self.bytes.extend_from_slice(&other.bytes);
-        self.keys += other.keys;
-        self.expires += other.expires;
-    }
-}
-
-/// Appends one key record: its deadline, then type, key and body.
-pub fn put_key(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at: Option<u64>) -> u16 {
-    if let Some(at) = expire_at {
-        out.push(op::EXPIRETIME_MS);
-        out.extend_from_slice(&at.to_le_bytes());
-    }
-    // The key goes between the type byte and the body.
-    let mut encoded = Vec::new();
-    let version = encode_value(value, &mut encoded);
-    out.push(encoded[0]);
-    put_string(out, key);
-    out.extend_from_slice(&encoded[1..]);
-    version
-}
+pub use crate::store::snapshot::{put_key, DbPart};
 
 /// What the header's AUX fields say besides the version.
 pub struct Aux {
@@ -149,11 +108,7 @@ pub fn build(parts: &[DbPart], aux: &Aux, checksum: bool, version: u16) -> Vec<u
         put_db_start(&mut out, db, part.keys, part.expires);
         out.extend_from_slice(&part.bytes);
     }
-    let crc = if checksum {
-        crc64::crc64(0, &out)
-    } else {
-        0
-    };
+    let crc = if checksum { crc64::crc64(0, &out) } else { 0 };
     let mut tail = Vec::with_capacity(9);
     put_eof(&mut tail, crc, checksum);
     out.extend_from_slice(&tail);
@@ -285,7 +240,10 @@ pub fn load(
                 log::warn!("RDB file holds a function library; ember has no functions, skipped");
             }
             op::MODULE_AUX | op::FUNCTION_PRE_GA => {
-                return Err(corrupt(&r, "module or pre-GA function data ember cannot read"));
+                return Err(corrupt(
+                    &r,
+                    "module or pre-GA function data ember cannot read",
+                ));
             }
             kind => {
                 let at = offset(&r);

@@ -4,7 +4,7 @@
 use super::file::DbPart;
 use crate::store::rdb::writer::without_compression;
 use crate::store::rdb::RDB_VERSION_7_0;
-use crate::store::{Store, Value};
+use crate::store::Store;
 
 /// A shard's databases, serialized, with what the save needs to know.
 #[derive(Debug, Default)]
@@ -18,11 +18,22 @@ pub struct Part {
     pub changes: u64,
 }
 
-/// Whether a key is still there at `now_ms`: the seeds' rule is that keys
-/// already expired are not written.
-pub fn is_live(value: &Value, expire_at: Option<u64>, now_ms: u64) -> bool {
-    expire_at.is_none_or(|at| now_ms <= at)
-        && !matches!(value, Value::Hash(h) if h.all_expired(now_ms))
+pub use crate::store::snapshot::is_live;
+
+/// A background snapshot's parts, as the shard hands them over.
+pub fn from_shard(done: crate::store::ShardSnapshot, databases: usize) -> Part {
+    let mut part = Part {
+        dbs: vec![DbPart::default(); databases],
+        version: RDB_VERSION_7_0,
+        changes: done.changes,
+    };
+    for (db, out, version) in done.parts {
+        part.version = part.version.max(version);
+        if let Some(slot) = part.dbs.get_mut(db) {
+            slot.append(&out);
+        }
+    }
+    part
 }
 
 /// Serializes every live key of `store` as of `now_ms`, at once (SAVE,

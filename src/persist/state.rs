@@ -31,6 +31,8 @@ pub struct Status {
 
 pub struct State {
     status: Mutex<Status>,
+    /// The parts of the running background save that shards finished.
+    parts: Mutex<Vec<super::Part>>,
     /// A background save is running (checked before taking `status`).
     pub bgsave_in_progress: AtomicBool,
     /// The last background save failed (`rdb_last_bgsave_status:err`),
@@ -56,6 +58,7 @@ impl State {
                 last_load_keys_loaded: 0,
                 last_load_keys_expired: 0,
             }),
+            parts: Mutex::new(Vec::new()),
             bgsave_in_progress: AtomicBool::new(false),
             bgsave_failed: AtomicBool::new(false),
             shard_changes: (0..nshards).map(|_| AtomicU64::new(0)).collect(),
@@ -110,6 +113,14 @@ impl State {
             self.bgsave_failed.store(!ok, Relaxed);
             self.bgsave_in_progress.store(false, Relaxed);
         }
+    }
+
+    /// A shard hands in its finished part; the last of `nshards` gets
+    /// them all back, to write the file.
+    pub fn deposit(&self, part: super::Part, nshards: usize) -> Option<Vec<super::Part>> {
+        let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        parts.push(part);
+        (parts.len() >= nshards).then(|| std::mem::take(&mut *parts))
     }
 
     /// The sum of the shards' last published change counters.

@@ -65,12 +65,7 @@ impl Server {
 
     /// Spawns ember with `args` and waits until it answers PING on `port`;
     /// None if it exited first (say the port was taken since it was probed).
-    fn launch(
-        dir: &std::path::Path,
-        shards: usize,
-        args: &[String],
-        port: u16,
-    ) -> Option<Server> {
+    fn launch(dir: &std::path::Path, shards: usize, args: &[String], port: u16) -> Option<Server> {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
             .current_dir(dir)
             .args(args)

@@ -22,7 +22,11 @@ fn sample_store() -> Store {
     db.insert_raw(b"n", Value::copy_of(b"12345"), Some(NOW + 5_000), NOW);
     db.insert_raw(b"long", Value::copy_of(&b"ab".repeat(500)), None, NOW);
     db.insert_raw(b"gone", Value::copy_of(b"x"), Some(NOW - 1), NOW);
-    let list = Value::List((0..300).map(|i| bytes::Bytes::from(format!("e{i}"))).collect());
+    let list = Value::List(
+        (0..300)
+            .map(|i| bytes::Bytes::from(format!("e{i}")))
+            .collect(),
+    );
     store.dbs[3].insert_raw(b"list", list, Some(NOW + 123), NOW);
     store
 }
@@ -37,9 +41,13 @@ fn file_of(store: &Store, compress: bool, checksum: bool) -> Vec<u8> {
     build(&dbs, &aux, checksum, version)
 }
 
-fn keys_of(file: &[u8]) -> Result<(Loaded, Vec<(usize, Vec<u8>, Value, Option<u64>)>), LoadError> {
+type Keys = Vec<(usize, Vec<u8>, Value, Option<u64>)>;
+
+fn keys_of(file: &[u8]) -> Result<(Loaded, Keys), LoadError> {
     let mut keys = Vec::new();
-    let loaded = load(file, &opts(), |db, k, v, at| keys.push((db, k.to_vec(), v, at)))?;
+    let loaded = load(file, &opts(), |db, k, v, at| {
+        keys.push((db, k.to_vec(), v, at))
+    })?;
     keys.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     Ok((loaded, keys))
 }
@@ -54,7 +62,10 @@ fn a_file_reads_back_without_its_expired_keys() {
         assert_eq!(loaded.keys_loaded, 4);
         assert_eq!(loaded.aux("redis-ver"), Some("7.0.15"));
         let names: Vec<(usize, &[u8])> = keys.iter().map(|k| (k.0, &k.1[..])).collect();
-        assert_eq!(names, vec![(0, &b"long"[..]), (0, b"n"), (0, b"s"), (3, b"list")]);
+        assert_eq!(
+            names,
+            vec![(0, &b"long"[..]), (0, b"n"), (0, b"s"), (3, b"list")]
+        );
         assert_eq!(keys[1].3, Some(NOW + 5_000));
         assert_eq!(keys[1].2, Value::copy_of(b"12345"));
         assert_eq!(keys[3].3, Some(NOW + 123));
@@ -68,7 +79,14 @@ fn a_file_reads_back_without_its_expired_keys() {
 #[test]
 fn an_expired_key_in_the_file_is_skipped_by_a_master_and_kept_by_a_replica() {
     let mut out = Vec::new();
-    put_header(&mut out, 10, &Aux { ctime_s: 0, used_mem: 0 });
+    put_header(
+        &mut out,
+        10,
+        &Aux {
+            ctime_s: 0,
+            used_mem: 0,
+        },
+    );
     put_db_start(&mut out, 0, 2, 1);
     put_key(&mut out, b"old", &Value::copy_of(b"v"), Some(NOW - 10));
     put_key(&mut out, b"new", &Value::copy_of(b"v"), None);
@@ -107,7 +125,11 @@ fn versions_outside_9_to_12_and_bad_signatures_are_refused() {
 fn every_truncation_is_refused() {
     let file = file_of(&sample_store(), true, true);
     for len in 0..file.len() {
-        assert!(keys_of(&file[..len]).is_err(), "cut at {len} of {}", file.len());
+        assert!(
+            keys_of(&file[..len]).is_err(),
+            "cut at {len} of {}",
+            file.len()
+        );
     }
 }
 
@@ -141,7 +163,14 @@ fn random_corruptions_never_panic_and_are_caught_by_the_checksum() {
 #[test]
 fn a_database_past_the_configured_count_is_refused() {
     let mut out = Vec::new();
-    put_header(&mut out, 10, &Aux { ctime_s: 0, used_mem: 0 });
+    put_header(
+        &mut out,
+        10,
+        &Aux {
+            ctime_s: 0,
+            used_mem: 0,
+        },
+    );
     put_db_start(&mut out, 20, 1, 0);
     put_key(&mut out, b"k", &Value::copy_of(b"v"), None);
     put_eof(&mut out, 0, false);

@@ -27,6 +27,7 @@ mod clients;
 mod hops;
 mod input;
 mod pacing;
+mod saving;
 mod waits;
 
 use std::io;
@@ -140,7 +141,8 @@ impl Worker {
             // Read once a pass: nothing the pass serves can end a window
             // sooner (a key filed now has a deadline in its future).
             let early_cycle_at = self.pacing.early_cycle_at_ms(&self.data);
-            let timeout = if sweeping || !self.unread.is_empty() {
+            let saving = self.data.store.snapshot_running();
+            let timeout = if sweeping || saving || !self.unread.is_empty() {
                 Duration::ZERO
             } else {
                 self.pacing.wait_for(early_cycle_at, unix_ms())
@@ -215,6 +217,9 @@ impl Worker {
                 sweep_us = self.pacing.run_slice(&mut self.data);
                 self.data.publish_expired();
                 self.route_deliveries();
+            }
+            if saving {
+                self.snapshot_slice();
             }
             let now_ms = self.data.now_ms;
             let monitor = &mut self.data.latency;
