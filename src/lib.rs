@@ -33,6 +33,7 @@
 //!   net              connections and their ordered reply queues
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
+//!   persist          RDB files both ways, the persistence state
 //!   store pubsub latency
 //!   resp config
 //!   util logging
@@ -56,6 +57,9 @@
 //!   and `lazyfree-lazy-*` (`store::lazyfree`).
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
+//! - [`persist`]: RDB snapshots in Redis 7.0's file format (the whole file both
+//!   ways over `store::rdb`'s value codec), the start-up load, the state behind
+//!   LASTSAVE, INFO persistence and the `save` rules.
 //! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
 //!   jobs that carry work between shards, key locks, the messages between shards, the
 //!   blocked-client types, the state every shard shares, the per-shard INFO figures, and

@@ -6,7 +6,8 @@
 //! index (`index`) and listed, when volatile, in a dense array the sweep
 //! samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`. `rdb` is Redis's
-//! serialization of one value (DUMP/RESTORE; snapshots will reuse it).
+//! serialization of one value (DUMP/RESTORE and snapshots); `snapshot` the
+//! cursor that writes a table in slices as it was when BGSAVE began.
 //!
 //! What the store changes without a command's doing (expired keys and
 //! hash fields, evictions later) it records for the propagation feed
