@@ -91,11 +91,22 @@ pub mod util;
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
     let addr = format!("{}:{}", config.bind(), config.port());
     let shards = config.shards();
+    if config.always_show_logo() {
+        // redis-server's banner names its PID on a line of its own.
+        logging::use_stdout(true);
+        println!(
+            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n",
+            env!("CARGO_PKG_VERSION"),
+            config.port(),
+            std::process::id()
+        );
+    }
     let (_shared, handles) = shard::start(config)?;
     log::info!(
-        "ember {} ready to accept connections on {addr} with {shards} shard(s)",
+        "ember {} on {addr} with {shards} shard(s)",
         env!("CARGO_PKG_VERSION")
     );
+    log::info!("Ready to accept connections");
     for handle in handles {
         let _ = handle.join();
     }

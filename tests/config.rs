@@ -159,6 +159,11 @@ fn config_set_takes_back_every_value_config_get_gives() {
             "daemonize",
             "rdbchecksum",
             "enable-protected-configs",
+            "always-show-logo",
+            "pidfile",
+            "logfile",
+            "unixsocket",
+            "enable-module-command",
         ]
         .contains(&name.as_str())
         {

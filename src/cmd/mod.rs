@@ -20,6 +20,7 @@ pub mod check;
 pub mod command;
 pub mod connection;
 pub mod container;
+pub mod digest;
 pub mod dump;
 pub mod expire;
 pub mod geo;

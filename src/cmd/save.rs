@@ -187,7 +187,22 @@ pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
 /// the thread that writes the file.
 pub fn shard_finished(shared: &Arc<Shared>, done: crate::store::ShardSnapshot) {
     let part = snapshot::from_shard(done, shared.config.databases());
+    hand_in(shared, Some(part));
+}
+
+/// FLUSHALL dropped this shard's running snapshot: the save ends without
+/// a file once every shard has handed in, as FLUSHALL kills Redis's child.
+pub fn shard_aborted(shared: &Arc<Shared>) {
+    hand_in(shared, None);
+}
+
+fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     let Some(parts) = shared.persist.deposit(part, shared.nshards) else {
+        return;
+    };
+    let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
+        log::warn!("Background saving terminated by signal 10");
+        shared.persist.abort_bgsave();
         return;
     };
     let writer = Arc::clone(shared);

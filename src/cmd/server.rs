@@ -167,6 +167,12 @@ pub fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
 
 const DEBUG_HELP: &[&str] = &[
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cache master will be used if <size> is specified.",
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -216,6 +222,10 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),
         "ember-check" if argv.len() == 2 => super::check::ember_check(shard),
+        "digest" if argv.len() == 2 => super::digest::debug_digest(shard, session),
+        "populate" if (3..=5).contains(&argv.len()) => {
+            super::digest::debug_populate(shard, session, argv)
+        }
         "reload" => {
             let (mut save, mut flush) = (true, true);
             for opt in &argv[2..] {

@@ -62,6 +62,8 @@ pub(super) struct Slots {
     pub stop_writes_on_bgsave_error: AtomicBool,
     pub rdb_del_sync_files: AtomicBool,
     pub enable_protected_configs: AtomicU8,
+    pub always_show_logo: AtomicBool,
+    pub rdb_key_save_delay: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -363,6 +365,18 @@ impl Live {
             Some(&"local") => DebugCommand::Local,
             _ => DebugCommand::No,
         }
+    }
+
+    /// `rdb-key-save-delay`: µs a background save waits per key (0: none;
+    /// negative values, nanoseconds in Redis, count as none).
+    pub fn rdb_key_save_delay_us(&self) -> u64 {
+        let v = self.v.rdb_key_save_delay.load(Relaxed) as i64;
+        v.max(0) as u64
+    }
+
+    /// `always-show-logo`: the banner and the log go to standard output.
+    pub fn always_show_logo(&self) -> bool {
+        self.v.always_show_logo.load(Relaxed)
     }
 
     pub fn config_file(&self) -> Option<&Path> {

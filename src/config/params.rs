@@ -318,9 +318,82 @@ pub static PARAMS: &[Param] = &[
         doc: "delete snapshots made only for replication (ember makes none: accepted)",
     },
     Param {
+        name: "rdb-key-save-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 0, min: i32::MIN as i64, max: INT_MAX, fit: None, slot: |l| &l.v.rdb_key_save_delay },
+        doc: "testing: microseconds a background save waits per key (the shard serves clients meanwhile)",
+    },
+    Param {
+        name: "key-load-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| super::kind::parse_int(v, i32::MIN as i64, INT_MAX).map(|_| ()) },
+        doc: "testing, accepted: ember loads at full speed before it serves",
+    },
+    Param {
+        name: "loading-process-events-interval-bytes", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "2097152", check: |v| super::kind::parse_int(v, 1024, INT_MAX).map(|_| ()) },
+        doc: "accepted: ember serves no client while it loads at start-up",
+    },
+    Param {
         name: "enable-protected-configs", aliases: &[], set: Set::Immutable, apply: None,
         kind: Kind::Enum { default: "no", options: DEBUG_COMMAND, slot: |l| &l.v.enable_protected_configs },
         doc: "who may CONFIG SET dir and dbfilename: no one, anyone, or loopback clients only",
+    },
+    // What redis-server's own test suite starts it with (its default.conf),
+    // accepted so it can start ember the same way; ember keeps nothing of
+    // them but `always-show-logo`.
+    Param {
+        name: "always-show-logo", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.always_show_logo },
+        doc: "print the start-up banner (with the PID) and the log on standard output, as redis-server's log does there",
+    },
+    Param {
+        name: "unixsocket", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember listens on TCP only",
+    },
+    Param {
+        name: "pidfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember writes no pid file",
+    },
+    Param {
+        name: "logfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember logs to standard error (standard output with always-show-logo)",
+    },
+    Param {
+        name: "repl-diskless-sync-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "5", check: |v| super::kind::parse_int(v, 0, INT_MAX).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "appendfsync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "everysec", check: |v| one_of(v, &["always", "everysec", "no"]).map(|_| ()) },
+        doc: "accepted: ember has no append-only file yet",
+    },
+    Param {
+        name: "no-appendfsync-on-rewrite", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember has no append-only file yet",
+    },
+    Param {
+        name: "activerehashing", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember's index always resizes a step at a time",
+    },
+    Param {
+        name: "enable-module-command", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| one_of(v, DEBUG_COMMAND).map(|_| ()) },
+        doc: "accepted: ember has no modules",
+    },
+    Param {
+        name: "propagation-error-behavior", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "ignore", check: |v| one_of(v, &["ignore", "panic", "panic-on-replicas"]).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
     },
     // The compact hash form, checked at every hash write.
     Param {

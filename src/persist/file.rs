@@ -29,10 +29,12 @@ use crate::store::Value;
 
 /// The newest version read: Redis 7.4's (hash-field TTLs).
 pub const NEWEST_READ: u16 = 12;
-/// The oldest version read: Redis 6.2's... and earlier files that use only
-/// what 6.2 understands. redis-server reads back to version 1; ember
-/// takes 9 to 12 as the issue asks, and refuses older ones by name.
-pub const OLDEST_READ: u16 = 9;
+/// The oldest version read: as redis-server, every one from 1 (the value
+/// codec reads the old encodings: zipmaps, ziplists, text scores); files
+/// before version 5 end without a checksum.
+pub const OLDEST_READ: u16 = 1;
+/// The first version whose files end with a CRC-64.
+const CHECKSUM_SINCE: u16 = 5;
 
 /// What redis-server puts in `redis-ver`: the version whose file format
 /// (and whose type encodings) ember writes.
@@ -277,6 +279,9 @@ pub fn load(
         }
     }
     // Versions 5 on end with the checksum; 0 means it was not computed.
+    if version < CHECKSUM_SINCE {
+        return Ok(loaded);
+    }
     let end = offset(&r);
     let stored = u64::from_le_bytes(r.take(8).map_err(cut)?.try_into().unwrap_or([0; 8]));
     if stored != 0 {

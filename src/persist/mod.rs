@@ -10,7 +10,7 @@
 //!
 //! - [`file`]: a whole file both ways: header and AUX fields, SELECTDB and
 //!   RESIZEDB, key records with their deadlines, EOF and CRC-64; the reader
-//!   takes versions 9 to 12 and refuses a torn or hostile file by name.
+//!   takes versions 1 to 12 and refuses a torn or hostile file by name.
 //! - [`snapshot`]: one shard's part: its live keys, serialized.
 //! - [`disk`]: the temporary file renamed into place, and the start-up load
 //!   into the shards' stores.

@@ -31,8 +31,9 @@ pub struct Status {
 
 pub struct State {
     status: Mutex<Status>,
-    /// The parts of the running background save that shards finished.
-    parts: Mutex<Vec<super::Part>>,
+    /// The parts of the running background save that shards finished
+    /// (None: the shard's was aborted, by FLUSHALL).
+    parts: Mutex<Vec<Option<super::Part>>>,
     /// A background save is running (checked before taking `status`).
     pub bgsave_in_progress: AtomicBool,
     /// The last background save failed (`rdb_last_bgsave_status:err`),
@@ -94,6 +95,15 @@ impl State {
         true
     }
 
+    /// A background save ended without a file (FLUSHALL aborted it, as it
+    /// kills Redis's child): not an error, and the changes still count.
+    pub fn abort_bgsave(&self) {
+        self.update(|s| {
+            s.bgsave_started_ms = None;
+        });
+        self.bgsave_in_progress.store(false, Relaxed);
+    }
+
     /// A save (`background` or not) finished, taken at `changes`.
     pub fn finish_save(&self, ok: bool, background: bool, changes: u64, now_ms: u64) {
         self.update(|s| {
@@ -117,7 +127,11 @@ impl State {
 
     /// A shard hands in its finished part; the last of `nshards` gets
     /// them all back, to write the file.
-    pub fn deposit(&self, part: super::Part, nshards: usize) -> Option<Vec<super::Part>> {
+    pub fn deposit(
+        &self,
+        part: Option<super::Part>,
+        nshards: usize,
+    ) -> Option<Vec<Option<super::Part>>> {
         let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
         parts.push(part);
         (parts.len() >= nshards).then(|| std::mem::take(&mut *parts))

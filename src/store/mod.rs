@@ -79,6 +79,18 @@ impl Store {
         self.snapshot_changes = Some(self.stats.notify.dirty);
     }
 
+    /// Drops a running snapshot (FLUSHALL aborts a background save);
+    /// whether one was running.
+    pub fn abort_snapshot(&mut self) -> bool {
+        if self.snapshot_changes.take().is_none() {
+            return false;
+        }
+        for db in &mut self.dbs {
+            drop(db.take_snapshot());
+        }
+        true
+    }
+
     pub fn snapshot_running(&self) -> bool {
         self.snapshot_changes.is_some()
     }

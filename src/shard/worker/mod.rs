@@ -83,6 +83,9 @@ pub struct Worker {
     blocking: Blocking,
     /// Transactions started by this shard's clients.
     txs: Transactions,
+    /// When the last key of a background save paced by
+    /// `rdb-key-save-delay` was written.
+    save_paced_at: Option<Instant>,
 }
 
 pub fn unix_ms() -> u64 {
@@ -122,6 +125,7 @@ impl Worker {
             pacing,
             blocking: Blocking::default(),
             txs: Transactions::default(),
+            save_paced_at: None,
         }
     }
 

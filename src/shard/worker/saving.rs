@@ -15,6 +15,22 @@ const KEYS_PER_CHECK: usize = 32;
 
 impl Worker {
     pub(super) fn snapshot_slice(&mut self) {
+        let delay_us = self.data.shared.config.rdb_key_save_delay_us();
+        if delay_us > 0 {
+            // `rdb-key-save-delay`: one key once that long has passed
+            // since the last, without ever sleeping the shard.
+            let due = self
+                .save_paced_at
+                .is_none_or(|at| at.elapsed() >= Duration::from_micros(delay_us));
+            if due {
+                self.save_paced_at = Some(Instant::now());
+                if let Some(done) = self.data.store.snapshot_slice(1) {
+                    self.save_paced_at = None;
+                    crate::cmd::save::shard_finished(&self.data.shared, done);
+                }
+            }
+            return;
+        }
         let started = Instant::now();
         let budget = Duration::from_micros(SLICE_US);
         loop {
