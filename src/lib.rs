@@ -33,6 +33,7 @@
 //!   net              connections and their ordered reply queues
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
+//!   persist          RDB files both ways, the persistence state
 //!   store pubsub latency
 //!   resp config
 //!   util logging
@@ -56,6 +57,9 @@
 //!   and `lazyfree-lazy-*` (`store::lazyfree`).
 //! - [`pubsub`]: the channel and pattern registry shared by all shards.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
+//! - [`persist`]: RDB snapshots in Redis 7.0's file format (the whole file both
+//!   ways over `store::rdb`'s value codec), the start-up load, the state behind
+//!   LASTSAVE, INFO persistence and the `save` rules.
 //! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
 //!   jobs that carry work between shards, key locks, the messages between shards, the
 //!   blocked-client types, the state every shard shares, the per-shard INFO figures, and
@@ -76,6 +80,7 @@ pub mod exec;
 pub mod latency;
 pub mod logging;
 pub mod net;
+pub mod persist;
 pub mod pubsub;
 pub mod resp;
 pub mod shard;
@@ -86,11 +91,22 @@ pub mod util;
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
     let addr = format!("{}:{}", config.bind(), config.port());
     let shards = config.shards();
+    if config.always_show_logo() {
+        // redis-server's banner names its PID on a line of its own.
+        logging::use_stdout(true);
+        println!(
+            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n",
+            env!("CARGO_PKG_VERSION"),
+            config.port(),
+            std::process::id()
+        );
+    }
     let (_shared, handles) = shard::start(config)?;
     log::info!(
-        "ember {} ready to accept connections on {addr} with {shards} shard(s)",
+        "ember {} on {addr} with {shards} shard(s)",
         env!("CARGO_PKG_VERSION")
     );
+    log::info!("Ready to accept connections");
     for handle in handles {
         let _ = handle.join();
     }

@@ -1,7 +1,18 @@
 //! A small stderr logger with Redis's level names (debug, verbose, notice,
-//! warning), changeable at run time through CONFIG SET loglevel.
+//! warning), changeable at run time through CONFIG SET loglevel. With
+//! `always-show-logo` it writes to standard output instead, where
+//! redis-server's log goes (and where Redis's test suite reads it).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// The log goes to standard output rather than standard error.
+static TO_STDOUT: AtomicBool = AtomicBool::new(false);
+
+/// Sends the log to standard output (`true`) or standard error.
+pub fn use_stdout(on: bool) {
+    TO_STDOUT.store(on, Relaxed);
+}
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
@@ -28,15 +39,21 @@ impl Log for StderrLogger {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         let thread = std::thread::current();
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{}:{} {}.{:03} {mark} {}",
+        let line = format!(
+            "{}:{} {}.{:03} {mark} {}\n",
             std::process::id(),
             thread.name().unwrap_or("main"),
             now.as_secs(),
             now.subsec_millis(),
             record.args()
         );
+        if TO_STDOUT.load(Relaxed) {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.flush();
+        } else {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
     }
 
     fn flush(&self) {}

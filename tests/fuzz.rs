@@ -1247,7 +1247,12 @@ impl Server {
                 std::process::id()
             ));
             let file = std::fs::File::create(&stderr).unwrap();
+            // SAVE, BGSAVE and DEBUG RELOAD write dump.rdb in the working
+            // directory: one of the server's own, not the repository's.
+            let workdir = stderr.with_extension("dir");
+            std::fs::create_dir_all(&workdir).unwrap();
             let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+                .current_dir(&workdir)
                 .args(["--port", &port.to_string(), "--shards", &shards.to_string()])
                 .args(["--loglevel", "warning", "--enable-debug-command", "yes"])
                 .args(["--save", ""])
@@ -1295,6 +1300,7 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.stderr);
+        let _ = std::fs::remove_dir_all(self.stderr.with_extension("dir"));
     }
 }
 

@@ -7,6 +7,7 @@
 //!   net             connections and their ordered reply queues
 //!   cmd             the commands and the dispatcher
 //!   exec            the execution core: context, jobs, key locks, waits, hops
+//!   persist         RDB files and the persistence state
 //!   store pubsub latency
 //!   resp config
 //!   util logging
@@ -26,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "logging"],
     &["resp", "config"],
     &["store", "pubsub", "latency"],
+    &["persist"],
     &["exec"],
     &["cmd"],
     &["net"],

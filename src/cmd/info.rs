@@ -154,14 +154,80 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 );
             }
             "persistence" => {
-                line("loading", "0".into());
-                // No snapshots yet, so every change since the start: the
-                // shards' change counters (Redis's `server.dirty`).
+                // The shards' change counters (Redis's `server.dirty`)
+                // since the instant the last save was taken at.
                 let changes = reports
                     .iter()
                     .fold(0u64, |sum, r| sum.wrapping_add(r.changes));
-                line("rdb_changes_since_last_save", changes.to_string());
-                line("aof_enabled", "0".into());
+                let status = shared.persist.status();
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                let in_progress = status.bgsave_started_ms;
+                // Redis 7.0.15's fields, in its order. The copy-on-write
+                // ones are 0: ember does not fork, it copies only the old
+                // value of a key written during a save.
+                for (k, v) in [
+                    ("loading", "0"),
+                    ("async_loading", "0"),
+                    ("current_cow_peak", "0"),
+                    ("current_cow_size", "0"),
+                    ("current_cow_size_age", "0"),
+                    ("current_fork_perc", "0.00"),
+                    ("current_save_keys_processed", "0"),
+                    ("current_save_keys_total", "0"),
+                ] {
+                    line(k, v.into());
+                }
+                line(
+                    "rdb_changes_since_last_save",
+                    changes.wrapping_sub(status.changes_at_save).to_string(),
+                );
+                line(
+                    "rdb_bgsave_in_progress",
+                    u8::from(in_progress.is_some()).to_string(),
+                );
+                line("rdb_last_save_time", status.last_save_s.to_string());
+                line(
+                    "rdb_last_bgsave_status",
+                    if status.last_bgsave_ok { "ok" } else { "err" }.into(),
+                );
+                line(
+                    "rdb_last_bgsave_time_sec",
+                    status.last_bgsave_time_s.to_string(),
+                );
+                line(
+                    "rdb_current_bgsave_time_sec",
+                    in_progress
+                        .map_or(-1, |t| (now_ms.saturating_sub(t) / 1000) as i64)
+                        .to_string(),
+                );
+                line("rdb_saves", status.saves.to_string());
+                line("rdb_last_cow_size", "0".into());
+                line(
+                    "rdb_last_load_keys_expired",
+                    status.last_load_keys_expired.to_string(),
+                );
+                line(
+                    "rdb_last_load_keys_loaded",
+                    status.last_load_keys_loaded.to_string(),
+                );
+                for (k, v) in [
+                    ("aof_enabled", "0"),
+                    ("aof_rewrite_in_progress", "0"),
+                    ("aof_rewrite_scheduled", "0"),
+                    ("aof_last_rewrite_time_sec", "-1"),
+                    ("aof_current_rewrite_time_sec", "-1"),
+                    ("aof_last_bgrewrite_status", "ok"),
+                    ("aof_rewrites", "0"),
+                    ("aof_rewrites_consecutive_failures", "0"),
+                    ("aof_last_write_status", "ok"),
+                    ("aof_last_cow_size", "0"),
+                    ("module_fork_in_progress", "0"),
+                    ("module_fork_last_cow_size", "0"),
+                ] {
+                    line(k, v.into());
+                }
             }
             "stats" => {
                 let c = &shared.counters;

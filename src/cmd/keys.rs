@@ -222,6 +222,11 @@ pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
+    // As FLUSHALL kills Redis's saving child: the background save ends
+    // without a file (`cmd::save`).
+    if ctx.shard.store.abort_snapshot() {
+        super::save::shard_aborted(&ctx.shard.shared);
+    }
     for db in 0..ctx.shard.store.dbs.len() {
         ctx.shard.store.touch_watched_db(db, None);
     }

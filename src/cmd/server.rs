@@ -1,5 +1,5 @@
-//! Server commands: INFO, CONFIG, TIME, DEBUG, LASTSAVE, SHUTDOWN (COMMAND
-//! has its own module, `cmd::command`).
+//! Server commands: INFO, CONFIG, TIME, DEBUG, SHUTDOWN (COMMAND has its
+//! own module, `cmd::command`; the saves, `cmd::save`).
 
 use bytes::Bytes;
 
@@ -61,7 +61,7 @@ const CONFIG_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let sub = lower(&argv[1]);
     let shared = &shard.shared;
     match sub.as_str() {
@@ -83,7 +83,8 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                 .chunks_exact(2)
                 .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
                 .collect();
-            match shared.config.set_many(&pairs) {
+            let local = session.addr.starts_with("127.") || session.addr.starts_with("[::1]");
+            match shared.config.set_many_as(&pairs, local) {
                 Ok(()) => Frame::OK.into(),
                 Err(text) => Frame::Error(text).into(),
             }
@@ -125,34 +126,29 @@ pub fn time(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
     .into()
 }
 
-pub fn lastsave(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
-    let started = shard.now_ms / 1000 - shard.shared.started.elapsed().as_secs();
-    Frame::Integer(started as i64).into()
-}
-
-pub fn shutdown(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
-    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+pub fn shutdown(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    let (mut save, mut nosave, mut abort, mut force, mut now) = (false, false, false, false, false);
     for a in &argv[1..] {
         match a.to_ascii_lowercase().as_slice() {
             b"save" => save = true,
             b"nosave" => nosave = true,
             b"abort" => abort = true,
-            b"now" | b"force" => other = true,
+            b"now" => now = true,
+            b"force" => force = true,
             _ => return err::syntax().into(),
         }
     }
     // As Redis: ABORT goes alone, and SAVE with NOSAVE contradicts itself.
-    if (abort && (save || nosave || other)) || (save && nosave) {
+    if (abort && (save || nosave || now || force)) || (save && nosave) {
         return err::syntax().into();
     }
     if abort {
-        // ember exits at once (no save, no replica to wait for), so there
-        // is never a shutdown in progress to abort.
+        // ember has no replica to wait for, so a shutdown is never left
+        // in progress to abort.
         return err::frame("ERR No shutdown in progress.").into();
     }
     log::warn!("User requested shutdown...");
-    log::warn!("ember is now ready to exit, bye bye...");
-    std::process::exit(0);
+    super::save::shutdown_saving(shard, save, nosave, force)
 }
 
 /// Redis's refusal of DEBUG where `enable-debug-command` does not allow it.
@@ -171,12 +167,23 @@ pub fn debug_allowed(shard: &ShardData, session: &Session) -> bool {
 
 const DEBUG_HELP: &[&str] = &[
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cache master will be used if <size> is specified.",
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "EMBER-CHECK",
@@ -215,6 +222,27 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),
         "ember-check" if argv.len() == 2 => super::check::ember_check(shard),
+        "digest" if argv.len() == 2 => super::digest::debug_digest(shard, session),
+        "populate" if (3..=5).contains(&argv.len()) => {
+            super::digest::debug_populate(shard, session, argv)
+        }
+        "reload" => {
+            let (mut save, mut flush) = (true, true);
+            for opt in &argv[2..] {
+                match lower(opt).as_str() {
+                    "nosave" => save = false,
+                    "noflush" => flush = false,
+                    "merge" => {}
+                    _ => {
+                        return err::frame(
+                            "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+                        )
+                        .into()
+                    }
+                }
+            }
+            super::save::debug_reload(shard, save, flush)
+        }
         "ember-record" if argv.len() == 3 => match lower(&argv[2]).as_str() {
             "start" => {
                 shard.shared.feed.start();

@@ -13,7 +13,7 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, stream, strings,
+    hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, stream, strings,
     transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
@@ -481,7 +481,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("debug", server::debug),
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
     conn("shutdown", server::shutdown),
-    conn("lastsave", server::lastsave),
+    conn("lastsave", save::lastsave),
+    conn("save", save::save),
+    conn("bgsave", save::bgsave),
 ];
 
 /// The name index has 2^INDEX_BITS slots, over four times the commands, so

@@ -51,6 +51,13 @@ impl Live {
     /// CONFIG SET `name value [name value ...]`: all or none (the module
     /// doc has the steps). `Err` is the whole error reply text.
     pub fn set_many(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
+        self.set_many_as(pairs, false)
+    }
+
+    /// [`set_many`](Self::set_many) for a client that is `local` (on a
+    /// loopback address): `enable-protected-configs local` lets it set the
+    /// protected parameters.
+    pub fn set_many_as(&self, pairs: &[(&[u8], &[u8])], local: bool) -> Result<(), String> {
         let _writer = self.writer.lock();
         let failed = |name: &[u8], reason: &str| {
             format!(
@@ -68,6 +75,14 @@ impl Live {
             };
             if param.set == Set::Immutable {
                 return Err(failed(name, "can't set immutable config"));
+            }
+            let protected_ok = match self.protected_configs() {
+                super::DebugCommand::Yes => true,
+                super::DebugCommand::Local => local,
+                super::DebugCommand::No => false,
+            };
+            if param.set == Set::Protected && !protected_ok {
+                return Err(failed(name, "can't set protected config"));
             }
             // The same name twice; a name and its alias are two names, as
             // in Redis, and the later value wins.
@@ -225,6 +240,8 @@ mod tests {
         // Redis's "CONFIG sanity" test does this with every parameter that
         // Redis can change.
         let live = Live::new();
+        live.set_directive("enable-protected-configs", "yes")
+            .unwrap();
         set(&live, &["notify-keyspace-events", "KEA", "hz", "1000"]).unwrap();
         for (name, value) in get(&live, "*") {
             let p = find_param(name.as_bytes()).unwrap();
@@ -341,8 +358,34 @@ mod tests {
             );
         }
         set(&live, &["save", "", "maxmemory", "0", "appendonly", "no"]).unwrap();
-        set(&live, &["save", "3600 1 300 100"]).unwrap();
-        assert_eq!(value(&live, "save"), "");
+        set(&live, &["save", "3600  1 300 100"]).unwrap();
+        assert_eq!(value(&live, "save"), "3600 1 300 100");
+    }
+
+    #[test]
+    fn dir_and_dbfilename_are_protected_as_in_redis() {
+        let live = Live::new();
+        assert_eq!(
+            set(&live, &["dbfilename", "x.rdb"]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config"
+        );
+        live.set_directive("enable-protected-configs", "local")
+            .unwrap();
+        assert!(
+            live.set_many(&[(b"dbfilename", b"x.rdb")]).is_err(),
+            "not local"
+        );
+        live.set_many_as(&[(b"dbfilename", b"x.rdb")], true)
+            .unwrap();
+        assert_eq!(live.dbfilename(), "x.rdb");
+        assert_eq!(
+            live.set_many_as(&[(b"dbfilename", b"a/b")], true).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename"
+        );
+        assert_eq!(
+            live.set_many_as(&[(b"dir", b"/no/such/dir")], true).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory"
+        );
     }
 
     #[test]

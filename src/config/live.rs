@@ -56,6 +56,16 @@ pub(super) struct Slots {
     pub hll_sparse_max_bytes: AtomicU64,
     pub stream_node_max_bytes: AtomicU64,
     pub stream_node_max_entries: AtomicU64,
+    // RDB persistence (`config::persist`).
+    pub save: RwLock<String>,
+    pub dbfilename: RwLock<String>,
+    pub rdbcompression: AtomicBool,
+    pub rdbchecksum: AtomicBool,
+    pub stop_writes_on_bgsave_error: AtomicBool,
+    pub rdb_del_sync_files: AtomicBool,
+    pub enable_protected_configs: AtomicU8,
+    pub always_show_logo: AtomicBool,
+    pub rdb_key_save_delay: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -338,6 +348,64 @@ impl Live {
             bytes: self.v.stream_node_max_bytes.load(Relaxed) as usize,
             entries: self.v.stream_node_max_entries.load(Relaxed) as usize,
         }
+    }
+
+    /// `save` as CONFIG GET prints it (`""`: no rules).
+    pub fn save_text(&self) -> String {
+        self.v
+            .save
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    /// `dir`: the working directory, absolute.
+    pub fn dir(&self) -> String {
+        std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string())
+    }
+
+    pub fn dbfilename(&self) -> String {
+        self.v
+            .dbfilename
+            .read()
+            .map_or_else(|_| "dump.rdb".into(), |t| t.clone())
+    }
+
+    pub fn rdbcompression(&self) -> bool {
+        self.v.rdbcompression.load(Relaxed)
+    }
+
+    pub fn rdbchecksum(&self) -> bool {
+        self.v.rdbchecksum.load(Relaxed)
+    }
+
+    pub fn stop_writes_on_bgsave_error(&self) -> bool {
+        self.v.stop_writes_on_bgsave_error.load(Relaxed)
+    }
+
+    pub fn rdb_del_sync_files(&self) -> bool {
+        self.v.rdb_del_sync_files.load(Relaxed)
+    }
+
+    /// `enable-protected-configs`: who may CONFIG SET `dir` and
+    /// `dbfilename` (the values are `enable-debug-command`'s).
+    pub fn protected_configs(&self) -> DebugCommand {
+        match DEBUG_COMMAND.get(self.v.enable_protected_configs.load(Relaxed) as usize) {
+            Some(&"yes") => DebugCommand::Yes,
+            Some(&"local") => DebugCommand::Local,
+            _ => DebugCommand::No,
+        }
+    }
+
+    /// `rdb-key-save-delay`: µs a background save waits per key (0: none;
+    /// negative values, nanoseconds in Redis, count as none).
+    pub fn rdb_key_save_delay_us(&self) -> u64 {
+        let v = self.v.rdb_key_save_delay.load(Relaxed) as i64;
+        v.max(0) as u64
+    }
+
+    /// `always-show-logo`: the banner and the log go to standard output.
+    pub fn always_show_logo(&self) -> bool {
+        self.v.always_show_logo.load(Relaxed)
     }
 
     pub fn config_file(&self) -> Option<&Path> {

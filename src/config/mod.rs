@@ -39,6 +39,7 @@ pub mod live;
 pub mod obuf;
 pub mod params;
 pub mod parse;
+pub mod persist;
 
 use std::path::PathBuf;
 

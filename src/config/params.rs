@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::kind::{one_of, parse_bool, parse_memory_in, Kind, Value};
 use super::live::{ListpackLimits, Live, DEBUG_COMMAND, ENCODINGS, LAZYFREE, LOGLEVELS};
-use super::{events, obuf};
+use super::{events, obuf, persist};
 
 /// One configuration parameter.
 pub struct Param {
@@ -46,6 +46,10 @@ pub enum Set {
     /// `shards` (the threads are started once). Tools that write back
     /// every value CONFIG GET gave them, as Redis's own tests do, work.
     StartUp,
+    /// Redis's protected configs (`dir`, `dbfilename`): CONFIG SET takes
+    /// them only where `enable-protected-configs` allows it for the
+    /// client, else `can't set protected config`.
+    Protected,
 }
 
 impl Param {
@@ -94,23 +98,6 @@ static BIND: super::kind::Custom = super::kind::Custom {
         }
     },
 };
-
-/// `save` rules as Redis checks them before taking them: `""` (none), or
-/// pairs of seconds (at least 1) and changes (at least 0). ember takes no
-/// snapshots yet, so valid rules change nothing.
-fn check_save_rules(text: &str) -> Result<(), String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let valid = words.len().is_multiple_of(2)
-        && words.iter().enumerate().all(|(i, w)| {
-            let least = if i.is_multiple_of(2) { 1 } else { 0 };
-            w.parse::<i64>().is_ok_and(|n| n >= least)
-        });
-    if valid {
-        Ok(())
-    } else {
-        Err("Invalid save parameters".into())
-    }
-}
 
 /// A yes/no that ember supports only as `no`.
 fn only_no(text: &str, refusal: &str) -> Result<(), String> {
@@ -272,11 +259,6 @@ pub static PARAMS: &[Param] = &[
     // for `save` and `appendonly`); ember keeps no persistence and evicts
     // nothing yet.
     Param {
-        name: "save", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: check_save_rules },
-        doc: "snapshot rules: checked, then ignored (ember takes no snapshots yet)",
-    },
-    Param {
         name: "appendonly", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| only_no(v, "appendonly is not supported by ember yet") },
         doc: "only no (ember has no append-only file yet)",
@@ -298,6 +280,120 @@ pub static PARAMS: &[Param] = &[
         name: "daemonize", aliases: &[], set: Set::Immutable, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| only_no(v, "daemonize is not supported by ember") },
         doc: "only no: ember stays in the foreground",
+    },
+    // RDB snapshots (`persist`).
+    Param {
+        name: "save", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Custom(&persist::SAVE),
+        doc: "snapshot rules: <seconds> <changes> pairs; BGSAVE when one is met (\"\": none)",
+    },
+    Param {
+        name: "dir", aliases: &[], set: Set::Protected, apply: None,
+        kind: Kind::Custom(&persist::DIR),
+        doc: "working directory: where dump.rdb is written and read",
+    },
+    Param {
+        name: "dbfilename", aliases: &[], set: Set::Protected, apply: None,
+        kind: Kind::Custom(&persist::DBFILENAME),
+        doc: "the snapshot's file name in dir",
+    },
+    Param {
+        name: "rdbcompression", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.rdbcompression },
+        doc: "LZF-compress the strings of a snapshot",
+    },
+    Param {
+        name: "rdbchecksum", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.rdbchecksum },
+        doc: "end a snapshot with its CRC-64 (no: 0) and check it when loading",
+    },
+    Param {
+        name: "stop-writes-on-bgsave-error", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.stop_writes_on_bgsave_error },
+        doc: "refuse writes (MISCONF) while the last background save failed and save rules are set",
+    },
+    Param {
+        name: "rdb-del-sync-files", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.rdb_del_sync_files },
+        doc: "delete snapshots made only for replication (ember makes none: accepted)",
+    },
+    Param {
+        name: "rdb-key-save-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 0, min: i32::MIN as i64, max: INT_MAX, fit: None, slot: |l| &l.v.rdb_key_save_delay },
+        doc: "testing: microseconds a background save waits per key (the shard serves clients meanwhile)",
+    },
+    Param {
+        name: "key-load-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| super::kind::parse_int(v, i32::MIN as i64, INT_MAX).map(|_| ()) },
+        doc: "testing, accepted: ember loads at full speed before it serves",
+    },
+    Param {
+        name: "loading-process-events-interval-bytes", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "2097152", check: |v| super::kind::parse_int(v, 1024, INT_MAX).map(|_| ()) },
+        doc: "accepted: ember serves no client while it loads at start-up",
+    },
+    Param {
+        name: "enable-protected-configs", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Enum { default: "no", options: DEBUG_COMMAND, slot: |l| &l.v.enable_protected_configs },
+        doc: "who may CONFIG SET dir and dbfilename: no one, anyone, or loopback clients only",
+    },
+    // What redis-server's own test suite starts it with (its default.conf),
+    // accepted so it can start ember the same way; ember keeps nothing of
+    // them but `always-show-logo`.
+    Param {
+        name: "always-show-logo", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.always_show_logo },
+        doc: "print the start-up banner (with the PID) and the log on standard output, as redis-server's log does there",
+    },
+    Param {
+        name: "unixsocket", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember listens on TCP only",
+    },
+    Param {
+        name: "pidfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember writes no pid file",
+    },
+    Param {
+        name: "logfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember logs to standard error (standard output with always-show-logo)",
+    },
+    Param {
+        name: "repl-diskless-sync-delay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "5", check: |v| super::kind::parse_int(v, 0, INT_MAX).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "appendfsync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "everysec", check: |v| one_of(v, &["always", "everysec", "no"]).map(|_| ()) },
+        doc: "accepted: ember has no append-only file yet",
+    },
+    Param {
+        name: "no-appendfsync-on-rewrite", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember has no append-only file yet",
+    },
+    Param {
+        name: "activerehashing", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
+        doc: "accepted: ember's index always resizes a step at a time",
+    },
+    Param {
+        name: "enable-module-command", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| one_of(v, DEBUG_COMMAND).map(|_| ()) },
+        doc: "accepted: ember has no modules",
+    },
+    Param {
+        name: "propagation-error-behavior", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "ignore", check: |v| one_of(v, &["ignore", "panic", "panic-on-replicas"]).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
     },
     // The compact hash form, checked at every hash write.
     Param {
@@ -420,7 +516,9 @@ mod tests {
             ("hash-max-listpack-value", "64"),
             ("active-expire-storm-defer-purge", "yes"),
             ("lazyfree-lazy-user-del", "no"),
-            ("save", ""),
+            ("save", "3600 1 300 100 60 10000"),
+            ("dbfilename", "dump.rdb"),
+            ("rdbcompression", "yes"),
             ("maxmemory-policy", "noeviction"),
         ] {
             assert_eq!(get(name), want, "{name}");
@@ -452,6 +550,7 @@ mod tests {
                 Set::Yes => "yes",
                 Set::Immutable => "no",
                 Set::StartUp => "same value",
+                Set::Protected => "protected",
             };
             for name in p.names() {
                 assert_eq!(

@@ -170,6 +170,7 @@ pub fn help() -> String {
             Set::Yes => "CONFIG SET changes it",
             Set::Immutable => "fixed at start-up",
             Set::StartUp => "fixed at start-up (CONFIG SET takes only the value it has)",
+            Set::Protected => "CONFIG SET changes it where enable-protected-configs allows",
         };
         let default = match p.kind.default_text() {
             text if text.is_empty() => "\"\"".to_string(),

@@ -106,6 +106,8 @@ pub enum Out {
     Report(Box<crate::exec::stats::ShardReport>),
     /// A shard's latency monitor (LATENCY).
     Latency(Box<crate::latency::Monitor>),
+    /// A shard's part of a snapshot (SAVE, BGSAVE).
+    Snapshot(Box<crate::persist::Part>),
 }
 
 impl Out {

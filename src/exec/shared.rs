@@ -46,6 +46,8 @@ pub struct Shared {
     /// This server's replication ID (INFO `master_replid`): 40 random hex
     /// digits drawn at start, as Redis draws its own.
     pub replid: String,
+    /// Last save, background save status, the `save` rules' counters.
+    pub persist: crate::persist::State,
 }
 
 impl Shared {
@@ -53,8 +55,9 @@ impl Shared {
     /// apply (log level, allocator purging, lazy freeing).
     pub fn new(config: Live) -> Shared {
         config.apply_all();
+        let nshards = config.shards();
         Shared {
-            nshards: config.shards(),
+            nshards,
             config,
             active_expire: AtomicBool::new(true),
             counters: Counters {
@@ -66,6 +69,12 @@ impl Shared {
             pubsub: Default::default(),
             feed: Default::default(),
             replid: new_replid(),
+            persist: crate::persist::State::new(
+                nshards,
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            ),
         }
     }
 

@@ -3,6 +3,7 @@
 //! `blocking` holds the clients waiting in BLPOP and friends.
 
 pub mod blocking;
+mod persist;
 mod worker;
 
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub enum StartError {
     Poll(std::io::Error),
     #[error("could not start a shard thread: {0}")]
     Thread(std::io::Error),
+    #[error("Fatal error loading the DB: {0}. Exiting.")]
+    Load(String),
 }
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
@@ -56,11 +59,13 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
+    let mut stores = persist::at_start(&shared)?.into_iter();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
     {
         let shared = Arc::clone(&shared);
+        let store = stores.next();
         let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
         let handle = std::thread::Builder::new()
             .name(format!("ember-shard-{id}"))
@@ -68,10 +73,13 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
                 if let Some(core) = core {
                     core_affinity::set_for_current(core);
                 }
-                worker::Worker::new(id, shared, poll, listener, inbox).run();
+                worker::Worker::new(id, shared, poll, listener, inbox, store).run();
             })
             .map_err(StartError::Thread)?;
         handles.push(handle);
     }
+    // Loopback when ember listens on every address.
+    let rules_addr = addr.replace("0.0.0.0:", "127.0.0.1:");
+    persist::start_rules(Arc::clone(&shared), rules_addr);
     Ok((shared, handles))
 }

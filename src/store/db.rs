@@ -77,8 +77,34 @@ impl Db {
         self.dict.tidy(buckets);
     }
 
+    /// Empties the database, returning what it held. A snapshot running
+    /// on it is finished first (it must hold the keys as they were at its
+    /// start) and stays with the empty table, to be taken with the others.
     pub fn clear(&mut self) -> Db {
-        std::mem::take(self)
+        let mut old = std::mem::take(self);
+        if old.dict.snapshot().is_some() {
+            old.dict.snapshot_step(usize::MAX);
+            self.dict.put_snapshot(old.dict.take_snapshot());
+        }
+        old
+    }
+
+    /// Starts a snapshot of this database (numbered `index`) as of `start_ms`.
+    pub fn begin_snapshot(&mut self, index: usize, start_ms: u64, compress: bool) {
+        self.dict.begin_snapshot(index, start_ms, compress);
+    }
+
+    /// Moves the snapshot on by up to `max` keys; returns how many it visited.
+    pub fn snapshot_step(&mut self, max: usize) -> usize {
+        self.dict.snapshot_step(max)
+    }
+
+    pub fn snapshot(&self) -> Option<&super::snapshot::Cursor> {
+        self.dict.snapshot()
+    }
+
+    pub fn take_snapshot(&mut self) -> Option<Box<super::snapshot::Cursor>> {
+        self.dict.take_snapshot()
     }
 
     /// Removes a key unconditionally.

@@ -34,6 +34,7 @@ use ahash::RandomState;
 
 use super::index::{short_hash, Index, MAX_POSITION};
 use super::key::Key;
+use super::snapshot::Cursor;
 use super::Value;
 
 /// Slots per chunk (a power of two): 4096 slots of 80 bytes, 320 KiB.
@@ -133,9 +134,62 @@ pub struct Dict {
     index: Index,
     slots: Slots,
     volatile: Vec<u32>,
+    /// A snapshot being written (BGSAVE): before a slot it has not reached
+    /// changes, it writes the slot's old key (`store::snapshot`).
+    snap: Option<Box<Cursor>>,
 }
 
 impl Dict {
+    /// Writes the key at `pos` to a running snapshot first, if it has not
+    /// reached it: every change of a slot's value, deadline or presence
+    /// passes here. Without a snapshot, one branch.
+    #[inline]
+    fn before_change(&mut self, pos: usize) {
+        if let Some(snap) = self.snap.as_deref_mut() {
+            let slot = self.slots.get(pos);
+            snap.before_change(pos, &slot.key, &slot.entry.value, slot.entry.expire_at());
+        }
+    }
+
+    /// Starts a snapshot of this table as database `db` at `start_ms`.
+    pub fn begin_snapshot(&mut self, db: usize, start_ms: u64, compress: bool) {
+        self.snap = Some(Box::new(Cursor::new(db, self.len(), start_ms, compress)));
+    }
+
+    /// The running (or finished, not yet taken) snapshot.
+    pub fn snapshot(&self) -> Option<&Cursor> {
+        self.snap.as_deref()
+    }
+
+    /// Moves the snapshot on by up to `max` slots; returns how many.
+    pub fn snapshot_step(&mut self, max: usize) -> usize {
+        let Some(snap) = self.snap.as_deref_mut() else {
+            return 0;
+        };
+        let slots = &self.slots;
+        let mut n = 0;
+        while n < max
+            && snap.step(|pos| {
+                let s = slots.get(pos);
+                (s.key.as_bytes(), &s.entry.value, s.entry.expire_at())
+            })
+        {
+            n += 1;
+        }
+        n
+    }
+
+    /// Takes the snapshot away (finished, or abandoned).
+    pub fn take_snapshot(&mut self) -> Option<Box<Cursor>> {
+        self.snap.take()
+    }
+
+    /// Gives the table a snapshot (a finished one, moving to the empty
+    /// table that replaces this one in a flush).
+    pub fn put_snapshot(&mut self, snap: Option<Box<Cursor>>) {
+        self.snap = snap;
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len
     }
@@ -193,11 +247,13 @@ impl Dict {
     /// The entry at `pos`, to change its value or access time (its deadline
     /// changes through [`set_deadline`](Self::set_deadline)).
     pub fn entry_mut(&mut self, pos: usize) -> &mut Entry {
+        self.before_change(pos);
         &mut self.slots.get_mut(pos).entry
     }
 
     /// The key and entry at `pos`, the entry mutable.
     pub fn slot_mut(&mut self, pos: usize) -> (&[u8], &mut Entry) {
+        self.before_change(pos);
         let slot = self.slots.get_mut(pos);
         (&slot.key, &mut slot.entry)
     }
@@ -240,6 +296,7 @@ impl Dict {
 
     /// Sets or clears the deadline of the key at `pos`.
     pub fn set_deadline(&mut self, pos: usize, deadline: Option<u64>) {
+        self.before_change(pos);
         let listed = self.volatile.len() as u32;
         let entry = &mut self.slots.get_mut(pos).entry;
         let had = entry.deadline != NO_DEADLINE;
@@ -263,6 +320,7 @@ impl Dict {
     /// Removes the key at `pos`, returning it with its entry. The last slot
     /// moves into `pos`.
     pub fn remove_at(&mut self, pos: usize) -> (Key, Entry) {
+        self.before_change(pos);
         let (found, _) = self
             .index
             .find(short_hash(self.hash(self.key(pos))), |p| p == pos)
@@ -284,6 +342,11 @@ impl Dict {
         }
         if removed.entry.deadline != NO_DEADLINE {
             self.unlist_volatile(removed.entry.volatile_pos as usize);
+        }
+        if let Some(snap) = self.snap.as_deref_mut() {
+            let len = self.slots.len;
+            let moved = (pos < len).then(|| (len, self.slots.get(pos).key.as_bytes()));
+            snap.after_removal(pos, &removed.key, moved, len);
         }
         self.shrink_if_sparse();
         (removed.key, removed.entry)

@@ -6,7 +6,8 @@
 //! index (`index`) and listed, when volatile, in a dense array the sweep
 //! samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`. `rdb` is Redis's
-//! serialization of one value (DUMP/RESTORE; snapshots will reuse it).
+//! serialization of one value (DUMP/RESTORE and snapshots); `snapshot` the
+//! cursor that writes a table in slices as it was when BGSAVE began.
 //! `stream` holds streams and their consumer groups.
 //!
 //! What the store changes without a command's doing (expired keys and
@@ -31,6 +32,7 @@ pub mod notify;
 pub mod propagate;
 pub mod rdb;
 pub mod ready;
+pub mod snapshot;
 pub mod stats;
 pub mod stream;
 pub mod value;
@@ -50,6 +52,16 @@ const TIDY_BUCKETS: usize = 16 * 1024;
 pub struct Store {
     pub dbs: Vec<Db>,
     pub stats: ExpiryStats,
+    /// A background snapshot runs (`store::snapshot`), started when the
+    /// change counter stood at this.
+    pub snapshot_changes: Option<u64>,
+}
+
+/// A shard's finished snapshot: each database's part, by the number it
+/// had at the start.
+pub struct ShardSnapshot {
+    pub changes: u64,
+    pub parts: Vec<(usize, snapshot::DbPart, u16)>,
 }
 
 impl Store {
@@ -57,7 +69,60 @@ impl Store {
         Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),
             stats: ExpiryStats::default(),
+            snapshot_changes: None,
         }
+    }
+
+    /// Starts a background snapshot of every database as of `now_ms`.
+    pub fn begin_snapshot(&mut self, now_ms: u64, compress: bool) {
+        for (i, db) in self.dbs.iter_mut().enumerate() {
+            db.begin_snapshot(i, now_ms, compress);
+        }
+        self.snapshot_changes = Some(self.stats.notify.dirty);
+    }
+
+    /// Drops a running snapshot (FLUSHALL aborts a background save);
+    /// whether one was running.
+    pub fn abort_snapshot(&mut self) -> bool {
+        if self.snapshot_changes.take().is_none() {
+            return false;
+        }
+        for db in &mut self.dbs {
+            drop(db.take_snapshot());
+        }
+        true
+    }
+
+    pub fn snapshot_running(&self) -> bool {
+        self.snapshot_changes.is_some()
+    }
+
+    /// One slice of the snapshot: up to `max` keys visited; returns the
+    /// shard's parts once every database is written.
+    pub fn snapshot_slice(&mut self, max: usize) -> Option<ShardSnapshot> {
+        let changes = self.snapshot_changes?;
+        let mut left = max;
+        for db in &mut self.dbs {
+            if left == 0 {
+                break;
+            }
+            left -= db.snapshot_step(left);
+        }
+        let done = self
+            .dbs
+            .iter()
+            .all(|db| db.snapshot().is_none_or(|s| s.is_done()));
+        if !done {
+            return None;
+        }
+        self.snapshot_changes = None;
+        let parts = self
+            .dbs
+            .iter_mut()
+            .filter_map(|db| db.take_snapshot())
+            .map(|c| (c.db, c.out, c.version))
+            .collect();
+        Some(ShardSnapshot { changes, parts })
     }
 
     /// The store recording for the propagation feed whose switch is `on`

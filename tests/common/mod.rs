@@ -14,6 +14,22 @@ use std::time::{Duration, Instant};
 pub struct Server {
     child: Child,
     pub port: u16,
+    /// Its working directory (its default `dir`, where `dump.rdb` goes):
+    /// a fresh one per server unless the test chose one, removed on drop
+    /// when fresh.
+    pub dir: std::path::PathBuf,
+    own_dir: bool,
+}
+
+static DIR_SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A fresh empty directory under the system's temporary one.
+pub fn temp_dir() -> std::path::PathBuf {
+    let n = DIR_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ember-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// A port nobody listens on right now.
@@ -28,11 +44,19 @@ pub fn free_port() -> u16 {
 impl Server {
     /// Starts ember with `--shards shards` plus `extra` flags.
     pub fn start(shards: usize, extra: &[&str]) -> Server {
+        let mut server = Server::start_in(&temp_dir(), shards, extra);
+        server.own_dir = true;
+        server
+    }
+
+    /// [`Server::start`] in working directory `dir` (kept on drop): a
+    /// `dump.rdb` there is loaded, and saves go there.
+    pub fn start_in(dir: &std::path::Path, shards: usize, extra: &[&str]) -> Server {
         for _ in 0..5 {
             let port = free_port();
             let mut args = vec!["--port".to_string(), port.to_string()];
             args.extend(extra.iter().map(|a| a.to_string()));
-            if let Some(server) = Server::launch(shards, &args, port) {
+            if let Some(server) = Server::launch(dir, shards, &args, port) {
                 return server;
             }
         }
@@ -41,8 +65,9 @@ impl Server {
 
     /// Spawns ember with `args` and waits until it answers PING on `port`;
     /// None if it exited first (say the port was taken since it was probed).
-    fn launch(shards: usize, args: &[String], port: u16) -> Option<Server> {
+    fn launch(dir: &std::path::Path, shards: usize, args: &[String], port: u16) -> Option<Server> {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+            .current_dir(dir)
             .args(args)
             .args(["--shards", &shards.to_string(), "--loglevel", "warning"])
             .stdout(Stdio::null())
@@ -58,7 +83,12 @@ impl Server {
                 let _ = s.write_all(b"PING\r\n");
                 let mut buf = [0u8; 7];
                 if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
-                    return Some(Server { child, port });
+                    return Some(Server {
+                        child,
+                        port,
+                        dir: dir.to_path_buf(),
+                        own_dir: false,
+                    });
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -90,10 +120,27 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Waits (at most 10 s) for the process to exit by itself (SHUTDOWN).
+    pub fn wait_exit(&mut self) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if self.own_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -434,11 +481,14 @@ impl Server {
             let port = free_port();
             let path = temp_conf(&format!("port {port}\n{body}"));
             let args = ["--config".to_string(), path.display().to_string()];
-            let started = Server::launch(shards, &args, port);
+            let dir = temp_dir();
+            let started = Server::launch(&dir, shards, &args, port);
             let _ = std::fs::remove_file(&path);
-            if let Some(server) = started {
+            if let Some(mut server) = started {
+                server.own_dir = true;
                 return server;
             }
+            let _ = std::fs::remove_dir_all(&dir);
         }
         panic!("ember did not start with a config file");
     }

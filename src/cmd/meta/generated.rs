@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 216] = [
+pub static META: [CommandMeta; 218] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1895,4 +1895,10 @@ pub static META: [CommandMeta; 216] = [
     cmd("lastsave", 1, "loading stale fast", "admin fast dangerous", (0, 0, 0))
         .tips(&["nondeterministic_output"])
         .docs("Get the UNIX time stamp of the last successful save to disk", "1.0.0", "server", "O(1)"),
+    cmd("save", 1, "admin noscript no_async_loading no_multi", "admin slow dangerous", (0, 0, 0))
+        .docs("Synchronously save the dataset to disk", "1.0.0", "server", "O(N) where N is the total number of keys in all databases"),
+    cmd("bgsave", -1, "admin noscript no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Asynchronously save the dataset to disk", "1.0.0", "server", "O(1)")
+        .history(&[("3.2.2", "Added the `SCHEDULE` option.")])
+        .args(&[pure_token("schedule", "SCHEDULE").since("3.2.2").flags("optional")]),
 ];

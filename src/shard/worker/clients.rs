@@ -14,6 +14,10 @@ use crate::resp::{ParseLimits, Parser};
 
 impl Worker {
     pub(super) fn cron(&mut self) {
+        // For the `save` rules, which one thread checks over every shard.
+        if let Some(slot) = self.data.shared.persist.shard_changes.get(self.data.id) {
+            slot.store(self.data.store.stats.notify.dirty, Relaxed);
+        }
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;

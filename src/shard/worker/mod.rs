@@ -27,6 +27,7 @@ mod clients;
 mod hops;
 mod input;
 mod pacing;
+mod saving;
 mod waits;
 
 use std::io;
@@ -82,6 +83,9 @@ pub struct Worker {
     blocking: Blocking,
     /// Transactions started by this shard's clients.
     txs: Transactions,
+    /// When the last key of a background save paced by
+    /// `rdb-key-save-delay` was written.
+    save_paced_at: Option<Instant>,
 }
 
 pub fn unix_ms() -> u64 {
@@ -97,12 +101,18 @@ impl Worker {
         poll: Poll,
         listener: TcpListener,
         inbox: Receiver<Vec<Msg>>,
+        loaded: Option<crate::store::Store>,
     ) -> Worker {
         let n = shared.nshards;
         crate::util::stamp::calibrate();
         let pacing = Pacing::new(&shared);
+        let mut data = ShardData::new(id, shared, 0x5eed ^ (id as u64) ^ unix_ms(), unix_ms());
+        if let Some(store) = loaded {
+            // The keys of the file loaded at start-up (`shard::load`).
+            data.store = store.feeding(data.shared.feed.switch());
+        }
         Worker {
-            data: ShardData::new(id, shared, 0x5eed ^ (id as u64) ^ unix_ms(), unix_ms()),
+            data,
             poll,
             listener,
             conns: Slab::new(),
@@ -115,6 +125,7 @@ impl Worker {
             pacing,
             blocking: Blocking::default(),
             txs: Transactions::default(),
+            save_paced_at: None,
         }
     }
 
@@ -134,7 +145,8 @@ impl Worker {
             // Read once a pass: nothing the pass serves can end a window
             // sooner (a key filed now has a deadline in its future).
             let early_cycle_at = self.pacing.early_cycle_at_ms(&self.data);
-            let timeout = if sweeping || !self.unread.is_empty() {
+            let saving = self.data.store.snapshot_running();
+            let timeout = if sweeping || saving || !self.unread.is_empty() {
                 Duration::ZERO
             } else {
                 self.pacing.wait_for(early_cycle_at, unix_ms())
@@ -209,6 +221,9 @@ impl Worker {
                 sweep_us = self.pacing.run_slice(&mut self.data);
                 self.data.publish_expired();
                 self.route_deliveries();
+            }
+            if saving {
+                self.snapshot_slice();
             }
             let now_ms = self.data.now_ms;
             let monitor = &mut self.data.latency;

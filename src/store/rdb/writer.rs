@@ -11,6 +11,21 @@ const INT_TRY_MAX_LEN: usize = 11;
 /// threshold: shorter ones rarely shrink by the four bytes it must win).
 const LZF_MIN_LEN: usize = 20;
 
+thread_local! {
+    /// `rdbcompression`: whether [`put_string`] tries LZF. A snapshot turns
+    /// it off around its encoding (`without_compression`); DUMP always
+    /// compresses, as Redis's does.
+    static COMPRESS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Runs `f` with LZF off for the strings it writes (`rdbcompression no`).
+pub fn without_compression<R>(f: impl FnOnce() -> R) -> R {
+    let was = COMPRESS.with(|c| c.replace(false));
+    let out = f();
+    COMPRESS.with(|c| c.set(was));
+    out
+}
+
 /// Appends an RDB length: 6, 14, 32 or 64 bits.
 pub fn put_len(out: &mut Vec<u8>, n: u64) {
     if n < 1 << 6 {
@@ -38,7 +53,7 @@ pub fn put_string(out: &mut Vec<u8>, s: &[u8]) {
             }
         }
     }
-    if s.len() > LZF_MIN_LEN {
+    if s.len() > LZF_MIN_LEN && COMPRESS.with(|c| c.get()) {
         if let Some(packed) = lzf::compress(s, s.len() - 4) {
             out.push(0xc0 | ENC_LZF);
             put_len(out, packed.len() as u64);

@@ -1,0 +1,331 @@
+//! RDB snapshots as commands: SAVE, BGSAVE [SCHEDULE], LASTSAVE, DEBUG
+//! RELOAD and SHUTDOWN's final save, and the MISCONF refusal of writes
+//! after a failed background save.
+//!
+//! # One instant for every shard
+//!
+//! A snapshot starts on every shard inside one transaction that takes each
+//! shard whole through the key locks (as FLUSHALL does), so it sits at one
+//! point of the key-lock order: a cross-shard transaction (MSET over
+//! shards, RENAME, EXEC) either committed on every shard before it, or
+//! runs on none until it has started everywhere. The file is therefore
+//! wholly with such a transaction or wholly without it.
+//!
+//! SAVE, SHUTDOWN and DEBUG RELOAD serialize every shard inside that
+//! transaction and write the file before answering, stopping the server
+//! for the save as Redis's SAVE does. BGSAVE only starts the snapshot
+//! there (`store::snapshot`): each shard then serializes its table in
+//! slices between client work, as it was at that instant (a key a client
+//! changes before the snapshot reached it is written first).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::args::err;
+use super::{CommandSpec, Session, ShardData};
+use crate::cmd::meta::CommandFlags;
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out, Shared};
+use crate::persist::file::{self, Aux};
+use crate::persist::{disk, snapshot, Part};
+use crate::resp::Frame;
+
+/// Redis's refusal of writes after a failed background save.
+pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+/// Whether `spec` is refused with MISCONF: a write (or PING, as Redis
+/// does) while the last background save failed, `save` rules are set and
+/// `stop-writes-on-bgsave-error` is on. One relaxed load while saves work.
+pub fn refuses_writes(shard: &ShardData, spec: &CommandSpec) -> bool {
+    let shared = &shard.shared;
+    shared.persist.bgsave_failed.load(Relaxed)
+        && (spec.flags.contains(CommandFlags::WRITE) || spec.name == "ping")
+        && shared.config.stop_writes_on_bgsave_error()
+        && !shared.config.save_text().is_empty()
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Every shard whole, for the instant a snapshot starts.
+fn every_shard(nshards: usize) -> LockPlan {
+    (0..nshards).map(|s| (s, Need::Whole)).collect()
+}
+
+/// Serializes every shard at one point of the key-lock order, then hands
+/// the parts (in shard order) to `then`.
+pub fn snapshot_all(shard: &ShardData, then: impl FnOnce(Vec<Part>) -> Action + 'static) -> Action {
+    let n = shard.shared.nshards;
+    let compress = shard.shared.config.rdbcompression();
+    let ops = (0..n)
+        .map(|s| {
+            let op = move |ctx: &mut super::Ctx| {
+                let now = ctx.shard.now_ms;
+                Out::Snapshot(Box::new(snapshot::serialize(
+                    &ctx.shard.store,
+                    now,
+                    compress,
+                )))
+            };
+            (s, Op::store(0, op))
+        })
+        .collect();
+    let job = Job::new(ops, move |outs| {
+        let parts = outs
+            .into_iter()
+            .filter_map(|o| match o {
+                Out::Snapshot(p) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        then(parts)
+    });
+    Action::Job(job.locked(every_shard(n)))
+}
+
+/// Builds the file from the shards' parts and writes it into place.
+/// Returns the change count it was taken at, or the log line of the failure.
+pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
+    let config = &shared.config;
+    let (dbs, version) = crate::persist::merge(parts, config.databases());
+    let now = now_ms();
+    let aux = Aux {
+        ctime_s: now / 1000,
+        used_mem: crate::util::memory::memory_stats().allocated,
+    };
+    let bytes = file::build(&dbs, &aux, config.rdbchecksum(), version);
+    let changes = parts
+        .iter()
+        .fold(0u64, |sum, p| sum.wrapping_add(p.changes));
+    let dir = config.dir();
+    disk::write_atomically(&dir, &config.dbfilename(), &bytes, "ember").map_err(|e| {
+        format!(
+            "Failed opening the temp RDB file temp-ember-{}.rdb (in server root dir {dir}) for saving: {e}",
+            std::process::id()
+        )
+    })?;
+    Ok(changes)
+}
+
+/// A save in the foreground: the file is written before the reply.
+fn save_now(shared: &Shared, parts: &[Part]) -> bool {
+    match write_parts(shared, parts) {
+        Ok(changes) => {
+            log::info!("DB saved on disk");
+            shared.persist.finish_save(true, false, changes, now_ms());
+            true
+        }
+        Err(line) => {
+            log::warn!("{line}");
+            false
+        }
+    }
+}
+
+/// SAVE.
+pub fn save(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    if shard.shared.persist.bgsave_in_progress.load(Relaxed) {
+        return err::frame("ERR Background save already in progress").into();
+    }
+    let shared = Arc::clone(&shard.shared);
+    snapshot_all(shard, move |parts| {
+        Action::Reply(if save_now(&shared, &parts) {
+            Frame::OK
+        } else {
+            Frame::error("ERR")
+        })
+    })
+}
+
+/// BGSAVE [SCHEDULE].
+pub fn bgsave(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    match argv.len() {
+        1 => {}
+        2 if argv[1].eq_ignore_ascii_case(b"schedule") => {}
+        _ => return err::syntax().into(),
+    }
+    match start_bgsave(shard) {
+        Some(action) => action,
+        None => err::frame("ERR Background save already in progress").into(),
+    }
+}
+
+/// Starts a background save, answering "Background saving started" once
+/// every shard has begun its snapshot at the same point of the key-lock
+/// order; None when one is already running. Each shard then writes its
+/// table in slices between client work (`shard` drives them), and the
+/// last to finish hands every part to a writer thread.
+pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
+    let shared = &shard.shared;
+    if !shared.persist.try_begin_bgsave(now_ms()) {
+        return None;
+    }
+    log::info!("Background saving started");
+    let n = shared.nshards;
+    let compress = shared.config.rdbcompression();
+    let ops = (0..n)
+        .map(|s| {
+            let op = move |ctx: &mut super::Ctx| {
+                let now = ctx.shard.now_ms;
+                ctx.shard.store.begin_snapshot(now, compress);
+                Out::Count(0)
+            };
+            (s, Op::store(0, op))
+        })
+        .collect();
+    let job = Job::new(ops, |_| {
+        Action::Reply(Frame::Simple("Background saving started"))
+    });
+    Some(Action::Job(job.locked(every_shard(n))))
+}
+
+/// A shard finished its part of the background save; the last one starts
+/// the thread that writes the file.
+pub fn shard_finished(shared: &Arc<Shared>, done: crate::store::ShardSnapshot) {
+    let part = snapshot::from_shard(done, shared.config.databases());
+    hand_in(shared, Some(part));
+}
+
+/// FLUSHALL dropped this shard's running snapshot: the save ends without
+/// a file once every shard has handed in, as FLUSHALL kills Redis's child.
+pub fn shard_aborted(shared: &Arc<Shared>) {
+    hand_in(shared, None);
+}
+
+fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
+    let Some(parts) = shared.persist.deposit(part, shared.nshards) else {
+        return;
+    };
+    let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
+        log::warn!("Background saving terminated by signal 10");
+        shared.persist.abort_bgsave();
+        return;
+    };
+    let writer = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("ember-bgsave".into())
+        .spawn(move || finish_bgsave(&writer, &parts));
+    if let Err(e) = spawned {
+        log::warn!("Can't save in background: {e}");
+        shared.persist.finish_save(false, true, 0, now_ms());
+    }
+}
+
+/// The background writer's end: the file, the status, the log.
+fn finish_bgsave(shared: &Shared, parts: &[Part]) {
+    match write_parts(shared, parts) {
+        Ok(changes) => {
+            log::info!("DB saved on disk");
+            shared.persist.finish_save(true, true, changes, now_ms());
+            log::info!("Background saving terminated with success");
+        }
+        Err(line) => {
+            log::warn!("{line}");
+            shared.persist.finish_save(false, true, 0, now_ms());
+            log::warn!("Background saving error");
+        }
+    }
+}
+
+/// LASTSAVE: Unix seconds of the last successful save.
+pub fn lastsave(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    Frame::Integer(shard.shared.persist.status().last_save_s as i64).into()
+}
+
+/// SHUTDOWN's save: with `save` forced, or with `save` rules set and not
+/// NOSAVE (Redis saves then); exits once the file is written, or answers
+/// Redis's error when it could not be.
+pub fn shutdown_saving(shard: &ShardData, force_save: bool, nosave: bool, force: bool) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    let rules = !shared.config.save_text().is_empty();
+    if nosave || !(force_save || rules) {
+        exit_now();
+    }
+    snapshot_all(shard, move |parts| {
+        log::info!("Saving the final RDB snapshot before exiting.");
+        if save_now(&shared, &parts) || force {
+            exit_now();
+        }
+        log::warn!("Error trying to save the DB, can't exit.");
+        log::warn!("Errors trying to shut down the server. Check the logs for more information.");
+        Action::Reply(err::frame("ERR Errors trying to SHUTDOWN. Check logs."))
+    })
+}
+
+fn exit_now() -> ! {
+    log::warn!("ember is now ready to exit, bye bye...");
+    std::process::exit(0);
+}
+
+/// DEBUG RELOAD: save (unless NOSAVE), empty every shard (unless
+/// NOFLUSH; keys from the file then replace the same keys), load the file
+/// back (Redis's test of its own save and load), all inside one
+/// transaction over every shard.
+pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    snapshot_all(shard, move |parts| {
+        if save && !save_now(&shared, &parts) {
+            return Action::Reply(Frame::error("ERR Error trying to save the DB"));
+        }
+        let n = shared.nshards;
+        let path = disk::target(&shared.config.dir(), &shared.config.dbfilename());
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => return Action::Reply(Frame::Error(format!("ERR Error loading: {e}"))),
+        };
+        let mut per_shard: Vec<Vec<LoadedKey>> = (0..n).map(|_| Vec::new()).collect();
+        let opts = load_options(&shared, true);
+        let loaded = file::load(&bytes, &opts, |db, key, value, at| {
+            per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
+        });
+        if let Err(e) = loaded {
+            return Action::Reply(Frame::Error(format!(
+                "ERR Error trying to load the RDB dump: {e}"
+            )));
+        }
+        let ops = per_shard
+            .into_iter()
+            .enumerate()
+            .map(|(s, keys)| {
+                let op = move |ctx: &mut super::Ctx| {
+                    let store = &mut ctx.shard.store;
+                    let now = ctx.shard.now_ms;
+                    if flush {
+                        for db in 0..store.dbs.len() {
+                            store.touch_watched_db(db, None);
+                        }
+                        let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
+                        let count = old.iter().map(|db| db.len()).sum();
+                        crate::store::lazyfree::free_keys(old, count);
+                    }
+                    for (db, key, value, at) in keys {
+                        store.dbs[db].insert_raw(&key, value, at, now);
+                    }
+                    Out::Count(0)
+                };
+                (s, Op::store(0, op))
+            })
+            .collect();
+        log::info!("DB reloaded by DEBUG RELOAD");
+        Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
+    })
+}
+
+/// A key read from a file: database, name, value, deadline.
+type LoadedKey = (usize, Vec<u8>, crate::store::Value, Option<u64>);
+
+/// How this server loads a file: its databases, now, as a master.
+pub fn load_options(shared: &Shared, master: bool) -> crate::persist::LoadOptions {
+    crate::persist::LoadOptions {
+        databases: shared.config.databases(),
+        now_ms: now_ms(),
+        master,
+        limits: crate::store::rdb::Limits {
+            hash: shared.config.hash_listpack(),
+        },
+    }
+}

@@ -1,0 +1,120 @@
+//! Persistence around the shards: the start-up load of `dir/dbfilename`,
+//! before any shard serves a client, with redis-server's log lines (one
+//! store per shard comes back, each key placed on the shard that owns its
+//! slot), and the thread that checks the `save` rules.
+
+use crate::exec::Shared;
+use crate::persist::disk;
+use crate::store::Store;
+
+use super::StartError;
+
+/// The shards' stores: loaded from the file when there is one, else empty.
+pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
+    let config = &shared.config;
+    let n = shared.nshards;
+    let mut stores: Vec<Store> = (0..n).map(|_| Store::new(config.databases())).collect();
+    let path = disk::target(&config.dir(), &config.dbfilename());
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(stores),
+        Err(e) => return Err(StartError::Load(e.to_string())),
+    };
+    let started = std::time::Instant::now();
+    let opts = crate::cmd::save::load_options(shared, true);
+    let loaded = disk::load_into(&bytes, &mut stores, &opts).map_err(|e| {
+        log::warn!("{e}");
+        if matches!(e, crate::persist::LoadError::Checksum { .. }) {
+            // Redis's second line for it, which its tests look for.
+            log::warn!(
+                "Internal error in RDB reading offset 0, function at rdb.c:0 -> RDB CRC error"
+            );
+        }
+        StartError::Load(e.to_string())
+    })?;
+    let ver = loaded.aux("redis-ver").unwrap_or("unknown");
+    log::info!("Loading RDB produced by version {ver}");
+    if let Some(ctime) = loaded.aux("ctime").and_then(|c| c.parse::<u64>().ok()) {
+        let age = (opts.now_ms / 1000).saturating_sub(ctime);
+        log::info!("RDB age {age} seconds");
+    }
+    if let Some(mem) = loaded.aux("used-mem").and_then(|m| m.parse::<u64>().ok()) {
+        log::info!(
+            "RDB memory usage when created {:.2} Mb",
+            mem as f64 / (1024.0 * 1024.0)
+        );
+    }
+    log::info!(
+        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+        loaded.keys_loaded,
+        loaded.keys_expired
+    );
+    log::info!(
+        "DB loaded from disk: {:.3} seconds",
+        started.elapsed().as_secs_f64()
+    );
+    shared.persist.update(|s| {
+        s.last_load_keys_loaded = loaded.keys_loaded;
+        s.last_load_keys_expired = loaded.keys_expired;
+    });
+    Ok(stores)
+}
+
+/// How often the `save` rules are checked (Redis checks them in its
+/// `serverCron`, at `hz`; a second is as precise as the rules are).
+const RULES_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Starts the thread that checks the `save` rules over every shard's
+/// change counter and starts a BGSAVE when one is met. It asks the way a
+/// client does, over a loopback connection, so the save starts at one
+/// point of the key-lock order like any BGSAVE (jobs belong to
+/// connections); the connection lives for that one command.
+pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
+    let spawned = std::thread::Builder::new()
+        .name("ember-save-rules".into())
+        .spawn(move || loop {
+            std::thread::sleep(RULES_EVERY);
+            let rules = crate::persist::state::parse_rules(&shared.config.save_text());
+            if rules.is_empty()
+                || shared
+                    .persist
+                    .bgsave_in_progress
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                continue;
+            }
+            let status = shared.persist.status();
+            let changes = shared
+                .persist
+                .changes_now()
+                .wrapping_sub(status.changes_at_save);
+            let now_s = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            if !crate::persist::state::rule_due(&rules, &status, changes, now_s) {
+                continue;
+            }
+            if let Some((secs, need)) = rules.iter().find(|&&(secs, need)| {
+                changes >= need && now_s.saturating_sub(status.last_save_s) > secs
+            }) {
+                log::info!("{need} changes in {secs} seconds. Saving...");
+            }
+            ask_bgsave(&addr);
+        });
+    if let Err(e) = spawned {
+        log::warn!("could not start the save rules thread: {e}");
+    }
+}
+
+/// Sends BGSAVE to this server and waits for its one-line answer.
+fn ask_bgsave(addr: &str) {
+    use std::io::{Read, Write};
+    let Ok(mut conn) = std::net::TcpStream::connect(addr) else {
+        log::warn!("save rules: cannot reach {addr} to start a background save");
+        return;
+    };
+    let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+    let _ = conn.write_all(b"*1\r\n$6\r\nBGSAVE\r\n");
+    let mut answer = [0u8; 128];
+    let _ = conn.read(&mut answer);
+}

@@ -1,0 +1,46 @@
+//! A background snapshot's slices (`store::snapshot`): each pass of the
+//! loop writes keys for a bounded time after the clients were served, as
+//! the expiry sweep does, so no client waits behind a whole table.
+
+use std::time::{Duration, Instant};
+
+use super::Worker;
+
+/// The longest run of snapshot work in one pass of the loop. Serializing
+/// a small key takes well under a microsecond, so a slice writes a few
+/// hundred keys; a client's command waits at most this long behind one.
+const SLICE_US: u64 = 200;
+/// Keys written between two looks at the clock.
+const KEYS_PER_CHECK: usize = 32;
+
+impl Worker {
+    pub(super) fn snapshot_slice(&mut self) {
+        let delay_us = self.data.shared.config.rdb_key_save_delay_us();
+        if delay_us > 0 {
+            // `rdb-key-save-delay`: one key once that long has passed
+            // since the last, without ever sleeping the shard.
+            let due = self
+                .save_paced_at
+                .is_none_or(|at| at.elapsed() >= Duration::from_micros(delay_us));
+            if due {
+                self.save_paced_at = Some(Instant::now());
+                if let Some(done) = self.data.store.snapshot_slice(1) {
+                    self.save_paced_at = None;
+                    crate::cmd::save::shard_finished(&self.data.shared, done);
+                }
+            }
+            return;
+        }
+        let started = Instant::now();
+        let budget = Duration::from_micros(SLICE_US);
+        loop {
+            if let Some(done) = self.data.store.snapshot_slice(KEYS_PER_CHECK) {
+                crate::cmd::save::shard_finished(&self.data.shared, done);
+                return;
+            }
+            if started.elapsed() >= budget {
+                return;
+            }
+        }
+    }
+}
