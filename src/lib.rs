@@ -70,6 +70,7 @@
 //! - [`shard`]: shard threads and their mio loop (input, hops, the client registry,
 //!   expiry pacing), and the clients blocked in BLPOP and friends.
 
+pub mod acl;
 pub mod cmd;
 pub mod config;
 pub mod exec;

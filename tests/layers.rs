@@ -7,7 +7,7 @@
 //!   net             connections and their ordered reply queues
 //!   cmd             the commands and the dispatcher
 //!   exec            the execution core: context, jobs, key locks, waits, hops
-//!   store pubsub latency
+//!   store pubsub latency acl
 //!   resp config
 //!   util logging
 //! ```
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["util", "logging"],
     &["resp", "config"],
-    &["store", "pubsub", "latency"],
+    &["store", "pubsub", "latency", "acl"],
     &["exec"],
     &["cmd"],
     &["net"],

@@ -84,7 +84,16 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                 .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
                 .collect();
             match shared.config.set_many(&pairs) {
-                Ok(()) => Frame::OK.into(),
+                Ok(()) => {
+                    // The default user takes a new `requirepass` at once.
+                    if pairs
+                        .iter()
+                        .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"))
+                    {
+                        super::acl::apply_requirepass(&shared.acl, &shared.config.requirepass());
+                    }
+                    Frame::OK.into()
+                }
                 Err(text) => Frame::Error(text).into(),
             }
         }

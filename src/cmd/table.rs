@@ -12,9 +12,9 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset,
-    Ctx, Session,
+    acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
+    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, server, set, sort, strings,
+    transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -466,6 +466,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
     conn("shutdown", server::shutdown),
     conn("lastsave", server::lastsave),
+    // Access control
+    conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];
 
 /// The name index has 2^INDEX_BITS slots, over four times the commands, so
@@ -542,7 +544,7 @@ mod tests {
             .collect();
         assert_eq!(
             containers,
-            ["object", "memory", "client", "pubsub", "command", "config", "latency"]
+            ["object", "memory", "client", "pubsub", "command", "config", "latency", "acl"]
         );
     }
 

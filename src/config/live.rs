@@ -23,6 +23,9 @@ pub struct Live {
     /// Held through a CONFIG SET (so several pairs land together) and a
     /// CONFIG GET (so it sees all of a SET or none of it).
     pub(super) writer: Mutex<()>,
+    /// The config file's `user` lines (and `--user` flags), each the
+    /// user's name then its rules: ACL users to create at start.
+    pub(super) user_lines: Mutex<Vec<Vec<String>>>,
 }
 
 /// The slots, named after their parameters. Their `Default` (zeros) is
@@ -54,6 +57,11 @@ pub(super) struct Slots {
     pub hash_max_listpack_entries: AtomicU64,
     pub hash_max_listpack_value: AtomicU64,
     pub hll_sparse_max_bytes: AtomicU64,
+    pub requirepass: RwLock<String>,
+    pub aclfile: RwLock<String>,
+    pub acllog_max_len: AtomicU64,
+    pub acl_pubsub_default: AtomicU8,
+    pub protected_mode: AtomicBool,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -183,6 +191,7 @@ impl Live {
             v: Slots::default(),
             config_file: None,
             writer: Mutex::new(()),
+            user_lines: Mutex::new(Vec::new()),
         };
         for param in PARAMS {
             param.kind.store(&live, param.kind.default_value(&live));
@@ -197,6 +206,52 @@ impl Live {
             if let Some(apply) = param.apply {
                 apply(self);
             }
+        }
+    }
+
+    /// `requirepass`: the default user's password ("" for none).
+    pub fn requirepass(&self) -> String {
+        self.v
+            .requirepass
+            .read()
+            .map_or_else(|_| String::new(), |p| p.clone())
+    }
+
+    /// `aclfile` ("" for none).
+    pub fn aclfile(&self) -> String {
+        self.v
+            .aclfile
+            .read()
+            .map_or_else(|_| String::new(), |p| p.clone())
+    }
+
+    /// `acllog-max-len`.
+    pub fn acllog_max_len(&self) -> usize {
+        self.v.acllog_max_len.load(Relaxed) as usize
+    }
+
+    /// `acl-pubsub-default allchannels`: new users may use every channel.
+    pub fn acl_pubsub_all(&self) -> bool {
+        self.v.acl_pubsub_default.load(Relaxed) == 0
+    }
+
+    /// `protected-mode`.
+    pub fn protected_mode(&self) -> bool {
+        self.v.protected_mode.load(Relaxed)
+    }
+
+    /// The `user` lines of the config file and flags, in order.
+    pub fn user_lines(&self) -> Vec<Vec<String>> {
+        self.user_lines
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keeps a `user` directive's words for the ACL set-up at start.
+    pub(super) fn add_user_line(&self, words: Vec<String>) {
+        if let Ok(mut lines) = self.user_lines.lock() {
+            lines.push(words);
         }
     }
 

@@ -95,6 +95,31 @@ static BIND: super::kind::Custom = super::kind::Custom {
     },
 };
 
+/// A text parameter kept as given (`requirepass`, `aclfile`).
+macro_rules! text_param {
+    ($name:ident, $slot:ident) => {
+        static $name: super::kind::Custom = super::kind::Custom {
+            default: "",
+            parse: |_, text| Ok(Value::Text(text.to_string())),
+            read: |live| {
+                Value::Text(
+                    live.v
+                        .$slot
+                        .read()
+                        .map_or_else(|_| String::new(), |v| v.clone()),
+                )
+            },
+            store: |live, value| {
+                if let (Value::Text(text), Ok(mut slot)) = (value, live.v.$slot.write()) {
+                    *slot = text;
+                }
+            },
+        };
+    };
+}
+text_param!(REQUIREPASS, requirepass);
+text_param!(ACLFILE, aclfile);
+
 /// `save` rules as Redis checks them before taking them: `""` (none), or
 /// pairs of seconds (at least 1) and changes (at least 0). ember takes no
 /// snapshots yet, so valid rules change nothing.
@@ -340,7 +365,36 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Memory { default: 3000, min: 0, max: LLONG_MAX, slot: |l| &l.v.hll_sparse_max_bytes },
         doc: "most bytes of a sparse HyperLogLog before it becomes dense",
     },
+    // Access control (`cmd::acl` applies `requirepass` to the default user).
+    Param {
+        name: "requirepass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Custom(&REQUIREPASS),
+        doc: "the default user's password (empty: none)",
+    },
+    Param {
+        name: "aclfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Custom(&ACLFILE),
+        doc: "file of ACL users, read at start and by ACL LOAD, written by ACL SAVE",
+    },
+    Param {
+        name: "acllog-max-len", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 128, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.acllog_max_len },
+        doc: "entries ACL LOG keeps",
+    },
+    Param {
+        name: "acl-pubsub-default", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Enum { default: "resetchannels", options: ACL_PUBSUB, slot: |l| &l.v.acl_pubsub_default },
+        doc: "channels a new user may use: allchannels or resetchannels",
+    },
+    Param {
+        name: "protected-mode", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.protected_mode },
+        doc: "refuse clients not on loopback while the default user has no password",
+    },
 ];
+
+/// `acl-pubsub-default`'s options; [`Live::acl_pubsub_all`] reads index 0.
+const ACL_PUBSUB: &[&str] = &["allchannels", "resetchannels"];
 
 #[cfg(test)]
 mod tests {

@@ -90,6 +90,8 @@ pub struct KillFilter {
     pub skip_id: Option<u64>,
     /// Only clients of this type (TYPE).
     pub kind: Option<ClientType>,
+    /// Only clients logged in as this user (USER).
+    pub user: Option<String>,
     /// The id of the client asking: killed, it gets its reply first.
     pub asker: u64,
 }

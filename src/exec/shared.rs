@@ -46,6 +46,8 @@ pub struct Shared {
     /// This server's replication ID (INFO `master_replid`): 40 random hex
     /// digits drawn at start, as Redis draws its own.
     pub replid: String,
+    /// The ACL users, log and denial counters.
+    pub acl: crate::acl::Acl,
 }
 
 impl Shared {
@@ -66,6 +68,7 @@ impl Shared {
             pubsub: Default::default(),
             feed: Default::default(),
             replid: new_replid(),
+            acl: Default::default(),
         }
     }
 

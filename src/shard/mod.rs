@@ -28,6 +28,9 @@ pub enum StartError {
     Poll(std::io::Error),
     #[error("could not start a shard thread: {0}")]
     Thread(std::io::Error),
+    /// The users of the config file or ACL file do not load.
+    #[error("{0}")]
+    Acl(String),
 }
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
@@ -36,6 +39,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     let n = config.shards();
     let addr = format!("{}:{}", config.bind(), config.port());
     let shared = Arc::new(Shared::new(config));
+    crate::cmd::acl::file::load_at_startup(&shared.acl, &shared.config).map_err(StartError::Acl)?;
     let mut polls = Vec::with_capacity(n);
     let mut peers = Vec::with_capacity(n);
     let mut inboxes: Vec<Receiver<Vec<Msg>>> = Vec::with_capacity(n);

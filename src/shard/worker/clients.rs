@@ -217,6 +217,7 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
         && filter.id.is_none_or(|id| id == s.id)
         && filter.addr.as_ref().is_none_or(|a| *a == s.addr)
         && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
+        && filter.user.as_ref().is_none_or(|u| *u == s.auth.user.name)
         && filter.kind.is_none_or(|k| k == client_type(s))
 }
 
@@ -283,7 +284,7 @@ pub fn client_memory(c: &Conn) -> usize {
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -311,6 +312,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
             Some(sub) => format!("{}|{sub}", s.last_cmd),
             None => s.last_cmd.to_string(),
         },
+        s.auth.user.name,
         if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
     )
 }

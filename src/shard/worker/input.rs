@@ -159,6 +159,10 @@ impl Worker {
                 return started;
             }
             Admitted::Dispatched(spec, action) => (spec, action),
+            Admitted::Close => {
+                conn.closing = true;
+                return started;
+            }
         };
         match action {
             Action::Reply(frame) => {

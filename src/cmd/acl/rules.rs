@@ -1,0 +1,542 @@
+//! ACL SETUSER's rules as Redis 7.0 reads them, applied to a user, and
+//! the description ACL LIST and GETUSER give back.
+//!
+//! Command rules name commands and categories of ember's table: a
+//! command's id is its row's place in the table, a subcommand's comes
+//! after every row (`ids`). A selector's rule list keeps the command
+//! rules in the order given, a later rule about a command replacing an
+//! earlier one about it (and, for a container, about its subcommands);
+//! the description replays them from `+@all` or `-@all` and leaves out
+//! those that changed nothing, as Redis's does.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use crate::acl::password;
+use crate::acl::user::{KeyPattern, Selector, User, READ, WRITE};
+use crate::cmd::meta::AclCategories;
+use crate::cmd::{lookup, CommandSpec, COMMANDS};
+
+/// Why a rule was refused: the text after `modifier '...': `.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleError {
+    UnknownCommand,
+    Syntax,
+    KeyAfterAll,
+    ChannelAfterAll,
+    NoSuchPassword,
+    BadHash,
+}
+
+impl RuleError {
+    pub fn text(self) -> &'static str {
+        match self {
+            RuleError::UnknownCommand => "Unknown command or category name in ACL",
+            RuleError::Syntax => "Syntax error",
+            RuleError::KeyAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            RuleError::ChannelAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+            RuleError::NoSuchPassword => "The password you are trying to remove from the user does not exist",
+            RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+        }
+    }
+}
+
+/// The first id of each row's subcommands.
+fn sub_bases() -> &'static [usize] {
+    static BASES: OnceLock<Vec<usize>> = OnceLock::new();
+    BASES.get_or_init(|| {
+        let mut next = COMMANDS.len();
+        COMMANDS
+            .iter()
+            .map(|row| {
+                let base = next;
+                next += row.meta.subcommands.len();
+                base
+            })
+            .collect()
+    })
+}
+
+/// The id of subcommand `index` of `row`.
+pub fn sub_id(row: &'static CommandSpec, index: usize) -> usize {
+    sub_bases()[row.id()] + index
+}
+
+/// The place of subcommand `name` in `row`'s metadata.
+pub fn sub_index(row: &CommandSpec, name: &[u8]) -> Option<usize> {
+    row.meta
+        .subcommands
+        .iter()
+        .position(|s| s.short_name().as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// A command and all its subcommands.
+fn set_command(sel: &mut Selector, row: &'static CommandSpec, on: bool) {
+    sel.set_id(row.id(), on);
+    for i in 0..row.meta.subcommands.len() {
+        sel.set_id(sub_id(row, i), on);
+    }
+    let ids: Vec<usize> = std::iter::once(row.id())
+        .chain((0..row.meta.subcommands.len()).map(|i| sub_id(row, i)))
+        .collect();
+    sel.first_args.retain(|(id, _)| !ids.contains(id));
+}
+
+fn set_category(sel: &mut Selector, cat: AclCategories, on: bool) {
+    for row in COMMANDS {
+        if row.meta.acl.contains(cat) {
+            set_command(sel, row, on);
+        }
+        for (i, sub) in row.meta.subcommands.iter().enumerate() {
+            if sub.acl.contains(cat) {
+                let id = sub_id(row, i);
+                sel.set_id(id, on);
+                sel.first_args.retain(|(x, _)| *x != id);
+            }
+        }
+    }
+}
+
+fn set_all_commands(sel: &mut Selector, on: bool) {
+    for row in COMMANDS {
+        set_command(sel, row, on);
+    }
+    sel.all_commands = on;
+    sel.first_args.clear();
+    sel.command_rules.clear();
+}
+
+/// Records `sign name` as the latest rule about `name`.
+fn update_rules(sel: &mut Selector, name: &str, allow: bool) {
+    let child = format!("{name}|");
+    sel.command_rules.retain(|r| {
+        let body = &r[1..];
+        body != name && !body.starts_with(&child)
+    });
+    sel.command_rules
+        .push(format!("{}{name}", if allow { '+' } else { '-' }));
+}
+
+/// Applies a command rule (`+get`, `-@hash`, `+config|get`, `+select|0`)
+/// to `sel`'s bits, without recording it.
+fn apply_command_bits(sel: &mut Selector, rule: &str) -> Result<String, RuleError> {
+    let allow = rule.starts_with('+');
+    let body = &rule[1..];
+    if let Some(cat) = body.strip_prefix('@') {
+        let bit = AclCategories::named(cat.as_bytes()).ok_or(RuleError::UnknownCommand)?;
+        set_category(sel, bit, allow);
+        return Ok(format!("@{}", cat.to_ascii_lowercase()));
+    }
+    match body.split_once('|') {
+        None => {
+            let row = lookup(body.as_bytes()).ok_or(RuleError::UnknownCommand)?;
+            set_command(sel, row, allow);
+            Ok(row.name.to_string())
+        }
+        Some((cmd, sub)) => {
+            let row = lookup(cmd.as_bytes()).ok_or(RuleError::UnknownCommand)?;
+            if row.container {
+                let i = sub_index(row, sub.as_bytes()).ok_or(RuleError::UnknownCommand)?;
+                let id = sub_id(row, i);
+                sel.set_id(id, allow);
+                sel.first_args.retain(|(x, _)| *x != id);
+                return Ok(format!(
+                    "{}|{}",
+                    row.name,
+                    row.meta.subcommands[i].short_name()
+                ));
+            }
+            // A first argument of a plain command (`+select|0`): only
+            // allowing makes sense, and only a non-empty one.
+            if !allow || sub.is_empty() || sub.contains('|') {
+                return Err(RuleError::UnknownCommand);
+            }
+            let id = row.id();
+            if !sel.allows_id(id) {
+                match sel.first_args.iter_mut().find(|(x, _)| *x == id) {
+                    Some((_, args)) => {
+                        if !args.iter().any(|a| a.eq_ignore_ascii_case(sub)) {
+                            args.push(sub.to_string());
+                        }
+                    }
+                    None => sel.first_args.push((id, vec![sub.to_string()])),
+                }
+            }
+            Ok(format!("{}|{sub}", row.name))
+        }
+    }
+}
+
+/// Applies one selector rule (commands, keys, channels) to `sel`.
+pub fn apply_selector_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleError> {
+    let text = std::str::from_utf8(rule).map_err(|_| RuleError::Syntax)?;
+    let lower = text.to_ascii_lowercase();
+    match lower.as_str() {
+        "allkeys" => {
+            sel.all_keys = true;
+            sel.keys.clear();
+            return Ok(());
+        }
+        "resetkeys" => {
+            sel.all_keys = false;
+            sel.keys.clear();
+            return Ok(());
+        }
+        "allchannels" => {
+            sel.all_channels = true;
+            sel.channels.clear();
+            return Ok(());
+        }
+        "resetchannels" => {
+            sel.all_channels = false;
+            sel.channels.clear();
+            return Ok(());
+        }
+        "allcommands" | "+@all" => {
+            set_all_commands(sel, true);
+            return Ok(());
+        }
+        "nocommands" | "-@all" => {
+            set_all_commands(sel, false);
+            return Ok(());
+        }
+        _ => {}
+    }
+    match rule.first() {
+        Some(b'~') | Some(b'%') => key_rule(sel, rule),
+        Some(b'&') => {
+            if sel.all_channels {
+                return Err(RuleError::ChannelAfterAll);
+            }
+            let pattern = &rule[1..];
+            if pattern == b"*" {
+                sel.all_channels = true;
+                sel.channels.clear();
+            } else if !sel.channels.iter().any(|c| c.as_ref() == pattern) {
+                sel.channels.push(Bytes::copy_from_slice(pattern));
+            }
+            Ok(())
+        }
+        Some(b'+') | Some(b'-') if rule.len() > 1 => {
+            let name = apply_command_bits(sel, text)?;
+            update_rules(sel, &name, rule[0] == b'+');
+            Ok(())
+        }
+        _ => Err(RuleError::Syntax),
+    }
+}
+
+/// `~pattern`, `%R~pattern`, `%W~pattern`, `%RW~pattern`.
+fn key_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleError> {
+    if sel.all_keys {
+        return Err(RuleError::KeyAfterAll);
+    }
+    let (perms, pattern) = if rule[0] == b'~' {
+        (READ | WRITE, &rule[1..])
+    } else {
+        let mut perms = 0;
+        let mut at = 1;
+        loop {
+            match rule.get(at).map(u8::to_ascii_uppercase) {
+                Some(b'R') if perms & READ == 0 => perms |= READ,
+                Some(b'W') if perms & WRITE == 0 => perms |= WRITE,
+                Some(b'~') => break,
+                _ => return Err(RuleError::Syntax),
+            }
+            at += 1;
+        }
+        if perms == 0 || at + 1 >= rule.len() {
+            return Err(RuleError::Syntax);
+        }
+        (perms, &rule[at + 1..])
+    };
+    if pattern == b"*" && perms == READ | WRITE {
+        sel.all_keys = true;
+        sel.keys.clear();
+        return Ok(());
+    }
+    match sel.keys.iter_mut().find(|k| k.pattern.as_ref() == pattern) {
+        Some(existing) => existing.perms |= perms,
+        None => sel.keys.push(KeyPattern {
+            pattern: Bytes::copy_from_slice(pattern),
+            perms,
+        }),
+    }
+    Ok(())
+}
+
+/// Applies one SETUSER rule to `user`; `all_channels` is what `reset`
+/// and new selectors start with (`acl-pubsub-default`).
+pub fn apply_rule(user: &mut User, rule: &[u8], all_channels: bool) -> Result<(), RuleError> {
+    if rule.first() == Some(&b'(') && rule.last() == Some(&b')') && rule.len() >= 2 {
+        let mut sel = Selector {
+            all_channels,
+            ..Selector::default()
+        };
+        for part in rule[1..rule.len() - 1].split(|&c| c == b' ') {
+            if !part.is_empty() {
+                apply_selector_rule(&mut sel, part)?;
+            }
+        }
+        user.selectors.push(sel);
+        return Ok(());
+    }
+    let lower = rule.to_ascii_lowercase();
+    match lower.as_slice() {
+        b"on" => user.enabled = true,
+        b"off" => user.enabled = false,
+        b"nopass" => {
+            user.nopass = true;
+            user.passwords.clear();
+        }
+        b"resetpass" => {
+            user.nopass = false;
+            user.passwords.clear();
+        }
+        b"sanitize-payload" => user.sanitize = Some(true),
+        b"skip-sanitize-payload" => user.sanitize = Some(false),
+        b"clearselectors" => user.selectors.clear(),
+        b"reset" => {
+            for step in [
+                &b"resetpass"[..],
+                b"resetkeys",
+                b"resetchannels",
+                b"off",
+                b"sanitize-payload",
+                b"clearselectors",
+                b"-@all",
+            ] {
+                apply_rule(user, step, all_channels)?;
+            }
+            if all_channels {
+                apply_rule(user, b"allchannels", all_channels)?;
+            }
+        }
+        _ => match rule.first() {
+            Some(b'>') => add_hash(user, password::hash_hex(&rule[1..])),
+            Some(b'#') => {
+                if !password::is_hash(&rule[1..]) {
+                    return Err(RuleError::BadHash);
+                }
+                add_hash(user, String::from_utf8_lossy(&rule[1..]).into_owned());
+            }
+            Some(b'<') => remove_hash(user, &password::hash_hex(&rule[1..]))?,
+            Some(b'!') => {
+                if !password::is_hash(&rule[1..]) {
+                    return Err(RuleError::BadHash);
+                }
+                remove_hash(user, &String::from_utf8_lossy(&rule[1..]))?;
+            }
+            _ => apply_selector_rule(&mut user.root, rule)?,
+        },
+    }
+    Ok(())
+}
+
+fn add_hash(user: &mut User, hash: String) {
+    user.nopass = false;
+    if !user.passwords.contains(&hash) {
+        user.passwords.push(hash);
+    }
+}
+
+fn remove_hash(user: &mut User, hash: &str) -> Result<(), RuleError> {
+    user.nopass = false;
+    let before = user.passwords.len();
+    user.passwords.retain(|p| p != hash);
+    if user.passwords.len() == before {
+        return Err(RuleError::NoSuchPassword);
+    }
+    Ok(())
+}
+
+/// SETUSER's arguments with a selector that spans several of them
+/// (`(~a` `+get)`) joined into one; the error names where an unmatched
+/// one starts.
+pub fn merge_selector_args(args: &[Bytes]) -> Result<Vec<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    let mut open: Option<Vec<u8>> = None;
+    for arg in args {
+        match open.as_mut() {
+            Some(acc) => {
+                acc.push(b' ');
+                acc.extend_from_slice(arg);
+                if arg.last() == Some(&b')') {
+                    out.extend(open.take());
+                }
+            }
+            None if arg.first() == Some(&b'(') && arg.last() != Some(&b')') => {
+                open = Some(arg.to_vec())
+            }
+            None => out.push(arg.to_vec()),
+        }
+    }
+    if let Some(acc) = open {
+        return Err(format!(
+            "ERR Unmatched parenthesis in acl selector starting at '{}'.",
+            String::from_utf8_lossy(&acc)
+        ));
+    }
+    Ok(out)
+}
+
+/// The command rules as ACL LIST writes them: `+@all` or `-@all`, then
+/// each recorded rule that changes what the ones before it allow.
+pub fn describe_commands(sel: &Selector) -> String {
+    let mut replay = Selector::default();
+    set_all_commands(&mut replay, sel.all_commands);
+    let mut out = vec![if sel.all_commands { "+@all" } else { "-@all" }.to_string()];
+    for rule in &sel.command_rules {
+        let before = (replay.commands.clone(), replay.first_args.clone());
+        if apply_command_bits(&mut replay, rule).is_ok()
+            && (replay.commands != before.0 || replay.first_args != before.1)
+        {
+            out.push(rule.clone());
+        }
+    }
+    out.join(" ")
+}
+
+/// A selector as ACL LIST writes it: keys, channels, commands.
+pub fn describe_selector(sel: &Selector) -> String {
+    let mut parts = Vec::new();
+    if sel.all_keys {
+        parts.push("~*".to_string());
+    } else {
+        parts.extend(sel.keys.iter().map(KeyPattern::describe));
+    }
+    if sel.all_channels {
+        parts.push("&*".into());
+    } else {
+        parts.push("resetchannels".into());
+        parts.extend(
+            sel.channels
+                .iter()
+                .map(|c| format!("&{}", String::from_utf8_lossy(c))),
+        );
+    }
+    parts.push(describe_commands(sel));
+    parts.join(" ")
+}
+
+/// A user as ACL LIST and the ACL file write it, after `user <name> `.
+pub fn describe_user(user: &User) -> String {
+    let mut parts: Vec<String> = user.flags().iter().map(|f| f.to_string()).collect();
+    parts.extend(user.passwords.iter().map(|p| format!("#{p}")));
+    parts.push(describe_selector(&user.root));
+    for sel in &user.selectors {
+        parts.push(format!("({})", describe_selector(sel)));
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(rules: &[&str]) -> Result<User, RuleError> {
+        let mut u = User::new("t", false);
+        for r in rules {
+            apply_rule(&mut u, r.as_bytes(), false)?;
+        }
+        Ok(u)
+    }
+
+    fn commands(rules: &[&str]) -> String {
+        describe_commands(&user(rules).unwrap().root)
+    }
+
+    /// Each expectation is what redis-server 7.0.15's ACL LIST printed.
+    #[test]
+    fn command_rules_describe_as_redis() {
+        assert_eq!(commands(&["-get"]), "-@all");
+        assert_eq!(commands(&["+get", "-get"]), "-@all");
+        assert_eq!(commands(&["+@all", "-get", "-get"]), "+@all -get");
+        assert_eq!(commands(&["+@hash", "-@hash"]), "-@all");
+        assert_eq!(commands(&["-@hash", "+@hash"]), "-@all +@hash");
+        assert_eq!(commands(&["+config", "-config"]), "-@all");
+        assert_eq!(
+            commands(&["+config", "-config|get"]),
+            "-@all +config -config|get"
+        );
+        assert_eq!(commands(&["+config|get", "+config"]), "-@all +config");
+        assert_eq!(
+            commands(&["+@all", "-config|get", "+get"]),
+            "+@all -config|get"
+        );
+        assert_eq!(
+            commands(&["+select|0", "+select|1"]),
+            "-@all +select|0 +select|1"
+        );
+        assert_eq!(commands(&["+select|0", "-select"]), "-@all");
+        assert_eq!(commands(&["+select|0", "+select"]), "-@all +select");
+        assert_eq!(commands(&["+@all", "+select|0"]), "+@all");
+        assert_eq!(
+            commands(&["+@all", "-@hash", "+hget", "-@all", "+get"]),
+            "-@all +get"
+        );
+    }
+
+    #[test]
+    fn bad_rules_are_refused() {
+        assert_eq!(user(&["foo"]).unwrap_err(), RuleError::Syntax);
+        assert_eq!(user(&["+nosuch"]).unwrap_err(), RuleError::UnknownCommand);
+        assert_eq!(user(&["+@nosuch"]).unwrap_err(), RuleError::UnknownCommand);
+        assert_eq!(user(&["-select|0"]).unwrap_err(), RuleError::UnknownCommand);
+        assert_eq!(user(&["%Q~x"]).unwrap_err(), RuleError::Syntax);
+        assert_eq!(user(&["%RR~x"]).unwrap_err(), RuleError::Syntax);
+        assert_eq!(user(&["%R~"]).unwrap_err(), RuleError::Syntax);
+        assert!(user(&["%r~x"]).is_ok());
+        assert_eq!(user(&["~*", "~x"]).unwrap_err(), RuleError::KeyAfterAll);
+        assert_eq!(user(&["&*", "&x"]).unwrap_err(), RuleError::ChannelAfterAll);
+        assert_eq!(user(&["#abc"]).unwrap_err(), RuleError::BadHash);
+        assert_eq!(user(&["<x"]).unwrap_err(), RuleError::NoSuchPassword);
+    }
+
+    #[test]
+    fn users_describe_as_redis() {
+        let u = user(&[
+            "on",
+            ">p",
+            "~a*",
+            "%R~b*",
+            "&ch*",
+            "+get",
+            "+@hash",
+            "-hset",
+            "+get",
+            "(+set ~x*)",
+        ])
+        .unwrap();
+        assert_eq!(
+            describe_user(&u),
+            "on #148de9c5a7a44d19e56cd9ae1a554bf67847afb0c58f6e12fa29ac7ddfca9940 ~a* %R~b* resetchannels &ch* -@all +@hash -hset +get (~x* resetchannels -@all +set)"
+        );
+        let u = user(&["reset"]).unwrap();
+        assert_eq!(
+            describe_user(&u),
+            "off sanitize-payload resetchannels -@all"
+        );
+        let u = user(&["%R~k", "%W~k"]).unwrap();
+        assert_eq!(describe_selector(&u.root), "~k resetchannels -@all");
+    }
+
+    #[test]
+    fn selectors_spanning_arguments_are_joined() {
+        let args: Vec<Bytes> = ["on", "(~a", "+get)", "(+set)"]
+            .iter()
+            .map(|s| Bytes::from(s.to_string()))
+            .collect();
+        let merged = merge_selector_args(&args).unwrap();
+        assert_eq!(
+            merged,
+            vec![b"on".to_vec(), b"(~a +get)".to_vec(), b"(+set)".to_vec()]
+        );
+        let bad: Vec<Bytes> = vec![Bytes::from_static(b"(~x")];
+        assert_eq!(
+            merge_selector_args(&bad).unwrap_err(),
+            "ERR Unmatched parenthesis in acl selector starting at '(~x'."
+        );
+    }
+}
