@@ -75,7 +75,9 @@ pub struct Acl {
     pub denied: DeniedCounters,
 }
 
-/// The `default` user as Redis starts it: on, no password, everything.
+/// The `default` user as Redis starts it: on, no password, every key and
+/// channel, every command (the command layer sets the commands' bits,
+/// `cmd::acl::default_user`, when the server starts).
 pub fn default_user() -> User {
     let mut user = User::new("default", true);
     user.enabled = true;

@@ -45,8 +45,6 @@ pub struct Selector {
     /// First arguments allowed of a command whose bit is clear
     /// (`+select|0`), by command id.
     pub first_args: Vec<(usize, Vec<String>)>,
-    /// The command rules as given, in order, for ACL LIST.
-    pub command_rules: Vec<String>,
     pub all_keys: bool,
     pub keys: Vec<KeyPattern>,
     pub all_channels: bool,
@@ -99,12 +97,6 @@ impl Selector {
                     glob_match(p, channel, false)
                 }
             })
-    }
-
-    /// Every key, every channel and every command (the default user's
-    /// reach): a connection of such a user skips the checks.
-    pub fn unrestricted(&self) -> bool {
-        self.all_commands && self.all_keys && self.all_channels && self.command_rules.is_empty()
     }
 
     /// ACL GETUSER's `keys`.
@@ -163,18 +155,13 @@ impl User {
         }
     }
 
-    /// Whether the connection of this user can run anything without checks.
-    pub fn unrestricted(&self) -> bool {
-        self.root.unrestricted()
-    }
-
     /// Whether `password` is one of this user's (any, with `nopass`).
     pub fn password_ok(&self, password: &[u8]) -> bool {
         if self.nopass {
             return true;
         }
         let hash = super::password::hash_hex(password);
-        self.passwords.iter().any(|p| *p == hash)
+        self.passwords.contains(&hash)
     }
 
     /// GETUSER's and LIST's flags, in Redis's order.

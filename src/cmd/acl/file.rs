@@ -72,6 +72,8 @@ fn parse_file(text: &str) -> Result<Vec<(usize, Vec<Bytes>)>, String> {
 /// Sets up the users when the server starts: `requirepass`, then the
 /// config file's `user` lines or the ACL file (not both, as Redis refuses).
 pub fn load_at_startup(acl: &Acl, config: &Live) -> Result<(), String> {
+    // The registry's own default user knows no command ids.
+    acl.put(super::default_user());
     let password = config.requirepass();
     if !password.is_empty() {
         super::apply_requirepass(acl, &password);
@@ -174,7 +176,6 @@ mod tests {
 
     #[test]
     fn users_load_from_lines_and_refuse_bad_rules() {
-        let acl = Acl::default();
         let live = Live::new();
         let lines =
             parse_file("user a on >x ~k* +get\nuser default on nopass ~* &* +@all\n").unwrap();

@@ -63,8 +63,8 @@ fn refresh(acl: &Acl, session: &mut Session) -> Result<(), Refused> {
 }
 
 fn update_free(acl: &Acl, session: &mut Session) {
-    session.auth.free =
-        session.auth.user.unrestricted() && (session.auth.authenticated || !acl.auth_required());
+    session.auth.free = rules::unrestricted(&session.auth.user)
+        && (session.auth.authenticated || !acl.auth_required());
 }
 
 /// Redis's `authRequired` then `ACLCheckAllPerm`, for `spec` with `argv`.
@@ -190,6 +190,13 @@ pub fn login(
 /// Whether the connection may run commands that need a login.
 pub fn logged_in(shard: &ShardData, session: &Session) -> bool {
     session.auth.authenticated || !shard.shared.acl.auth_required()
+}
+
+/// The `default` user as Redis starts it, with every command's bit set.
+pub fn default_user() -> User {
+    let mut user = crate::acl::default_user();
+    let _ = rules::apply_selector_rule(&mut user.root, b"+@all");
+    user
 }
 
 /// Gives the default user `requirepass`'s password (none when empty), as

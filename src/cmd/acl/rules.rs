@@ -3,11 +3,9 @@
 //!
 //! Command rules name commands and categories of ember's table: a
 //! command's id is its row's place in the table, a subcommand's comes
-//! after every row (`ids`). A selector's rule list keeps the command
-//! rules in the order given, a later rule about a command replacing an
-//! earlier one about it (and, for a container, about its subcommands);
-//! the description replays them from `+@all` or `-@all` and leaves out
-//! those that changed nothing, as Redis's does.
+//! after every row. A selector keeps the resulting bits, not the rules;
+//! the description is worked out from the bits as Redis 7.0 does it
+//! (`describe_commands`).
 
 use std::sync::OnceLock;
 
@@ -104,18 +102,23 @@ fn set_all_commands(sel: &mut Selector, on: bool) {
     }
     sel.all_commands = on;
     sel.first_args.clear();
-    sel.command_rules.clear();
 }
 
-/// Records `sign name` as the latest rule about `name`.
-fn update_rules(sel: &mut Selector, name: &str, allow: bool) {
-    let child = format!("{name}|");
-    sel.command_rules.retain(|r| {
-        let body = &r[1..];
-        body != name && !body.starts_with(&child)
-    });
-    sel.command_rules
-        .push(format!("{}{name}", if allow { '+' } else { '-' }));
+/// Every command id: the rows', then their subcommands'.
+pub fn id_count() -> usize {
+    sub_bases().last().map_or(0, |base| {
+        base + COMMANDS.last().map_or(0, |row| row.meta.subcommands.len())
+    })
+}
+
+/// Whether a user may run anything on any key and channel (the default
+/// user's reach): its connections skip the checks.
+pub fn unrestricted(user: &User) -> bool {
+    let sel = &user.root;
+    sel.all_commands
+        && sel.all_keys
+        && sel.all_channels
+        && (0..id_count()).all(|id| sel.allows_id(id))
 }
 
 /// Applies a command rule (`+get`, `-@hash`, `+config|get`, `+select|0`)
@@ -218,11 +221,7 @@ pub fn apply_selector_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleEr
             }
             Ok(())
         }
-        Some(b'+') | Some(b'-') if rule.len() > 1 => {
-            let name = apply_command_bits(sel, text)?;
-            update_rules(sel, &name, rule[0] == b'+');
-            Ok(())
-        }
+        Some(b'+') | Some(b'-') if rule.len() > 1 => apply_command_bits(sel, text).map(|_| ()),
         _ => Err(RuleError::Syntax),
     }
 }
@@ -381,18 +380,85 @@ pub fn merge_selector_args(args: &[Bytes]) -> Result<Vec<Vec<u8>>, String> {
     Ok(out)
 }
 
-/// The command rules as ACL LIST writes them: `+@all` or `-@all`, then
-/// each recorded rule that changes what the ones before it allow.
+/// How many commands (and subcommands) of category `cat` `sel` allows
+/// and denies, as Redis counts them.
+fn category_counts(sel: &Selector, cat: AclCategories) -> (usize, usize) {
+    let (mut on, mut off) = (0, 0);
+    let mut count = |allowed: bool| {
+        if allowed {
+            on += 1
+        } else {
+            off += 1
+        }
+    };
+    for row in COMMANDS {
+        if row.meta.acl.contains(cat) {
+            count(sel.allows_id(row.id()));
+        }
+        for (i, sub) in row.meta.subcommands.iter().enumerate() {
+            if sub.acl.contains(cat) {
+                count(sel.allows_id(sub_id(row, i)));
+            }
+        }
+    }
+    (on, off)
+}
+
+/// The command rules as Redis 7.0's ACL LIST writes them: `+@all` (the
+/// selector takes commands added later) or `-@all`; then categories,
+/// greedily: each round takes the category with the fewest commands
+/// that differ from the selector's (more commands alike than different;
+/// a tie goes to more alike, then to Redis's category order), until none
+/// qualifies, counting only commands no earlier pick covered; then the
+/// single commands and subcommands that still differ, and the allowed
+/// first arguments. (Redis lists the single commands in its command
+/// dictionary's order, which changes with every process; ember lists
+/// them in its table's order.)
 pub fn describe_commands(sel: &Selector) -> String {
-    let mut replay = Selector::default();
-    set_all_commands(&mut replay, sel.all_commands);
-    let mut out = vec![if sel.all_commands { "+@all" } else { "-@all" }.to_string()];
-    for rule in &sel.command_rules {
-        let before = (replay.commands.clone(), replay.first_args.clone());
-        if apply_command_bits(&mut replay, rule).is_ok()
-            && (replay.commands != before.0 || replay.first_args != before.1)
-        {
-            out.push(rule.clone());
+    let additive = !sel.all_commands;
+    let mut fake = Selector::default();
+    set_all_commands(&mut fake, sel.all_commands);
+    let mut out = vec![if additive { "-@all" } else { "+@all" }.to_string()];
+    // The selector's bits with each picked category turned to the start's
+    // value, so a later round counts only what is left to explain.
+    let mut left = sel.clone();
+    loop {
+        let mut best: Option<(AclCategories, &str)> = None;
+        let (mut min_diff, mut max_same) = (usize::MAX, 0);
+        for (cat, name) in AclCategories::NAMES {
+            let (on, off) = category_counts(&left, *cat);
+            let (diff, same) = if additive { (off, on) } else { (on, off) };
+            if same > diff && (diff < min_diff || (diff == min_diff && same > max_same)) {
+                best = Some((*cat, name));
+                min_diff = diff;
+                max_same = same;
+            }
+        }
+        let Some((cat, name)) = best else {
+            break;
+        };
+        set_category(&mut fake, cat, additive);
+        set_category(&mut left, cat, !additive);
+        out.push(format!("{}@{name}", if additive { '+' } else { '-' }));
+    }
+    for row in COMMANDS {
+        let bit = sel.allows_id(row.id());
+        if bit != fake.allows_id(row.id()) {
+            out.push(format!("{}{}", if bit { '+' } else { '-' }, row.name));
+            set_command(&mut fake, row, bit);
+        }
+        for (i, sub) in row.meta.subcommands.iter().enumerate() {
+            let id = sub_id(row, i);
+            let bit = sel.allows_id(id);
+            if bit != fake.allows_id(id) {
+                out.push(format!("{}{}", if bit { '+' } else { '-' }, sub.name));
+                fake.set_id(id, bit);
+            }
+        }
+        if !bit {
+            if let Some((_, args)) = sel.first_args.iter().find(|(id, _)| *id == row.id()) {
+                out.extend(args.iter().map(|a| format!("+{}|{a}", row.name)));
+            }
         }
     }
     out.join(" ")
@@ -447,7 +513,8 @@ mod tests {
         describe_commands(&user(rules).unwrap().root)
     }
 
-    /// Each expectation is what redis-server 7.0.15's ACL LIST printed.
+    /// Each expectation is what redis-server 7.0.15's ACL LIST printed
+    /// (single commands in ember's order where Redis's varies).
     #[test]
     fn command_rules_describe_as_redis() {
         assert_eq!(commands(&["-get"]), "-@all");
@@ -455,6 +522,10 @@ mod tests {
         assert_eq!(commands(&["+@all", "-get", "-get"]), "+@all -get");
         assert_eq!(commands(&["+@hash", "-@hash"]), "-@all");
         assert_eq!(commands(&["-@hash", "+@hash"]), "-@all +@hash");
+        assert_eq!(
+            commands(&["+get", "+@hash", "-hset", "+get"]),
+            "-@all +@hash +get -hset"
+        );
         assert_eq!(commands(&["+config", "-config"]), "-@all");
         assert_eq!(
             commands(&["+config", "-config|get"]),
@@ -472,6 +543,10 @@ mod tests {
         assert_eq!(commands(&["+select|0", "-select"]), "-@all");
         assert_eq!(commands(&["+select|0", "+select"]), "-@all +select");
         assert_eq!(commands(&["+@all", "+select|0"]), "+@all");
+        assert_eq!(
+            commands(&["+@all", "-@hash", "+hget"]),
+            "+@all -@hash +hget"
+        );
         assert_eq!(
             commands(&["+@all", "-@hash", "+hget", "-@all", "+get"]),
             "-@all +get"
@@ -511,7 +586,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             describe_user(&u),
-            "on #148de9c5a7a44d19e56cd9ae1a554bf67847afb0c58f6e12fa29ac7ddfca9940 ~a* %R~b* resetchannels &ch* -@all +@hash -hset +get (~x* resetchannels -@all +set)"
+            "on #148de9c5a7a44d19e56cd9ae1a554bf67847afb0c58f6e12fa29ac7ddfca9940 ~a* %R~b* resetchannels &ch* -@all +@hash +get -hset (~x* resetchannels -@all +set)"
         );
         let u = user(&["reset"]).unwrap();
         assert_eq!(
