@@ -500,3 +500,44 @@ fn acl_cat_matches_redis_for_embers_commands() {
         assert_eq!(mine, redis_has, "category {cat}");
     }
 }
+
+#[test]
+fn subscribers_are_closed_when_their_channels_are_revoked() {
+    let server = Server::start(3, &[]);
+    let mut admin = server.raw();
+    let setuser = |admin: &mut Raw, rules: &[&str]| {
+        let mut cmd = vec!["ACL", "SETUSER", "ps", "on", "nopass", "+@all"];
+        cmd.extend_from_slice(rules);
+        assert_eq!(admin.cmd(&cmd), ok());
+    };
+    setuser(&mut admin, &["resetchannels", "&foo:1", "&bar:*"]);
+    let mut subs = Vec::new();
+    for (name, cmd, arg) in [("ch", "SUBSCRIBE", "foo:1"), ("pat", "PSUBSCRIBE", "bar:*")] {
+        let mut raw = login(server.port, "ps", "x");
+        assert_eq!(raw.cmd(&["CLIENT", "SETNAME", name]), ok());
+        assert!(matches!(raw.cmd(&[cmd, arg]), Reply::Array(_)));
+        subs.push(raw);
+    }
+    // Keeping the literal permissions (or gaining all channels) pardons.
+    setuser(&mut admin, &["resetchannels", "&foo:1", "&bar:*", "&more"]);
+    setuser(&mut admin, &["allchannels"]);
+    let list = admin.cmd(&["CLIENT", "LIST"]).text();
+    assert!(
+        list.contains("name=ch") && list.contains("name=pat"),
+        "{list}"
+    );
+    // Losing the pattern closes the pattern subscriber before the reply.
+    setuser(&mut admin, &["resetchannels", "&foo:1"]);
+    let list = admin.cmd(&["CLIENT", "LIST"]).text();
+    assert!(
+        list.contains("name=ch") && !list.contains("name=pat"),
+        "{list}"
+    );
+    setuser(&mut admin, &["resetchannels"]);
+    assert!(!admin.cmd(&["CLIENT", "LIST"]).text().contains("name=ch"));
+    assert!(subs.iter_mut().all(|s| s.closed()));
+    // A client deleting its own user gets the reply, then is closed.
+    let mut me = login(server.port, "ps", "x");
+    assert_eq!(me.cmd(&["ACL", "DELUSER", "ps"]), int(1));
+    assert!(me.closed());
+}

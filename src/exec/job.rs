@@ -54,6 +54,11 @@ pub enum ClientsOp {
     /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
     /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
     Unblock { id: u64, error: bool },
+    /// An ACL change to `user` (every user: None): close its clients if
+    /// the user is gone, and its subscribers whose channels it no longer
+    /// allows (as Redis 7 does); answers how many closed. `asker` gets
+    /// its reply first.
+    AclChanged { user: Option<String>, asker: u64 },
 }
 
 /// Redis's client types (CLIENT LIST TYPE): a client subscribed to

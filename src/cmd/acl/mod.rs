@@ -24,7 +24,7 @@ use super::{CommandSpec, Session, ShardData};
 use crate::acl::log::Entry;
 use crate::acl::{Acl, Denial, User};
 use crate::cmd::meta::{AclCategories, CommandFlags};
-use crate::exec::Action;
+use crate::exec::{Action, ClientsOp, Job, Op};
 use crate::resp::{Frame, Protocol};
 
 /// What the gate decided against a command.
@@ -250,23 +250,36 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
     let sub = String::from_utf8_lossy(&argv[1]).to_ascii_lowercase();
     let n = argv.len();
     let acl = &shard.shared.acl;
-    let reply = match sub.as_str() {
-        "setuser" if n >= 3 => setuser(shard, &argv[2], &argv[3..]),
-        "getuser" if n == 3 => match std::str::from_utf8(&argv[2]).ok().and_then(|u| acl.get(u)) {
-            Some(user) => getuser(&user),
-            None => Frame::Null,
-        },
+    let changed = |user: Option<String>, reply: Frame| {
+        if reply.is_error() {
+            return reply.into();
+        }
+        after_change(shard, session, user, reply)
+    };
+    match sub.as_str() {
+        "setuser" if n >= 3 => {
+            let reply = setuser(shard, &argv[2], &argv[3..]);
+            return changed(Some(String::from_utf8_lossy(&argv[2]).into_owned()), reply);
+        }
         "deluser" if n >= 3 => {
             let names: Vec<String> = argv[2..]
                 .iter()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
             if names.iter().any(|u| u == "default") {
-                err::frame("ERR The 'default' user cannot be removed")
-            } else {
-                Frame::Integer(acl.delete(&names) as i64)
+                return err::frame("ERR The 'default' user cannot be removed").into();
             }
+            let reply = Frame::Integer(acl.delete(&names) as i64);
+            return changed(None, reply);
         }
+        "load" if n == 2 => return changed(None, file::load(shard)),
+        _ => {}
+    }
+    let reply = match sub.as_str() {
+        "getuser" if n == 3 => match std::str::from_utf8(&argv[2]).ok().and_then(|u| acl.get(u)) {
+            Some(user) => getuser(&user),
+            None => Frame::Null,
+        },
         "list" if n == 2 => Frame::Array(
             acl.all()
                 .iter()
@@ -291,13 +304,46 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
         "dryrun" if n >= 4 => dryrun(acl, &argv[2], &argv[3..]),
         "log" if n <= 3 => log(shard, argv.get(2)),
         "save" if n == 2 => file::save(shard),
-        "load" if n == 2 => file::load(shard),
         "help" if n == 2 => help_reply(ACL_HELP),
         "setuser" | "getuser" | "deluser" | "list" | "users" | "whoami" | "cat" | "genpass"
         | "dryrun" | "log" | "save" | "load" | "help" => err::wrong_arity(&format!("acl|{sub}")),
         _ => err::unknown_subcommand(&argv[1], "acl"),
     };
     reply.into()
+}
+
+/// Answers `reply` once every shard has closed the clients the change
+/// to `user` (every user: None) leaves without a user or without the
+/// channels they subscribe to.
+fn after_change(
+    shard: &ShardData,
+    session: &Session,
+    user: Option<String>,
+    reply: Frame,
+) -> Action {
+    let asker = session.id;
+    let ops = (0..shard.shared.nshards)
+        .map(|s| {
+            let user = user.clone();
+            (s, Op::Clients(ClientsOp::AclChanged { user, asker }))
+        })
+        .collect();
+    Action::Job(Job::new(ops, move |_| Action::Reply(reply)))
+}
+
+/// Whether a client of `user` (None: deleted) keeps its connection: its
+/// user exists and allows every channel and pattern it subscribes to.
+pub fn may_stay(user: Option<&User>, session: &Session) -> bool {
+    let Some(user) = user else {
+        return false;
+    };
+    let allowed = |name: &[u8], is_pattern: bool| {
+        std::iter::once(&user.root)
+            .chain(&user.selectors)
+            .any(|sel| sel.channel_allowed(name, is_pattern))
+    };
+    session.channels.iter().all(|c| allowed(c, false))
+        && session.patterns.iter().all(|p| allowed(p, true))
 }
 
 /// Applies `rules` to a copy of the user (a new one if none), all or nothing.

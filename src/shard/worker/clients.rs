@@ -191,6 +191,28 @@ impl Worker {
                 Out::Count(count)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
+            ClientsOp::AclChanged { user, asker } => {
+                let acl = &self.data.shared.acl;
+                let victims: Vec<usize> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| {
+                        let name = &c.session.auth.user.name;
+                        user.as_ref().is_none_or(|u| u == name)
+                            && !cmd::acl::may_stay(acl.get(name).as_deref(), &c.session)
+                    })
+                    .map(|(t, _)| t)
+                    .collect();
+                let count = victims.len() as i64;
+                for token in victims {
+                    if self.conns[token].session.id == asker {
+                        self.conns[token].closing = true;
+                    } else {
+                        self.close(token);
+                    }
+                }
+                Out::Count(count)
+            }
         }
     }
 }
