@@ -85,7 +85,7 @@ pub mod util;
 
 /// Starts the shards described by `config` and blocks until they stop.
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
-    let addr = format!("{}:{}", config.bind(), config.port());
+    let addr = format!("{} port {}", config.bind(), config.port());
     let shards = config.shards();
     let (_shared, handles) = shard::start(config)?;
     log::info!(

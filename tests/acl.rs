@@ -541,3 +541,165 @@ fn subscribers_are_closed_when_their_channels_are_revoked() {
     assert_eq!(me.cmd(&["ACL", "DELUSER", "ps"]), int(1));
     assert!(me.closed());
 }
+
+/// A network namespace joined to this one by a veth pair, deleted when
+/// dropped: a client in it reaches ember from a non-loopback address.
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    /// None (with the reason) unless running as root with `ip` at hand.
+    fn create(host_ip: &str, ns_ip: &str) -> Result<Netns, String> {
+        let uid = Command::new("id")
+            .arg("-u")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            return Err("not running as root".into());
+        }
+        let tag = std::process::id() % 100_000;
+        let ns = Netns {
+            name: format!("ember-pm-{tag}"),
+        };
+        let (host_if, ns_if) = (format!("epm{tag}a"), format!("epm{tag}b"));
+        let steps: Vec<Vec<String>> = vec![
+            vec!["netns".into(), "add".into(), ns.name.clone()],
+            vec![
+                "link".into(),
+                "add".into(),
+                host_if.clone(),
+                "type".into(),
+                "veth".into(),
+                "peer".into(),
+                "name".into(),
+                ns_if.clone(),
+            ],
+            vec![
+                "link".into(),
+                "set".into(),
+                ns_if.clone(),
+                "netns".into(),
+                ns.name.clone(),
+            ],
+            vec![
+                "addr".into(),
+                "add".into(),
+                format!("{host_ip}/30"),
+                "dev".into(),
+                host_if.clone(),
+            ],
+            vec!["link".into(), "set".into(), host_if, "up".into()],
+            vec![
+                "-n".into(),
+                ns.name.clone(),
+                "addr".into(),
+                "add".into(),
+                format!("{ns_ip}/30"),
+                "dev".into(),
+                ns_if.clone(),
+            ],
+            vec![
+                "-n".into(),
+                ns.name.clone(),
+                "link".into(),
+                "set".into(),
+                ns_if,
+                "up".into(),
+            ],
+            vec![
+                "-n".into(),
+                ns.name.clone(),
+                "link".into(),
+                "set".into(),
+                "lo".into(),
+                "up".into(),
+            ],
+        ];
+        for step in steps {
+            let out = Command::new("ip")
+                .args(&step)
+                .output()
+                .map_err(|e| format!("ip: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "ip {step:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+        Ok(ns)
+    }
+
+    /// Sends PING from inside the namespace; what came back (first line).
+    fn ping(&self, ip: &str, port: u16) -> String {
+        let script =
+            format!("exec 3<>/dev/tcp/{ip}/{port} && printf 'PING\\r\\n' >&3 && head -n 1 <&3");
+        let out = Command::new("ip")
+            .args([
+                "netns", "exec", &self.name, "timeout", "5", "bash", "-c", &script,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting the namespace deletes the veth pair with it.
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+#[test]
+fn protected_mode_refuses_clients_not_on_loopback() {
+    let (host_ip, ns_ip) = ("10.213.77.1", "10.213.77.2");
+    let ns = match Netns::create(host_ip, ns_ip) {
+        Ok(ns) => ns,
+        Err(why) => {
+            eprintln!("protected_mode_refuses_clients_not_on_loopback skipped: {why}");
+            return;
+        }
+    };
+    let bind = format!("127.0.0.1 {host_ip} -::1");
+    let server = Server::start(2, &["--bind", &bind]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "bind"]),
+        Reply::Array(vec![Reply::bulk("bind"), Reply::bulk(&bind)])
+    );
+    let reply = ns.ping(host_ip, server.port);
+    assert!(
+        reply.starts_with(
+            "-DENIED Redis is running in protected mode because protected mode is enabled"
+        ),
+        "{reply:?}"
+    );
+    // A password for the default user lifts it (the client must log in).
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "requirepass", "pw"]), ok());
+    assert_eq!(
+        ns.ping(host_ip, server.port),
+        "-NOAUTH Authentication required.\r\n"
+    );
+    // So does turning protected mode off.
+    assert_eq!(admin.cmd(&["AUTH", "pw"]), ok());
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "requirepass", "", "protected-mode", "no"]),
+        ok()
+    );
+    assert_eq!(ns.ping(host_ip, server.port), "+PONG\r\n");
+    // Loopback clients were never refused.
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "protected-mode", "yes"]), ok());
+    assert_eq!(server.raw().cmd(&["PING"]), Reply::Simple("PONG".into()));
+}
+
+#[test]
+fn bind_takes_several_addresses_and_optional_ones() {
+    let server = Server::start(2, &["--bind", "127.0.0.1 -203.0.113.254 -::1"]);
+    assert_eq!(server.raw().cmd(&["PING"]), Reply::Simple("PONG".into()));
+    let (status, stderr) = common::run_with_bad_config("bind 127.0.0.1 203.0.113.254\n");
+    assert!(!status.success(), "{stderr}");
+}

@@ -266,6 +266,17 @@ impl Live {
             .map_or_else(|_| String::new(), |b| b.clone())
     }
 
+    /// `bind`'s addresses, each with whether it is optional (`-`).
+    pub fn bind_addrs(&self) -> Vec<(String, bool)> {
+        self.bind()
+            .split_whitespace()
+            .map(|w| match w.strip_prefix('-') {
+                Some(addr) => (addr.to_string(), true),
+                None => (w.to_string(), false),
+            })
+            .collect()
+    }
+
     /// Shard threads (`shards`).
     pub fn shards(&self) -> usize {
         self.v.shards.load(Relaxed) as usize

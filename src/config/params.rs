@@ -80,12 +80,20 @@ fn available_cores() -> u64 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
 }
 
-/// `bind`: the first address given (ember listens on one).
+/// `bind`: one or more addresses (a `-` prefix makes one optional), as
+/// Redis takes them; the shipped redis.conf's loopback default.
 static BIND: super::kind::Custom = super::kind::Custom {
-    default: "127.0.0.1",
+    default: "127.0.0.1 -::1",
     parse: |_, text| {
-        let first = text.split_whitespace().next().unwrap_or("127.0.0.1");
-        Ok(Value::Text(first.to_string()))
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() {
+            return Err("Invalid argument".into());
+        }
+        // Redis's CONFIG_BINDADDR_MAX.
+        if words.len() > 16 {
+            return Err("Too many bind addresses specified.".into());
+        }
+        Ok(Value::Text(words.join(" ")))
     },
     read: |live| Value::Text(live.bind()),
     store: |live, value| {
@@ -156,7 +164,7 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "bind", aliases: &[], set: Set::StartUp, apply: None,
         kind: Kind::Custom(&BIND),
-        doc: "listen address (the first one given)",
+        doc: "listen addresses (`-` before one: optional; `*` every IPv4, `::*` every IPv6 address)",
     },
     Param {
         name: "shards", aliases: &[], set: Set::StartUp, apply: None,
@@ -445,7 +453,7 @@ mod tests {
         let get = |name: &str| find_param(name.as_bytes()).unwrap().show(&live);
         for (name, want) in [
             ("port", "6379"),
-            ("bind", "127.0.0.1"),
+            ("bind", "127.0.0.1 -::1"),
             ("databases", "16"),
             ("hz", "10"),
             ("maxclients", "10000"),

@@ -37,7 +37,8 @@ pub enum StartError {
 /// core i (mod the number of cores) when the platform allows it.
 pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
     let n = config.shards();
-    let addr = format!("{}:{}", config.bind(), config.port());
+    let addr = format!("{} port {}", config.bind(), config.port());
+    let (bind, port) = (config.bind_addrs(), config.port());
     let shared = Arc::new(Shared::new(config));
     crate::cmd::acl::file::load_at_startup(&shared.acl, &shared.config).map_err(StartError::Acl)?;
     let mut polls = Vec::with_capacity(n);
@@ -53,10 +54,11 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     }
     let _ = shared.peers.set(peers);
     // Bind every listener before any thread runs, so a port in use fails start-up.
-    let listeners = crate::net::listen(&addr, n).map_err(|source| StartError::Listen {
-        addr: addr.clone(),
-        source,
-    })?;
+    let listeners =
+        crate::net::listen_all(&bind, port, n).map_err(|source| StartError::Listen {
+            addr: addr.clone(),
+            source,
+        })?;
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();

@@ -34,9 +34,13 @@ impl Worker {
         }
     }
 
-    pub(super) fn accept(&mut self) {
+    /// Accepts what listener `which` has waiting.
+    pub(super) fn accept(&mut self, which: usize) {
         loop {
-            match self.listener.accept() {
+            let Some(listener) = self.listeners.get(which) else {
+                return;
+            };
+            match listener.accept() {
                 Ok((mut stream, addr)) => {
                     let shared = &self.data.shared;
                     let counters = &shared.counters;
@@ -47,6 +51,12 @@ impl Worker {
                         counters.rejected_connections.fetch_add(1, Relaxed);
                         use std::io::Write;
                         let _ = stream.write(b"-ERR max number of clients reached\r\n");
+                        continue;
+                    }
+                    if protected_refusal(shared, &addr) {
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        use std::io::Write;
+                        let _ = stream.write(PROTECTED_MODE_DENIED.as_bytes());
                         continue;
                     }
                     crate::net::tune_accepted(&stream, shared.config.tcp_keepalive_s());
@@ -215,6 +225,20 @@ impl Worker {
             }
         }
     }
+}
+
+/// What a client not on loopback gets in protected mode (7.0.15's text,
+/// its typo included).
+const PROTECTED_MODE_DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+/// Redis 7.0's protected mode: while it is on and the default user has no
+/// password, only loopback clients (127.0.0.1, ::1) are served.
+fn protected_refusal(shared: &crate::exec::Shared, peer: &std::net::SocketAddr) -> bool {
+    let loopback = match peer.ip() {
+        std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
+    };
+    !loopback && shared.config.protected_mode() && shared.acl.default_user().nopass
 }
 
 /// The `client-output-buffer-limit` class of a client (no replicas yet).
