@@ -703,3 +703,46 @@ fn bind_takes_several_addresses_and_optional_ones() {
     let (status, stderr) = common::run_with_bad_config("bind 127.0.0.1 203.0.113.254\n");
     assert!(!status.success(), "{stderr}");
 }
+
+/// Permissions are checked again at EXEC, as Redis does: a command the
+/// user lost since it was queued gets an error in its place, the others run.
+#[test]
+fn exec_checks_permissions_again_as_redis() {
+    let Some(redis) = Redis::or_skip("exec_checks_permissions_again_as_redis") else {
+        return;
+    };
+    let server = Server::start(3, &[]);
+    for port in [server.port, redis.port] {
+        let mut admin = Raw::connect(port);
+        assert_eq!(
+            admin.cmd(&["ACL", "SETUSER", "t", "on", "nopass", "+@all", "~*"]),
+            ok()
+        );
+        let mut t = login(port, "t", "x");
+        assert_eq!(t.cmd(&["MULTI"]), ok());
+        for cmd in [
+            &["SET", "k1", "a"][..],
+            &["GET", "k1"],
+            &["SET", "k2", "b"],
+            &["INCR", "n"],
+        ] {
+            assert_eq!(t.cmd(cmd), Reply::Simple("QUEUED".into()));
+        }
+        assert_eq!(
+            admin.cmd(&["ACL", "SETUSER", "t", "-set", "resetkeys", "~k*"]),
+            ok()
+        );
+        let changed = |why: &str| {
+            err(&format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {why}"))
+        };
+        let cmd = changed("no permission to execute the command or subcommand");
+        let key = changed("no permission to touch the specified keys");
+        assert_eq!(
+            t.cmd(&["EXEC"]),
+            Reply::Array(vec![cmd.clone(), Reply::Nil, cmd, key]),
+            "port {port}"
+        );
+        let log = admin.cmd(&["ACL", "LOG", "1"]).items()[0].items();
+        assert_eq!(log[5], Reply::bulk("multi"));
+    }
+}

@@ -103,6 +103,45 @@ pub fn gate(
     }
 }
 
+/// EXEC's second look (Redis's): the queued commands the user may no
+/// longer run are taken out of `queued`, each with its place and error.
+pub fn exec_refusals(
+    shard: &ShardData,
+    session: &Session,
+    queued: &mut Vec<Vec<Bytes>>,
+) -> Vec<(usize, Frame)> {
+    if session.auth.free {
+        return Vec::new();
+    }
+    let mut refused = Vec::new();
+    let mut at = 0;
+    queued.retain(|argv| {
+        let place = at;
+        at += 1;
+        let Some(spec) = super::lookup(&argv[0]) else {
+            return true;
+        };
+        match check::check(&session.auth.user, spec, argv) {
+            Ok(()) => true,
+            Err(refusal) => {
+                let object = refusal.object(spec, argv);
+                let username = session.auth.user.name.clone();
+                log_denial(shard, session, refusal.why, "multi", object, username);
+                let reason = match refusal.why {
+                    Denial::Key => "no permission to touch the specified keys",
+                    Denial::Channel => {
+                        "no permission to access one of the channels used as arguments"
+                    }
+                    _ => "no permission to execute the command or subcommand",
+                };
+                refused.push((place, Frame::Error(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"))));
+                false
+            }
+        }
+    });
+    refused
+}
+
 /// Counts a refusal in INFO and the ACL log.
 fn log_denial(
     shard: &ShardData,
