@@ -87,7 +87,18 @@ pub mod util;
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
     let addr = format!("{} port {}", config.bind(), config.port());
     let shards = config.shards();
+    let port = config.port();
     let (_shared, handles) = shard::start(config)?;
+    // Redis's start-up lines on stdout (where Redis logs with `logfile ""`),
+    // which tools that start a server wait for, Redis's test suite among them.
+    let pid = std::process::id();
+    println!(
+        "{pid}:M * ember {} (Redis 7.0.15 compatible) Port: {port} PID: {pid}",
+        env!("CARGO_PKG_VERSION")
+    );
+    println!("{pid}:M * Ready to accept connections");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
     log::info!(
         "ember {} ready to accept connections on {addr} with {shards} shard(s)",
         env!("CARGO_PKG_VERSION")

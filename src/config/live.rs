@@ -62,6 +62,8 @@ pub(super) struct Slots {
     pub acllog_max_len: AtomicU64,
     pub acl_pubsub_default: AtomicU8,
     pub protected_mode: AtomicBool,
+    /// Parameters kept only to be shown ([`super::params`]'s `kept!`).
+    pub kept: RwLock<std::collections::HashMap<&'static str, String>>,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -206,6 +208,17 @@ impl Live {
             if let Some(apply) = param.apply {
                 apply(self);
             }
+        }
+    }
+
+    /// The text of a parameter kept only to be shown, if set.
+    pub(super) fn kept(&self, name: &str) -> Option<String> {
+        self.v.kept.read().ok()?.get(name).cloned()
+    }
+
+    pub(super) fn set_kept(&self, name: &'static str, text: String) {
+        if let Ok(mut kept) = self.v.kept.write() {
+            kept.insert(name, text);
         }
     }
 

@@ -128,6 +128,115 @@ macro_rules! text_param {
 text_param!(REQUIREPASS, requirepass);
 text_param!(ACLFILE, aclfile);
 
+/// A parameter ember accepts (with Redis's check of its type) and shows
+/// as it was set, but does nothing with: the ones in the config files of
+/// Redis's own test suite and of tools (`always-show-logo`, `pidfile`, ...).
+macro_rules! kept {
+    ($name:ident, $param:literal, $default:literal, $check:expr) => {
+        static $name: super::kind::Custom = super::kind::Custom {
+            default: $default,
+            parse: |_, text| {
+                let check: fn(&str) -> Result<(), String> = $check;
+                check(text).map(|()| Value::Text(text.to_string()))
+            },
+            read: |live| Value::Text(live.kept($param).unwrap_or_else(|| $default.to_string())),
+            store: |live, value| {
+                if let Value::Text(text) = value {
+                    live.set_kept($param, text);
+                }
+            },
+        };
+    };
+}
+
+fn any_text(_: &str) -> Result<(), String> {
+    Ok(())
+}
+
+fn yes_no(text: &str) -> Result<(), String> {
+    parse_bool(text).map(|_| ())
+}
+
+fn a_number(text: &str) -> Result<(), String> {
+    text.parse::<i64>()
+        .map(|_| ())
+        .map_err(|_| "argument couldn't be parsed into an integer".into())
+}
+
+kept!(ALWAYS_SHOW_LOGO, "always-show-logo", "no", yes_no);
+kept!(PIDFILE, "pidfile", "", any_text);
+kept!(LOGFILE, "logfile", "", any_text);
+kept!(UNIXSOCKET, "unixsocket", "", any_text);
+kept!(UNIXSOCKETPERM, "unixsocketperm", "0", a_number);
+kept!(
+    REPL_DISKLESS_SYNC_DELAY,
+    "repl-diskless-sync-delay",
+    "5",
+    a_number
+);
+kept!(RDBCOMPRESSION, "rdbcompression", "yes", yes_no);
+kept!(DBFILENAME, "dbfilename", "dump.rdb", any_text);
+kept!(
+    REPLICA_SERVE_STALE_DATA,
+    "replica-serve-stale-data",
+    "yes",
+    yes_no
+);
+kept!(APPENDFSYNC, "appendfsync", "everysec", |v| one_of(
+    v,
+    &["always", "everysec", "no"]
+)
+.map(|_| ()));
+kept!(
+    NO_APPENDFSYNC_ON_REWRITE,
+    "no-appendfsync-on-rewrite",
+    "no",
+    yes_no
+);
+kept!(ACTIVEREHASHING, "activerehashing", "yes", yes_no);
+kept!(
+    ENABLE_PROTECTED_CONFIGS,
+    "enable-protected-configs",
+    "no",
+    |v| one_of(v, &["no", "yes", "local"]).map(|_| ())
+);
+kept!(ENABLE_MODULE_COMMAND, "enable-module-command", "no", |v| {
+    one_of(v, &["no", "yes", "local"]).map(|_| ())
+});
+kept!(
+    PROPAGATION_ERROR_BEHAVIOR,
+    "propagation-error-behavior",
+    "ignore",
+    |v| one_of(v, &["ignore", "panic", "panic-on-replicas"]).map(|_| ())
+);
+
+/// `dir`: the working directory, as Redis changes into it (relative
+/// paths such as `aclfile` are read from there).
+static DIR: super::kind::Custom = super::kind::Custom {
+    default: ".",
+    parse: |_, text| {
+        if std::path::Path::new(text).is_dir() {
+            Ok(Value::Text(text.to_string()))
+        } else {
+            Err("No such file or directory".into())
+        }
+    },
+    read: |_| {
+        Value::Text(
+            std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        )
+    },
+    store: |_, value| {
+        if let Value::Text(dir) = value {
+            if let Err(e) = std::env::set_current_dir(&dir) {
+                log::warn!("cannot change into dir {dir}: {e}");
+            }
+        }
+    },
+};
+
 /// `save` rules as Redis checks them before taking them: `""` (none), or
 /// pairs of seconds (at least 1) and changes (at least 0). ember takes no
 /// snapshots yet, so valid rules change nothing.
@@ -394,6 +503,23 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Enum { default: "resetchannels", options: ACL_PUBSUB, slot: |l| &l.v.acl_pubsub_default },
         doc: "channels a new user may use: allchannels or resetchannels",
     },
+    // Accepted and shown, for the config files of Redis's test suite.
+    Param { name: "always-show-logo", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&ALWAYS_SHOW_LOGO), doc: "accepted and shown" },
+    Param { name: "pidfile", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&PIDFILE), doc: "accepted and shown: ember writes no pid file" },
+    Param { name: "logfile", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&LOGFILE), doc: "accepted and shown: ember logs to stderr" },
+    Param { name: "repl-diskless-sync-delay", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&REPL_DISKLESS_SYNC_DELAY), doc: "accepted and shown (no replication yet)" },
+    Param { name: "rdbcompression", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&RDBCOMPRESSION), doc: "accepted and shown (no snapshots yet)" },
+    Param { name: "dbfilename", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&DBFILENAME), doc: "accepted and shown (no snapshots yet)" },
+    Param { name: "dir", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&DIR), doc: "working directory (relative paths such as aclfile are read from it)" },
+    Param { name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None, kind: Kind::Custom(&REPLICA_SERVE_STALE_DATA), doc: "accepted and shown (no replication yet)" },
+    Param { name: "appendfsync", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&APPENDFSYNC), doc: "accepted and shown (no AOF yet)" },
+    Param { name: "no-appendfsync-on-rewrite", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&NO_APPENDFSYNC_ON_REWRITE), doc: "accepted and shown (no AOF yet)" },
+    Param { name: "activerehashing", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&ACTIVEREHASHING), doc: "accepted and shown (ember's tables resize a step at a time anyway)" },
+    Param { name: "enable-protected-configs", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&ENABLE_PROTECTED_CONFIGS), doc: "accepted and shown" },
+    Param { name: "enable-module-command", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&ENABLE_MODULE_COMMAND), doc: "accepted and shown (no modules)" },
+    Param { name: "unixsocket", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&UNIXSOCKET), doc: "accepted and shown: ember listens on TCP only" },
+    Param { name: "unixsocketperm", aliases: &[], set: Set::Immutable, apply: None, kind: Kind::Custom(&UNIXSOCKETPERM), doc: "accepted and shown: ember listens on TCP only" },
+    Param { name: "propagation-error-behavior", aliases: &[], set: Set::Yes, apply: None, kind: Kind::Custom(&PROPAGATION_ERROR_BEHAVIOR), doc: "accepted and shown" },
     Param {
         name: "protected-mode", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: true, slot: |l| &l.v.protected_mode },
@@ -439,6 +565,10 @@ mod tests {
                     assert!(options.contains(default), "{}", p.name)
                 }
                 _ => {}
+            }
+            // `dir` reads back as the directory it names, not as written.
+            if p.name == "dir" {
+                continue;
             }
             // The default, written as a config file would, parses back to it.
             let text = p.kind.default_text();
