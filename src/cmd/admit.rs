@@ -22,6 +22,8 @@ const SUBSCRIBER_COMMANDS: &[&str] = &[
     "unsubscribe",
     "psubscribe",
     "punsubscribe",
+    "ssubscribe",
+    "sunsubscribe",
     "ping",
     "quit",
     "reset",

@@ -45,7 +45,7 @@ pub fn auth(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         }
         (&b"default"[..], &argv[1])
     };
-    match super::acl::login(shard, session, user, password, "auth") {
+    match super::acl::login(shard, session, user, password, &argv[0]) {
         Ok(()) => Frame::OK.into(),
         Err(e) => e.into(),
     }
@@ -69,6 +69,7 @@ pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Actio
     let unwatch = super::transaction::unwatch_ops(session, shard.shared.nshards);
     session.channels.clear();
     session.patterns.clear();
+    session.shard_channels.clear();
     session.db = 0;
     session.proto = Protocol::Resp2;
     session.name = None;
@@ -138,7 +139,7 @@ pub fn hello(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     // As Redis, the credentials are checked once every option parsed.
     match auth {
         Some((user, password)) => {
-            if let Err(e) = super::acl::login(shard, session, user, password, "hello") {
+            if let Err(e) = super::acl::login(shard, session, user, password, &argv[0]) {
                 return e.into();
             }
         }

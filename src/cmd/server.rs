@@ -235,3 +235,9 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
     }
 }
+
+/// READONLY and READWRITE: cluster commands, refused as by a Redis
+/// without cluster support.
+pub fn cluster_disabled(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    err::frame("ERR This instance has cluster support disabled").into()
+}

@@ -41,6 +41,8 @@ pub struct Session {
     /// Keys under WATCH, with their database.
     pub watched: Vec<(usize, Bytes)>,
     pub patterns: IndexSet<Bytes>,
+    /// Shard channels (SSUBSCRIBE), in the order subscribed.
+    pub shard_channels: IndexSet<Bytes>,
     /// Who this connection is, for ACL.
     pub auth: Auth,
 }
@@ -93,6 +95,7 @@ impl Session {
             exec: None,
             watched: Vec::new(),
             patterns: IndexSet::new(),
+            shard_channels: IndexSet::new(),
             auth: Auth::default(),
         }
     }
@@ -106,7 +109,7 @@ impl Session {
     }
 
     pub fn subscriptions(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
     }
 
     /// RESP2 subscriber mode: only (un)subscribe, PING, QUIT and RESET allowed.

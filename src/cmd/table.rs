@@ -450,6 +450,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("psubscribe", pubsub::psubscribe),
     conn("punsubscribe", pubsub::punsubscribe),
     conn("publish", pubsub::publish),
+    conn("ssubscribe", pubsub::ssubscribe),
+    conn("sunsubscribe", pubsub::sunsubscribe),
+    conn("spublish", pubsub::spublish),
     conn("pubsub", pubsub::pubsub).with_subcommands(&["channels", "help", "numpat", "numsub"]),
     // Transactions
     conn("multi", transaction::multi),
@@ -466,6 +469,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
     conn("shutdown", server::shutdown),
     conn("lastsave", server::lastsave),
+    conn("readonly", server::cluster_disabled),
+    conn("readwrite", server::cluster_disabled),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

@@ -58,7 +58,13 @@ pub enum ClientsOp {
     /// the user is gone, and its subscribers whose channels it no longer
     /// allows (as Redis 7 does); answers how many closed. `asker` gets
     /// its reply first.
-    AclChanged { user: Option<String>, asker: u64 },
+    /// `reloaded` (ACL LOAD): every user but `default` was made anew, and
+    /// their clients are closed, as Redis frees the old users.
+    AclChanged {
+        user: Option<String>,
+        reloaded: bool,
+        asker: u64,
+    },
 }
 
 /// Redis's client types (CLIENT LIST TYPE): a client subscribed to

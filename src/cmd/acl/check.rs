@@ -74,8 +74,8 @@ pub fn full_name(spec: &CommandSpec, argv: &[Bytes]) -> String {
 /// that publish or subscribe (unsubscribing is always allowed).
 fn channels(spec: &CommandSpec, argv: &[Bytes]) -> Vec<(usize, bool)> {
     match spec.name {
-        "publish" => vec![(1, false)],
-        "subscribe" => (1..argv.len()).map(|p| (p, false)).collect(),
+        "publish" | "spublish" => vec![(1, false)],
+        "subscribe" | "ssubscribe" => (1..argv.len()).map(|p| (p, false)).collect(),
         "psubscribe" => (1..argv.len()).map(|p| (p, true)).collect(),
         _ => Vec::new(),
     }

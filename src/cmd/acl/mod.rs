@@ -195,7 +195,7 @@ pub fn login(
     session: &mut Session,
     name: &[u8],
     password: &[u8],
-    command: &str,
+    command: &[u8],
 ) -> Result<(), Frame> {
     let acl = &shard.shared.acl;
     match acl.authenticate(name, password) {
@@ -218,7 +218,8 @@ pub fn login(
                 session,
                 Denial::Auth,
                 context,
-                command.into(),
+                // The log names the command as the client spelled it.
+                String::from_utf8_lossy(command).into_owned(),
                 username,
             );
             Err(err::frame(WRONGPASS))
@@ -293,7 +294,7 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
         if reply.is_error() {
             return reply.into();
         }
-        after_change(shard, session, user, reply)
+        after_change(shard, session, user, false, reply)
     };
     match sub.as_str() {
         "setuser" if n >= 3 => {
@@ -311,10 +312,21 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
             let reply = Frame::Integer(acl.delete(&names) as i64);
             return changed(None, reply);
         }
-        "load" if n == 2 => return changed(None, file::load(shard)),
+        "load" if n == 2 => {
+            let reply = file::load(shard);
+            if reply.is_error() {
+                return reply.into();
+            }
+            return after_change(shard, session, None, true, reply);
+        }
         _ => {}
     }
     let reply = match sub.as_str() {
+        // Redis's handler takes at most one argument of these.
+        "cat" | "genpass" | "log" if n > 3 => Frame::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+            String::from_utf8_lossy(&argv[1])
+        )),
         "getuser" if n == 3 => match std::str::from_utf8(&argv[2]).ok().and_then(|u| acl.get(u)) {
             Some(user) => getuser(&user),
             None => Frame::Null,
@@ -353,18 +365,27 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
 
 /// Answers `reply` once every shard has closed the clients the change
 /// to `user` (every user: None) leaves without a user or without the
-/// channels they subscribe to.
+/// channels they subscribe to (`reloaded`: every client not of
+/// `default`, ACL LOAD having made the users anew).
 fn after_change(
     shard: &ShardData,
     session: &Session,
     user: Option<String>,
+    reloaded: bool,
     reply: Frame,
 ) -> Action {
     let asker = session.id;
     let ops = (0..shard.shared.nshards)
         .map(|s| {
             let user = user.clone();
-            (s, Op::Clients(ClientsOp::AclChanged { user, asker }))
+            (
+                s,
+                Op::Clients(ClientsOp::AclChanged {
+                    user,
+                    reloaded,
+                    asker,
+                }),
+            )
         })
         .collect();
     Action::Job(Job::new(ops, move |_| Action::Reply(reply)))
@@ -382,6 +403,7 @@ pub fn may_stay(user: Option<&User>, session: &Session) -> bool {
             .any(|sel| sel.channel_allowed(name, is_pattern))
     };
     session.channels.iter().all(|c| allowed(c, false))
+        && session.shard_channels.iter().all(|c| allowed(c, false))
         && session.patterns.iter().all(|p| allowed(p, true))
 }
 

@@ -25,6 +25,7 @@ pub enum RuleError {
     ChannelAfterAll,
     NoSuchPassword,
     BadHash,
+    SubcommandFirstArg,
 }
 
 impl RuleError {
@@ -36,6 +37,7 @@ impl RuleError {
             RuleError::ChannelAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
             RuleError::NoSuchPassword => "The password you are trying to remove from the user does not exist",
             RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+            RuleError::SubcommandFirstArg => "Allowing first-arg of a subcommand is not supported",
         }
     }
 }
@@ -131,44 +133,58 @@ fn apply_command_bits(sel: &mut Selector, rule: &str) -> Result<String, RuleErro
         set_category(sel, bit, allow);
         return Ok(format!("@{}", cat.to_ascii_lowercase()));
     }
-    match body.split_once('|') {
-        None => {
-            let row = lookup(body.as_bytes()).ok_or(RuleError::UnknownCommand)?;
-            set_command(sel, row, allow);
-            Ok(row.name.to_string())
+    // `-` takes a command or a subcommand; `+` also a first argument.
+    let lookup_full = |name: &str| -> Option<(&'static CommandSpec, Option<usize>)> {
+        match name.split_once('|') {
+            None => lookup(name.as_bytes()).map(|row| (row, None)),
+            Some((cmd, sub)) => {
+                let row = lookup(cmd.as_bytes()).filter(|r| r.container)?;
+                Some((row, Some(sub_index(row, sub.as_bytes())?)))
+            }
         }
-        Some((cmd, sub)) => {
-            let row = lookup(cmd.as_bytes()).ok_or(RuleError::UnknownCommand)?;
-            if row.container {
-                let i = sub_index(row, sub.as_bytes()).ok_or(RuleError::UnknownCommand)?;
-                let id = sub_id(row, i);
-                sel.set_id(id, allow);
-                sel.first_args.retain(|(x, _)| *x != id);
-                return Ok(format!(
-                    "{}|{}",
-                    row.name,
-                    row.meta.subcommands[i].short_name()
-                ));
-            }
-            // A first argument of a plain command (`+select|0`): only
-            // allowing makes sense, and only a non-empty one.
-            if !allow || sub.is_empty() || sub.contains('|') {
-                return Err(RuleError::UnknownCommand);
-            }
-            let id = row.id();
-            if !sel.allows_id(id) {
-                match sel.first_args.iter_mut().find(|(x, _)| *x == id) {
-                    Some((_, args)) => {
-                        if !args.iter().any(|a| a.eq_ignore_ascii_case(sub)) {
-                            args.push(sub.to_string());
-                        }
-                    }
-                    None => sel.first_args.push((id, vec![sub.to_string()])),
+    };
+    let set_found = |sel: &mut Selector, found: (&'static CommandSpec, Option<usize>)| match found {
+        (row, None) => {
+            set_command(sel, row, allow);
+            row.name.to_string()
+        }
+        (row, Some(i)) => {
+            let id = sub_id(row, i);
+            sel.set_id(id, allow);
+            sel.first_args.retain(|(x, _)| *x != id);
+            row.meta.subcommands[i].name.to_string()
+        }
+    };
+    if !allow || !body.contains('|') {
+        let found = lookup_full(body).ok_or(RuleError::UnknownCommand)?;
+        return Ok(set_found(sel, found));
+    }
+    // As Redis: split at the last `|`; what is before names a command.
+    let (cmd, sub) = body.rsplit_once('|').ok_or(RuleError::Syntax)?;
+    let (row, parent_sub) = lookup_full(cmd).ok_or(RuleError::UnknownCommand)?;
+    if parent_sub.is_some() {
+        return Err(RuleError::SubcommandFirstArg);
+    }
+    if sub.is_empty() {
+        return Err(RuleError::Syntax);
+    }
+    if row.container {
+        let i = sub_index(row, sub.as_bytes()).ok_or(RuleError::UnknownCommand)?;
+        return Ok(set_found(sel, (row, Some(i))));
+    }
+    // A first argument of a plain command (`+select|0`).
+    let id = row.id();
+    if !sel.allows_id(id) {
+        match sel.first_args.iter_mut().find(|(x, _)| *x == id) {
+            Some((_, args)) => {
+                if !args.iter().any(|a| a.eq_ignore_ascii_case(sub)) {
+                    args.push(sub.to_string());
                 }
             }
-            Ok(format!("{}|{sub}", row.name))
+            None => sel.first_args.push((id, vec![sub.to_string()])),
         }
     }
+    Ok(format!("{}|{sub}", row.name))
 }
 
 /// Applies one selector rule (commands, keys, channels) to `sel`.
@@ -176,7 +192,9 @@ pub fn apply_selector_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleEr
     let text = std::str::from_utf8(rule).map_err(|_| RuleError::Syntax)?;
     let lower = text.to_ascii_lowercase();
     match lower.as_str() {
-        "allkeys" => {
+        // As Redis, `~*` and `&*` are the flags' other names, accepted
+        // even when the flag is already set.
+        "allkeys" | "~*" => {
             sel.all_keys = true;
             sel.keys.clear();
             return Ok(());
@@ -186,7 +204,7 @@ pub fn apply_selector_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleEr
             sel.keys.clear();
             return Ok(());
         }
-        "allchannels" => {
+        "allchannels" | "&*" => {
             sel.all_channels = true;
             sel.channels.clear();
             return Ok(());
@@ -560,10 +578,21 @@ mod tests {
         assert_eq!(user(&["+@nosuch"]).unwrap_err(), RuleError::UnknownCommand);
         assert_eq!(user(&["-select|0"]).unwrap_err(), RuleError::UnknownCommand);
         assert_eq!(user(&["%Q~x"]).unwrap_err(), RuleError::Syntax);
+        assert_eq!(
+            user(&["+config|get|port"]).unwrap_err(),
+            RuleError::SubcommandFirstArg
+        );
+        assert_eq!(user(&["+get|a|b"]).unwrap_err(), RuleError::UnknownCommand);
+        assert_eq!(user(&["+select|"]).unwrap_err(), RuleError::Syntax);
+        assert_eq!(
+            user(&["+config|nosuch"]).unwrap_err(),
+            RuleError::UnknownCommand
+        );
         assert_eq!(user(&["%RR~x"]).unwrap_err(), RuleError::Syntax);
         assert_eq!(user(&["%R~"]).unwrap_err(), RuleError::Syntax);
         assert!(user(&["%r~x"]).is_ok());
         assert_eq!(user(&["~*", "~x"]).unwrap_err(), RuleError::KeyAfterAll);
+        assert!(user(&["allkeys", "~*", "allchannels", "&*"]).is_ok());
         assert_eq!(user(&["&*", "&x"]).unwrap_err(), RuleError::ChannelAfterAll);
         assert_eq!(user(&["#abc"]).unwrap_err(), RuleError::BadHash);
         assert_eq!(user(&["<x"]).unwrap_err(), RuleError::NoSuchPassword);

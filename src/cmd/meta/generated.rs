@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 202] = [
+pub static META: [CommandMeta; 207] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1560,6 +1560,18 @@ pub static META: [CommandMeta; 202] = [
     cmd("publish", 3, "pubsub loading stale fast", "pubsub fast", (0, 0, 0))
         .docs("Post a message to a channel", "2.0.0", "pubsub", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).")
         .args(&[string("channel"), string("message")]),
+    cmd("ssubscribe", -2, "pubsub noscript loading stale", "pubsub slow", (1, -1, 1))
+        .key_specs(&[spec("not_key", index(1), range(-1, 1, 0))])
+        .docs("Listen for messages published to the given shard channels", "7.0.0", "pubsub", "O(N) where N is the number of shard channels to subscribe to.")
+        .args(&[string("shardchannel").flags("multiple")]),
+    cmd("sunsubscribe", -1, "pubsub noscript loading stale", "pubsub slow", (1, -1, 1))
+        .key_specs(&[spec("not_key", index(1), range(-1, 1, 0))])
+        .docs("Stop listening for messages posted to the given shard channels", "7.0.0", "pubsub", "O(N) where N is the number of clients already subscribed to a shard channel.")
+        .args(&[string("shardchannel").flags("optional multiple")]),
+    cmd("spublish", 3, "pubsub loading stale fast", "pubsub fast", (1, 1, 1))
+        .key_specs(&[spec("not_key", index(1), range(0, 1, 0))])
+        .docs("Post a message to a shard channel", "7.0.0", "pubsub", "O(N) where N is the number of clients subscribed to the receiving shard channel.")
+        .args(&[string("shardchannel"), string("message")]),
     cmd("pubsub", -2, "", "slow", (0, 0, 0))
         .docs("A container for Pub/Sub commands", "2.8.0", "pubsub", "Depends on subcommand.")
         .subcommands(&[
@@ -1684,6 +1696,10 @@ pub static META: [CommandMeta; 202] = [
     cmd("lastsave", 1, "loading stale fast", "admin fast dangerous", (0, 0, 0))
         .tips(&["nondeterministic_output"])
         .docs("Get the UNIX time stamp of the last successful save to disk", "1.0.0", "server", "O(1)"),
+    cmd("readonly", 1, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Enables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
+    cmd("readwrite", 1, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Disables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
     cmd("acl", -2, "", "slow", (0, 0, 0))
         .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
         .subcommands(&[

@@ -201,15 +201,21 @@ impl Worker {
                 Out::Count(count)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
-            ClientsOp::AclChanged { user, asker } => {
+            ClientsOp::AclChanged {
+                user,
+                reloaded,
+                asker,
+            } => {
                 let acl = &self.data.shared.acl;
                 let victims: Vec<usize> = self
                     .conns
                     .iter()
                     .filter(|(_, c)| {
                         let name = &c.session.auth.user.name;
+                        let replaced = reloaded && name != "default";
                         user.as_ref().is_none_or(|u| u == name)
-                            && !cmd::acl::may_stay(acl.get(name).as_deref(), &c.session)
+                            && (replaced
+                                || !cmd::acl::may_stay(acl.get(name).as_deref(), &c.session))
                     })
                     .map(|(t, _)| t)
                     .collect();
@@ -330,7 +336,7 @@ pub fn client_memory(c: &Conn) -> usize {
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -341,6 +347,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.db,
         s.channels.len(),
         s.patterns.len(),
+        s.shard_channels.len(),
         s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
         // The arguments of an unfinished multibulk stay in the read
         // buffer; Redis counts them as argv, not query buffer.
