@@ -163,3 +163,42 @@ fn check_selector(
     }
     Ok(())
 }
+
+/// SORT's BY (with a `*`) and GET name keys from the data, which no key
+/// pattern short of every key can allow: as Redis, they need a selector
+/// that runs SORT and may read every key (`~*`, `%R~*`).
+pub fn sort_refusal(user: &User, spec: &'static CommandSpec, argv: &[Bytes]) -> Option<String> {
+    if !matches!(spec.name, "sort" | "sort_ro") {
+        return None;
+    }
+    let reads_all = std::iter::once(&user.root)
+        .chain(&user.selectors)
+        .any(|sel| {
+            let cmd_ok = spec.flags.contains(CommandFlags::NO_AUTH) || sel.allows_id(spec.id());
+            cmd_ok
+                && (sel.all_keys
+                    || sel
+                        .keys
+                        .iter()
+                        .any(|k| k.pattern.as_ref() == b"*" && k.perms & READ != 0))
+        });
+    if reads_all {
+        return None;
+    }
+    let mut i = 2;
+    while i + 1 < argv.len() {
+        let word = &argv[i];
+        if word.eq_ignore_ascii_case(b"by") && argv[i + 1].contains(&b'*') {
+            return Some(
+                "ERR BY option of SORT denied due to insufficient ACL permissions.".into(),
+            );
+        }
+        if word.eq_ignore_ascii_case(b"get") {
+            return Some(
+                "ERR GET option of SORT denied due to insufficient ACL permissions.".into(),
+            );
+        }
+        i += 1;
+    }
+    None
+}

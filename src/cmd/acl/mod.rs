@@ -88,7 +88,10 @@ pub fn gate(
         return Err(Refused::Reply(err::frame(NOAUTH)));
     }
     match check::check(&session.auth.user, spec, argv) {
-        Ok(()) => Ok(()),
+        Ok(()) => match check::sort_refusal(&session.auth.user, spec, argv) {
+            Some(text) => Err(Refused::Reply(Frame::Error(text))),
+            None => Ok(()),
+        },
         Err(refusal) => {
             let context = if session.multi.is_some() {
                 "multi"
