@@ -20,7 +20,7 @@ pub mod password;
 pub mod user;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use user::{KeyPattern, Selector, User};
@@ -71,6 +71,10 @@ impl DeniedCounters {
 pub struct Acl {
     users: RwLock<BTreeMap<String, Arc<User>>>,
     generation: AtomicU64,
+    /// The default user's `nopass` and `on`, kept beside the map so the
+    /// request path reads two atomics, not the lock.
+    default_nopass: AtomicBool,
+    default_enabled: AtomicBool,
     pub log: Mutex<log::Log>,
     pub denied: DeniedCounters,
 }
@@ -94,6 +98,8 @@ impl Default for Acl {
         Acl {
             users: RwLock::new(users),
             generation: AtomicU64::new(1),
+            default_nopass: AtomicBool::new(true),
+            default_enabled: AtomicBool::new(true),
             log: Mutex::new(log::Log::default()),
             denied: DeniedCounters::default(),
         }
@@ -128,7 +134,7 @@ impl Acl {
         if let Ok(mut users) = self.users.write() {
             users.insert(user.name.clone(), Arc::new(user));
         }
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.changed();
     }
 
     /// Removes the users named; how many there were.
@@ -137,7 +143,7 @@ impl Acl {
             Ok(mut users) => names.iter().filter(|n| users.remove(*n).is_some()).count(),
             Err(_) => 0,
         };
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.changed();
         removed
     }
 
@@ -154,14 +160,30 @@ impl Acl {
                 users.insert("default".into(), d);
             }
         }
+        self.changed();
+    }
+
+    /// After a change: the default user's flags read again, then the
+    /// generation moved (so a connection that sees the new generation
+    /// sees the new flags).
+    fn changed(&self) {
+        let default = self.default_user();
+        self.default_nopass.store(default.nopass, Ordering::Release);
+        self.default_enabled
+            .store(default.enabled, Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether the default user needs no password (protected mode asks).
+    pub fn default_nopass(&self) -> bool {
+        self.default_nopass.load(Ordering::Acquire)
     }
 
     /// Whether a connection that has not authenticated must (Redis's
     /// `authRequired`): the default user has a password or is off.
     pub fn auth_required(&self) -> bool {
-        let default = self.default_user();
-        !default.nopass || !default.enabled
+        !self.default_nopass.load(Ordering::Acquire)
+            || !self.default_enabled.load(Ordering::Acquire)
     }
 
     /// The user `name` if `password` is one of its and it is on.

@@ -40,7 +40,7 @@ pub fn auth(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
     } else {
         // As Redis: the one-argument form is an error while the default
         // user needs no password.
-        if shard.shared.acl.default_user().nopass {
+        if shard.shared.acl.default_nopass() {
             return err::frame("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?").into();
         }
         (&b"default"[..], &argv[1])

@@ -244,7 +244,7 @@ fn protected_refusal(shared: &crate::exec::Shared, peer: &std::net::SocketAddr) 
         std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
         std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
     };
-    !loopback && shared.config.protected_mode() && shared.acl.default_user().nopass
+    !loopback && shared.config.protected_mode() && shared.acl.default_nopass()
 }
 
 /// The `client-output-buffer-limit` class of a client (no replicas yet).
