@@ -33,7 +33,7 @@
 //!   net              connections and their ordered reply queues
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
-//!   store pubsub latency
+//!   store pubsub latency acl
 //!   resp config
 //!   util logging
 //! ```
@@ -54,7 +54,10 @@
 //!   in an order-statistic skiplist), hash-field deadlines, WATCH marks, the sliced
 //!   active-expiry sweep with its deadline windows, and the lazy-free thread behind UNLINK
 //!   and `lazyfree-lazy-*` (`store::lazyfree`).
-//! - [`pubsub`]: the channel and pattern registry shared by all shards.
+//! - [`pubsub`]: the channel, pattern and shard-channel registry shared by all shards.
+//! - [`acl`]: the ACL users every shard shares (read-mostly, with a generation a connection
+//!   compares at each command), password hashes, the ACL log and the denial counters; what
+//!   rules mean for commands is `cmd::acl`'s.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`exec`]: the execution core: a shard's data and a command's context, the ops and
 //!   jobs that carry work between shards, key locks, the messages between shards, the
