@@ -76,6 +76,30 @@ fn requirepass_from_the_command_line_and_config_set() {
     assert_eq!(open.info_int("stats", "acl_access_denied_auth"), 3);
 }
 
+/// Until it logs in, a client may send multibulks of at most 10 arguments
+/// of at most 16 KiB each, as Redis limits it.
+#[test]
+fn unauthenticated_clients_send_only_small_commands() {
+    let server = Server::start(1, &["--requirepass", "pw"]);
+    let mut raw = server.raw();
+    raw.send(b"*100\r\n");
+    assert_eq!(
+        raw.read(),
+        Some(err("ERR Protocol error: unauthenticated multibulk length"))
+    );
+    assert!(raw.closed());
+    let mut raw = server.raw();
+    raw.send(b"*1\r\n$100000000\r\n");
+    assert_eq!(
+        raw.read(),
+        Some(err("ERR Protocol error: unauthenticated bulk length"))
+    );
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["AUTH", "pw"]), ok());
+    let big = "x".repeat(20_000);
+    assert_eq!(raw.cmd(&["SET", "k", &big]), ok());
+}
+
 #[test]
 fn requirepass_from_a_config_file() {
     let server = Server::start_with_config(1, "requirepass \"two words\"\n");
