@@ -34,7 +34,7 @@
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
 //!   persist          RDB files both ways, the persistence state
-//!   store pubsub latency
+//!   store pubsub latency acl
 //!   resp config
 //!   util logging
 //! ```
@@ -55,7 +55,10 @@
 //!   in an order-statistic skiplist), hash-field deadlines, WATCH marks, the sliced
 //!   active-expiry sweep with its deadline windows, and the lazy-free thread behind UNLINK
 //!   and `lazyfree-lazy-*` (`store::lazyfree`).
-//! - [`pubsub`]: the channel and pattern registry shared by all shards.
+//! - [`pubsub`]: the channel, pattern and shard-channel registry shared by all shards.
+//! - [`acl`]: the ACL users every shard shares (read-mostly, with a generation a connection
+//!   compares at each command), password hashes, the ACL log and the denial counters; what
+//!   rules mean for commands is `cmd::acl`'s.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`persist`]: RDB snapshots in Redis 7.0's file format (the whole file both
 //!   ways over `store::rdb`'s value codec), the start-up load, the state behind
@@ -74,6 +77,7 @@
 //! - [`shard`]: shard threads and their mio loop (input, hops, the client registry,
 //!   expiry pacing), and the clients blocked in BLPOP and friends.
 
+pub mod acl;
 pub mod cmd;
 pub mod config;
 pub mod exec;
@@ -89,7 +93,7 @@ pub mod util;
 
 /// Starts the shards described by `config` and blocks until they stop.
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
-    let addr = format!("{}:{}", config.bind(), config.port());
+    let addr = format!("{} port {}", config.bind(), config.port());
     let shards = config.shards();
     if config.always_show_logo() {
         // redis-server's banner names its PID on a line of its own.

@@ -29,6 +29,9 @@ pub struct Delivery {
 pub struct Registry {
     channels: DashMap<Bytes, Vec<Subscriber>>,
     patterns: DashMap<Bytes, Vec<Subscriber>>,
+    /// Redis 7's shard channels (SSUBSCRIBE, SPUBLISH): a namespace of
+    /// their own; without a cluster every channel is on this server.
+    shard_channels: DashMap<Bytes, Vec<Subscriber>>,
 }
 
 /// Requires: `sub` is not yet subscribed to `name` (the connection's own
@@ -71,8 +74,32 @@ impl Registry {
     }
 
     /// Whether anyone listens at all (keyspace events skip work when not).
+    pub fn ssubscribe(&self, channel: Bytes, sub: Subscriber) {
+        add(&self.shard_channels, channel, sub);
+    }
+
+    pub fn sunsubscribe(&self, channel: &[u8], sub: Subscriber) {
+        remove(&self.shard_channels, channel, sub);
+    }
+
+    /// SPUBLISH: `smessage` to the shard channel's subscribers.
+    pub fn spublish(&self, channel: &Bytes, message: &Bytes, out: &mut Vec<Delivery>) -> usize {
+        let Some(subs) = self.shard_channels.get(channel.as_ref()) else {
+            return 0;
+        };
+        for &to in subs.iter() {
+            let frame = Frame::Push(vec![
+                Frame::Bulk(Bytes::from_static(b"smessage")),
+                Frame::Bulk(channel.clone()),
+                Frame::Bulk(message.clone()),
+            ]);
+            out.push(Delivery { to, frame });
+        }
+        subs.len()
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.channels.is_empty() && self.patterns.is_empty()
+        self.channels.is_empty() && self.patterns.is_empty() && self.shard_channels.is_empty()
     }
 
     /// Builds the deliveries of `message` on `channel`; returns how many

@@ -270,7 +270,7 @@ fn excluded(spec: &CommandSpec) -> bool {
         spec.name,
         // PFSELFTEST adds ten million elements: a second in a release
         // build, a minute per call in a debug one.
-        "shutdown" | "quit" | "subscribe" | "psubscribe" | "lcs" | "pfselftest"
+        "shutdown" | "quit" | "subscribe" | "psubscribe" | "ssubscribe" | "lcs" | "pfselftest"
     )
 }
 
@@ -312,6 +312,13 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("config", &["GET", "SET", "RESETSTAT", "HELP", "NOPE"]),
+    // Not SETUSER, DELUSER or LOAD: they could lock the harness out.
+    (
+        "acl",
+        &[
+            "CAT", "WHOAMI", "USERS", "LIST", "GETUSER", "GENPASS", "LOG", "DRYRUN", "HELP", "NOPE",
+        ],
+    ),
     (
         "latency",
         &[

@@ -2,13 +2,15 @@
 //! `processCommand` decides it: an unknown name or a wrong arity is
 //! answered (and fails a transaction being queued), inside MULTI the
 //! command is queued or refused, a subscribed RESP2 client may send only
-//! the subscription commands; otherwise the command is dispatched. The
+//! the subscription commands. Before queueing, the user must be logged in
+//! and allowed the command (`acl::gate`). Otherwise the command is dispatched. The
 //! shard loop carries out what this returns and knows none of these rules.
 
 use std::borrow::Cow;
 
 use bytes::Bytes;
 
+use super::acl;
 use super::args::err;
 use super::{dispatch_spec, lookup, transaction, unknown_command, CommandSpec, Session, ShardData};
 use crate::exec::Action;
@@ -20,6 +22,8 @@ const SUBSCRIBER_COMMANDS: &[&str] = &[
     "unsubscribe",
     "psubscribe",
     "punsubscribe",
+    "ssubscribe",
+    "sunsubscribe",
     "ping",
     "quit",
     "reset",
@@ -31,6 +35,8 @@ pub enum Admitted {
     Answered(Frame),
     /// Dispatched: the command's row and what running it led to.
     Dispatched(&'static CommandSpec, Action),
+    /// Closed without a reply: the connection's user was deleted.
+    Close,
 }
 
 /// Decides what the command in `argv` does for this client and, when it
@@ -45,6 +51,18 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     if !spec.arity_ok(argv.len()) && spec.name != "exec" {
         fail_queued_transaction(session);
         return Admitted::Answered(err::wrong_arity(spec.name));
+    }
+    // Access control, before queueing (as Redis, a refusal fails the
+    // transaction); one test while there is nothing to check.
+    if !acl::is_free(shard, session) {
+        match acl::gate(shard, session, spec, argv) {
+            Ok(()) => {}
+            Err(acl::Refused::Reply(frame)) => {
+                fail_queued_transaction(session);
+                return Admitted::Answered(frame);
+            }
+            Err(acl::Refused::Close) => return Admitted::Close,
+        }
     }
     if super::save::refuses_writes(shard, spec) {
         fail_queued_transaction(session);

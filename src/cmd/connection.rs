@@ -30,26 +30,25 @@ pub fn quit(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
     Action::Close(Frame::OK)
 }
 
-/// ember has one user, Redis's `default` without a password (`nopass`):
-/// it accepts any password, and no other user exists.
-fn credentials_ok(user: &[u8]) -> bool {
-    user == b"default"
-}
-
-const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
-
-pub fn auth(_: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+/// AUTH password (the default user's) or AUTH user password.
+pub fn auth(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     if argv.len() > 3 {
         return err::syntax().into();
     }
-    if argv.len() == 3 {
-        return if credentials_ok(&argv[1]) {
-            Frame::OK.into()
-        } else {
-            err::frame(WRONGPASS).into()
-        };
+    let (user, password) = if argv.len() == 3 {
+        (&argv[1][..], &argv[2])
+    } else {
+        // As Redis: the one-argument form is an error while the default
+        // user needs no password.
+        if shard.shared.acl.default_nopass() {
+            return err::frame("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?").into();
+        }
+        (&b"default"[..], &argv[1])
+    };
+    match super::acl::login(shard, session, user, password, &argv[0]) {
+        Ok(()) => Frame::OK.into(),
+        Err(e) => e.into(),
     }
-    err::frame("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?").into()
 }
 
 pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
@@ -70,6 +69,7 @@ pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Actio
     let unwatch = super::transaction::unwatch_ops(session, shard.shared.nshards);
     session.channels.clear();
     session.patterns.clear();
+    session.shard_channels.clear();
     session.db = 0;
     session.proto = Protocol::Resp2;
     session.name = None;
@@ -101,7 +101,7 @@ fn hello_map(session: &Session) -> Frame {
     ])
 }
 
-pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+pub fn hello(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let mut proto = session.proto;
     let mut i = 1;
     if let Some(ver) = argv.get(1) {
@@ -116,11 +116,11 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
         i = 2;
     }
     let mut name = None;
-    let mut user = None;
+    let mut auth = None;
     while i < argv.len() {
         let opt = &argv[i];
         if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < argv.len() {
-            user = Some(&argv[i + 1]);
+            auth = Some((&argv[i + 1], &argv[i + 2]));
             i += 3;
         } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < argv.len() {
             match valid_name(&argv[i + 1]) {
@@ -137,8 +137,16 @@ pub fn hello(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action
         }
     }
     // As Redis, the credentials are checked once every option parsed.
-    if user.is_some_and(|u| !credentials_ok(u)) {
-        return err::frame(WRONGPASS).into();
+    match auth {
+        Some((user, password)) => {
+            if let Err(e) = super::acl::login(shard, session, user, password, &argv[0]) {
+                return e.into();
+            }
+        }
+        None if !super::acl::logged_in(shard, session) => {
+            return err::frame("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time").into();
+        }
+        None => {}
     }
     session.proto = proto;
     if let Some(n) = name {
@@ -318,8 +326,9 @@ fn client_kill(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Acti
                 Some(kind) => filter.kind = Some(kind),
                 None => return unknown_client_type(value).into(),
             },
-            // Every client is the default user's until ACL users exist.
-            b"user" if value_text == "default" => {}
+            b"user" if shard.shared.acl.get(&value_text).is_some() => {
+                filter.user = Some(value_text)
+            }
             b"user" => return Frame::Error(format!("ERR No such user '{value_text}'")).into(),
             b"skipme" => match value_text.to_ascii_lowercase().as_str() {
                 "yes" => filter.skip_id = Some(session.id),

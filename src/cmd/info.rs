@@ -273,6 +273,16 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("unexpected_error_replies", "0".into());
                 let errors: u64 = counters.errors.values().sum();
                 line("total_error_replies", errors.to_string());
+                // Redis 7.2's ACL refusal counters (7.0 has none).
+                let denied = &shared.acl.denied;
+                for (name, counter) in [
+                    ("acl_access_denied_auth", &denied.auth),
+                    ("acl_access_denied_cmd", &denied.cmd),
+                    ("acl_access_denied_key", &denied.key),
+                    ("acl_access_denied_channel", &denied.channel),
+                ] {
+                    line(name, counter.load(Relaxed).to_string());
+                }
                 line(
                     "expire_lag_p50_ms",
                     expiry.lag_ms.value_at_quantile(0.5).to_string(),

@@ -11,6 +11,7 @@
 //! the one point where what a command changed is recorded for the
 //! propagation feed (`exec::feed`).
 
+pub mod acl;
 pub mod admit;
 pub mod args;
 pub mod bitfield;
@@ -54,7 +55,7 @@ use bytes::Bytes;
 pub use crate::exec::{Ctx, ShardData};
 pub use admit::{admit, Admitted};
 pub use meta::CommandFlags;
-pub use session::Session;
+pub use session::{Auth, Session};
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out};

@@ -22,6 +22,8 @@ fn confirmation(kind: &'static str, name: Option<Bytes>, count: usize) -> Frame 
 enum Kind {
     Channel,
     Pattern,
+    /// Shard channels: counted apart in the confirmations, as Redis does.
+    Shard,
 }
 
 impl Kind {
@@ -29,6 +31,15 @@ impl Kind {
         match self {
             Kind::Channel => &mut session.channels,
             Kind::Pattern => &mut session.patterns,
+            Kind::Shard => &mut session.shard_channels,
+        }
+    }
+
+    /// The count a confirmation carries.
+    fn count(self, session: &Session) -> usize {
+        match self {
+            Kind::Shard => session.shard_channels.len(),
+            _ => session.channels.len() + session.patterns.len(),
         }
     }
 
@@ -38,6 +49,8 @@ impl Kind {
             (Kind::Channel, false) => "unsubscribe",
             (Kind::Pattern, true) => "psubscribe",
             (Kind::Pattern, false) => "punsubscribe",
+            (Kind::Shard, true) => "ssubscribe",
+            (Kind::Shard, false) => "sunsubscribe",
         }
     }
 }
@@ -57,13 +70,10 @@ fn subscribe_generic(
                 match kind {
                     Kind::Channel => registry.subscribe(name.clone(), me),
                     Kind::Pattern => registry.psubscribe(name.clone(), me),
+                    Kind::Shard => registry.ssubscribe(name.clone(), me),
                 }
             }
-            confirmation(
-                kind.confirm(true),
-                Some(name.clone()),
-                session.subscriptions(),
-            )
+            confirmation(kind.confirm(true), Some(name.clone()), kind.count(session))
         })
         .collect();
     Frame::Sequence(replies).into()
@@ -85,6 +95,7 @@ fn unsubscribe_generic(
     let leave = |name: &[u8]| match kind {
         Kind::Channel => registry.unsubscribe(name, me),
         Kind::Pattern => registry.punsubscribe(name, me),
+        Kind::Shard => registry.sunsubscribe(name, me),
     };
     if argv.len() == 1 {
         let names = std::mem::take(kind.names(session));
@@ -92,11 +103,11 @@ fn unsubscribe_generic(
             return Frame::Sequence(vec![confirmation(
                 kind.confirm(false),
                 None,
-                session.subscriptions(),
+                kind.count(session),
             )])
             .into();
         }
-        let mut left = session.subscriptions() + names.len();
+        let mut left = kind.count(session) + names.len();
         let replies = names
             .into_iter()
             .map(|name| {
@@ -113,14 +124,26 @@ fn unsubscribe_generic(
             if kind.names(session).swap_remove(name) {
                 leave(name);
             }
-            confirmation(
-                kind.confirm(false),
-                Some(name.clone()),
-                session.subscriptions(),
-            )
+            confirmation(kind.confirm(false), Some(name.clone()), kind.count(session))
         })
         .collect();
     Frame::Sequence(replies).into()
+}
+
+pub fn ssubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    subscribe_generic(shard, session, argv, Kind::Shard)
+}
+
+pub fn sunsubscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    unsubscribe_generic(shard, session, argv, Kind::Shard)
+}
+
+pub fn spublish(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    let receivers = shard
+        .shared
+        .pubsub
+        .spublish(&argv[1], &argv[2], &mut shard.deliveries);
+    Frame::Integer(receivers as i64).into()
 }
 
 pub fn subscribe(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
@@ -147,6 +170,9 @@ pub fn forget(registry: &crate::pubsub::Registry, session: &Session) {
     }
     for pattern in &session.patterns {
         registry.punsubscribe(pattern, me);
+    }
+    for channel in &session.shard_channels {
+        registry.sunsubscribe(channel, me);
     }
 }
 

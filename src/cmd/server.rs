@@ -85,7 +85,16 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 .collect();
             let local = session.addr.starts_with("127.") || session.addr.starts_with("[::1]");
             match shared.config.set_many_as(&pairs, local) {
-                Ok(()) => Frame::OK.into(),
+                Ok(()) => {
+                    // The default user takes a new `requirepass` at once.
+                    if pairs
+                        .iter()
+                        .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"))
+                    {
+                        super::acl::apply_requirepass(&shared.acl, &shared.config.requirepass());
+                    }
+                    Frame::OK.into()
+                }
                 Err(text) => Frame::Error(text).into(),
             }
         }
@@ -253,4 +262,10 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         },
         _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
     }
+}
+
+/// READONLY and READWRITE: cluster commands, refused as by a Redis
+/// without cluster support.
+pub fn cluster_disabled(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    err::frame("ERR This instance has cluster support disabled").into()
 }

@@ -2,6 +2,9 @@
 
 use bytes::Bytes;
 use indexmap::IndexSet;
+use std::sync::Arc;
+
+use crate::acl::User;
 
 use crate::pubsub::Subscriber;
 use crate::resp::Protocol;
@@ -38,6 +41,37 @@ pub struct Session {
     /// Keys under WATCH, with their database.
     pub watched: Vec<(usize, Bytes)>,
     pub patterns: IndexSet<Bytes>,
+    /// Shard channels (SSUBSCRIBE), in the order subscribed.
+    pub shard_channels: IndexSet<Bytes>,
+    /// Who this connection is, for ACL.
+    pub auth: Auth,
+}
+
+/// A connection's user, as of the registry generation it was read at.
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub user: Arc<User>,
+    /// `crate::acl::Acl::generation` when `user` was read; 0 before the
+    /// first command, so the first one reads it.
+    pub generation: u64,
+    /// Logged in: by AUTH or HELLO, or at connect while the default user
+    /// had no password (as Redis marks a new client).
+    pub authenticated: bool,
+    /// Nothing to check before a command: authenticated (or no password
+    /// needed) and a user that may run anything. Worked out when the
+    /// generation changes, so the request path tests one bool.
+    pub free: bool,
+}
+
+impl Default for Auth {
+    fn default() -> Auth {
+        Auth {
+            user: Arc::new(crate::acl::default_user()),
+            generation: 0,
+            authenticated: false,
+            free: false,
+        }
+    }
 }
 
 impl Session {
@@ -61,6 +95,8 @@ impl Session {
             exec: None,
             watched: Vec::new(),
             patterns: IndexSet::new(),
+            shard_channels: IndexSet::new(),
+            auth: Auth::default(),
         }
     }
 
@@ -73,7 +109,7 @@ impl Session {
     }
 
     pub fn subscriptions(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
     }
 
     /// RESP2 subscriber mode: only (un)subscribe, PING, QUIT and RESET allowed.

@@ -12,9 +12,9 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, stream, strings,
-    transaction, zset, Ctx, Session,
+    acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
+    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, stream,
+    strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -466,6 +466,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("psubscribe", pubsub::psubscribe),
     conn("punsubscribe", pubsub::punsubscribe),
     conn("publish", pubsub::publish),
+    conn("ssubscribe", pubsub::ssubscribe),
+    conn("sunsubscribe", pubsub::sunsubscribe),
+    conn("spublish", pubsub::spublish),
     conn("pubsub", pubsub::pubsub).with_subcommands(&["channels", "help", "numpat", "numsub"]),
     // Transactions
     conn("multi", transaction::multi),
@@ -484,6 +487,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("lastsave", save::lastsave),
     conn("save", save::save),
     conn("bgsave", save::bgsave),
+    conn("readonly", server::cluster_disabled),
+    conn("readwrite", server::cluster_disabled),
+    // Access control
+    conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];
 
 /// The name index has 2^INDEX_BITS slots, over four times the commands, so
@@ -562,7 +569,7 @@ mod tests {
             containers,
             [
                 "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
-                "latency"
+                "latency", "acl"
             ]
         );
     }

@@ -59,6 +59,17 @@ pub struct ExecRun {
     /// array of the batched commands' replies.
     pub batched: bool,
     pub started: crate::util::stamp::Stamp,
+    /// Commands ACL refused at EXEC (their place, their error): not run,
+    /// their replies put in place at the end (`with_refusals`).
+    pub refused: Vec<(usize, Frame)>,
+}
+
+/// EXEC's replies with the refused commands' errors at their places.
+pub fn with_refusals(mut replies: Vec<Frame>, refused: Vec<(usize, Frame)>) -> Vec<Frame> {
+    for (at, frame) in refused {
+        replies.insert(at.min(replies.len()), frame);
+    }
+    replies
 }
 
 /// The owning shard of a queued keyed command whose keys all live on one
@@ -255,13 +266,17 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         let abort = err::frame("EXECABORT Transaction discarded because of previous errors.");
         return reply_after_unwatch(session, n, abort);
     }
+    let mut tx = tx;
+    // As Redis, permissions are checked again: they may have changed since
+    // the commands were queued.
+    let refused = super::acl::exec_refusals(shard, session, &mut tx.queued);
     let watched = std::mem::take(&mut session.watched);
     let (plan, keyed_only) = lock_plan(&tx.queued, &watched, session.db, n);
     let client = session.id;
     if keyed_only && plan.len() <= 1 {
         let (owner, need) = plan.into_iter().next().unwrap_or((shard.id, Need::Nothing));
         return Action::Job(one_shard_exec(
-            owner, need, session.db, client, watched, tx.queued,
+            owner, need, session.db, client, watched, tx.queued, refused,
         ));
     }
     let checks: Vec<(usize, Op)> = by_shard(watched, n)
@@ -287,6 +302,7 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
         running: false,
         batched: false,
         started: crate::util::stamp::Stamp::now(),
+        refused,
     });
     Action::Exec { plan, check }
 }
@@ -354,6 +370,7 @@ fn one_shard_exec(
     client: u64,
     watched: Vec<(usize, Bytes)>,
     queued: Vec<Vec<Bytes>>,
+    refused: Vec<(usize, Frame)>,
 ) -> Job {
     let op = move |ctx: &mut Ctx| {
         if watch_broken(ctx, client, &watched) {
@@ -361,7 +378,15 @@ fn one_shard_exec(
         }
         Out::Frame(run_keyed(ctx, &queued))
     };
-    Job::new(vec![(owner, Op::Store(db, need, Box::new(op)))], only_reply)
+    Job::new(
+        vec![(owner, Op::Store(db, need, Box::new(op)))],
+        move |outs| match only_reply(outs) {
+            Action::Reply(Frame::Array(replies)) if !refused.is_empty() => {
+                Action::Reply(Frame::Array(with_refusals(replies, refused)))
+            }
+            other => other,
+        },
+    )
 }
 
 /// Runs queued keyed commands in order on this shard, in the context's

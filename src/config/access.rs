@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn start_up_parameters_take_only_the_value_they_have() {
         let live = Live::new();
-        set(&live, &["port", "6379", "bind", "127.0.0.1"]).unwrap();
+        set(&live, &["port", "6379", "bind", "127.0.0.1 -::1"]).unwrap();
         let shards = live.shards().to_string();
         set(&live, &["shards", &shards]).unwrap();
         // Another value is refused once it parses (a bad one says why).

@@ -23,6 +23,9 @@ pub struct Live {
     /// Held through a CONFIG SET (so several pairs land together) and a
     /// CONFIG GET (so it sees all of a SET or none of it).
     pub(super) writer: Mutex<()>,
+    /// The config file's `user` lines (and `--user` flags), each the
+    /// user's name then its rules: ACL users to create at start.
+    pub(super) user_lines: Mutex<Vec<Vec<String>>>,
 }
 
 /// The slots, named after their parameters. Their `Default` (zeros) is
@@ -66,6 +69,11 @@ pub(super) struct Slots {
     pub enable_protected_configs: AtomicU8,
     pub always_show_logo: AtomicBool,
     pub rdb_key_save_delay: AtomicU64,
+    pub requirepass: RwLock<String>,
+    pub aclfile: RwLock<String>,
+    pub acllog_max_len: AtomicU64,
+    pub acl_pubsub_default: AtomicU8,
+    pub protected_mode: AtomicBool,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -213,6 +221,7 @@ impl Live {
             v: Slots::default(),
             config_file: None,
             writer: Mutex::new(()),
+            user_lines: Mutex::new(Vec::new()),
         };
         for param in PARAMS {
             param.kind.store(&live, param.kind.default_value(&live));
@@ -230,6 +239,52 @@ impl Live {
         }
     }
 
+    /// `requirepass`: the default user's password ("" for none).
+    pub fn requirepass(&self) -> String {
+        self.v
+            .requirepass
+            .read()
+            .map_or_else(|_| String::new(), |p| p.clone())
+    }
+
+    /// `aclfile` ("" for none).
+    pub fn aclfile(&self) -> String {
+        self.v
+            .aclfile
+            .read()
+            .map_or_else(|_| String::new(), |p| p.clone())
+    }
+
+    /// `acllog-max-len`.
+    pub fn acllog_max_len(&self) -> usize {
+        self.v.acllog_max_len.load(Relaxed) as usize
+    }
+
+    /// `acl-pubsub-default allchannels`: new users may use every channel.
+    pub fn acl_pubsub_all(&self) -> bool {
+        self.v.acl_pubsub_default.load(Relaxed) == 0
+    }
+
+    /// `protected-mode`.
+    pub fn protected_mode(&self) -> bool {
+        self.v.protected_mode.load(Relaxed)
+    }
+
+    /// The `user` lines of the config file and flags, in order.
+    pub fn user_lines(&self) -> Vec<Vec<String>> {
+        self.user_lines
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keeps a `user` directive's words for the ACL set-up at start.
+    pub(super) fn add_user_line(&self, words: Vec<String>) {
+        if let Ok(mut lines) = self.user_lines.lock() {
+            lines.push(words);
+        }
+    }
+
     pub fn port(&self) -> u16 {
         self.v.port.load(Relaxed) as u16
     }
@@ -239,6 +294,17 @@ impl Live {
             .bind
             .read()
             .map_or_else(|_| String::new(), |b| b.clone())
+    }
+
+    /// `bind`'s addresses, each with whether it is optional (`-`).
+    pub fn bind_addrs(&self) -> Vec<(String, bool)> {
+        self.bind()
+            .split_whitespace()
+            .map(|w| match w.strip_prefix('-') {
+                Some(addr) => (addr.to_string(), true),
+                None => (w.to_string(), false),
+            })
+            .collect()
     }
 
     /// Shard threads (`shards`).

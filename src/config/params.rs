@@ -84,12 +84,20 @@ fn available_cores() -> u64 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
 }
 
-/// `bind`: the first address given (ember listens on one).
+/// `bind`: one or more addresses (a `-` prefix makes one optional), as
+/// Redis takes them; the shipped redis.conf's loopback default.
 static BIND: super::kind::Custom = super::kind::Custom {
-    default: "127.0.0.1",
+    default: "127.0.0.1 -::1",
     parse: |_, text| {
-        let first = text.split_whitespace().next().unwrap_or("127.0.0.1");
-        Ok(Value::Text(first.to_string()))
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() {
+            return Err("Invalid argument".into());
+        }
+        // Redis's CONFIG_BINDADDR_MAX.
+        if words.len() > 16 {
+            return Err("Too many bind addresses specified.".into());
+        }
+        Ok(Value::Text(words.join(" ")))
     },
     read: |live| Value::Text(live.bind()),
     store: |live, value| {
@@ -98,6 +106,31 @@ static BIND: super::kind::Custom = super::kind::Custom {
         }
     },
 };
+
+/// A text parameter kept as given (`requirepass`, `aclfile`).
+macro_rules! text_param {
+    ($name:ident, $slot:ident) => {
+        static $name: super::kind::Custom = super::kind::Custom {
+            default: "",
+            parse: |_, text| Ok(Value::Text(text.to_string())),
+            read: |live| {
+                Value::Text(
+                    live.v
+                        .$slot
+                        .read()
+                        .map_or_else(|_| String::new(), |v| v.clone()),
+                )
+            },
+            store: |live, value| {
+                if let (Value::Text(text), Ok(mut slot)) = (value, live.v.$slot.write()) {
+                    *slot = text;
+                }
+            },
+        };
+    };
+}
+text_param!(REQUIREPASS, requirepass);
+text_param!(ACLFILE, aclfile);
 
 /// A yes/no that ember supports only as `no`.
 fn only_no(text: &str, refusal: &str) -> Result<(), String> {
@@ -118,7 +151,7 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "bind", aliases: &[], set: Set::StartUp, apply: None,
         kind: Kind::Custom(&BIND),
-        doc: "listen address (the first one given)",
+        doc: "listen addresses (`-` before one: optional; `*` every IPv4, `::*` every IPv6 address)",
     },
     Param {
         name: "shards", aliases: &[], set: Set::StartUp, apply: None,
@@ -446,7 +479,41 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Int { default: 100, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.stream_node_max_entries },
         doc: "most entries of a stream node before XADD starts a new one (0: no limit)",
     },
+    // Access control (`cmd::acl` applies `requirepass` to the default user).
+    Param {
+        name: "requirepass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Custom(&REQUIREPASS),
+        doc: "the default user's password (empty: none)",
+    },
+    Param {
+        name: "aclfile", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Custom(&ACLFILE),
+        doc: "file of ACL users, read at start and by ACL LOAD, written by ACL SAVE",
+    },
+    Param {
+        name: "acllog-max-len", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 128, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.acllog_max_len },
+        doc: "entries ACL LOG keeps",
+    },
+    Param {
+        name: "acl-pubsub-default", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Enum { default: "resetchannels", options: ACL_PUBSUB, slot: |l| &l.v.acl_pubsub_default },
+        doc: "channels a new user may use: allchannels or resetchannels",
+    },
+    Param {
+        name: "unixsocketperm", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| v.parse::<i64>().map(|_| ()).map_err(|_| "argument couldn't be parsed into an integer".into()) },
+        doc: "accepted: ember listens on TCP only",
+    },
+    Param {
+        name: "protected-mode", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.protected_mode },
+        doc: "refuse clients not on loopback while the default user has no password",
+    },
 ];
+
+/// `acl-pubsub-default`'s options; [`Live::acl_pubsub_all`] reads index 0.
+const ACL_PUBSUB: &[&str] = &["allchannels", "resetchannels"];
 
 #[cfg(test)]
 mod tests {
@@ -484,6 +551,10 @@ mod tests {
                 }
                 _ => {}
             }
+            // `dir` reads back as the directory it names, not as written.
+            if p.name == "dir" {
+                continue;
+            }
             // The default, written as a config file would, parses back to it.
             let text = p.kind.default_text();
             let parsed = p.kind.parse(&live, &text);
@@ -497,7 +568,7 @@ mod tests {
         let get = |name: &str| find_param(name.as_bytes()).unwrap().show(&live);
         for (name, want) in [
             ("port", "6379"),
-            ("bind", "127.0.0.1"),
+            ("bind", "127.0.0.1 -::1"),
             ("databases", "16"),
             ("hz", "10"),
             ("maxclients", "10000"),

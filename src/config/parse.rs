@@ -92,6 +92,10 @@ impl Live {
                 .fold(name.clone(), |text, v| text + &format!(" {v:?}"));
             let fail =
                 |reason| ConfigError::directive(file_lines + index + 1, text.clone(), reason);
+            if name == "user" && !values.is_empty() {
+                live.add_user_line(values.clone());
+                continue;
+            }
             // Unlike a file line, a flag may have no value (`--save`: no rules).
             live.set_directive(name, &values.join(" ")).map_err(fail)?;
         }
@@ -112,6 +116,10 @@ impl Live {
             let Some((name, values)) = words.split_first().filter(|(_, v)| !v.is_empty()) else {
                 return Err(fail(BAD_DIRECTIVE.into()));
             };
+            if name.eq_ignore_ascii_case("user") {
+                self.add_user_line(values.to_vec());
+                continue;
+            }
             self.set_directive(&name.to_ascii_lowercase(), &values.join(" "))
                 .map_err(fail)?;
         }

@@ -54,6 +54,17 @@ pub enum ClientsOp {
     /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
     /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
     Unblock { id: u64, error: bool },
+    /// An ACL change to `user` (every user: None): close its clients if
+    /// the user is gone, and its subscribers whose channels it no longer
+    /// allows (as Redis 7 does); answers how many closed. `asker` gets
+    /// its reply first.
+    /// `reloaded` (ACL LOAD): every user but `default` was made anew, and
+    /// their clients are closed, as Redis frees the old users.
+    AclChanged {
+        user: Option<String>,
+        reloaded: bool,
+        asker: u64,
+    },
 }
 
 /// Redis's client types (CLIENT LIST TYPE): a client subscribed to
@@ -90,6 +101,8 @@ pub struct KillFilter {
     pub skip_id: Option<u64>,
     /// Only clients of this type (TYPE).
     pub kind: Option<ClientType>,
+    /// Only clients logged in as this user (USER).
+    pub user: Option<String>,
     /// The id of the client asking: killed, it gets its reply first.
     pub asker: u64,
 }

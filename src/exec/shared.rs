@@ -48,6 +48,8 @@ pub struct Shared {
     pub replid: String,
     /// Last save, background save status, the `save` rules' counters.
     pub persist: crate::persist::State,
+    /// The ACL users, log and denial counters.
+    pub acl: crate::acl::Acl,
 }
 
 impl Shared {
@@ -75,6 +77,7 @@ impl Shared {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
             ),
+            acl: Default::default(),
         }
     }
 

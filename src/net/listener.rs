@@ -33,8 +33,69 @@ pub fn listen(addr: &str, n: usize) -> io::Result<Vec<mio::net::TcpListener>> {
     Ok(listeners)
 }
 
+/// The listeners of every address of `bind` (Redis's syntax: `*` is every
+/// IPv4 address, `::*` every IPv6 one, a `-` prefix makes an address
+/// optional: skipped when this host lacks it), all on `port`, `n` of each:
+/// element `i` holds shard `i`'s. Port 0: the first address picks a free
+/// port and the others take it too.
+pub fn listen_all(
+    bind: &[(String, bool)],
+    port: u16,
+    n: usize,
+) -> io::Result<Vec<Vec<mio::net::TcpListener>>> {
+    let mut per_shard: Vec<Vec<mio::net::TcpListener>> = (0..n).map(|_| Vec::new()).collect();
+    let mut port = port;
+    for (addr, optional) in bind {
+        let host = match addr.as_str() {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            other => other,
+        };
+        let text = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        match listen(&text, n) {
+            Ok(listeners) => {
+                if let Some(first) = listeners.first() {
+                    port = first.local_addr()?.port();
+                }
+                for (shard, l) in listeners.into_iter().enumerate() {
+                    per_shard[shard].push(l);
+                }
+            }
+            // As Redis: an optional address this host cannot bind is skipped.
+            Err(e) if *optional && unavailable(&e) => {
+                log::warn!("could not bind optional address {addr}: {e}");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if per_shard.iter().any(Vec::is_empty) {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "no address could be bound",
+        ));
+    }
+    Ok(per_shard)
+}
+
+/// Errors that mean the address (or its protocol) is not on this host.
+fn unavailable(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::AddrNotAvailable
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::EAFNOSUPPORT) | Some(libc::EPROTONOSUPPORT) | Some(libc::EADDRNOTAVAIL)
+        )
+}
+
 fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<Socket> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        // As Redis: `::` takes IPv6 only, so `* ::*` binds both.
+        socket.set_only_v6(true)?;
+    }
     // Lets a restarted server bind while old connections sit in TIME_WAIT.
     socket.set_reuse_address(true)?;
     socket.set_reuse_port(reuse_port)?;
@@ -54,6 +115,19 @@ mod tests {
         assert_eq!(first[1].local_addr().unwrap().port(), port);
         let err = listen(&format!("127.0.0.1:{port}"), 1).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+    }
+
+    #[test]
+    fn several_addresses_share_one_port_and_optional_ones_may_be_missing() {
+        let bind = vec![
+            ("127.0.0.1".to_string(), false),
+            ("203.0.113.254".to_string(), true),
+        ];
+        let per_shard = listen_all(&bind, 0, 2).unwrap();
+        assert_eq!(per_shard.len(), 2);
+        assert_eq!(per_shard[0].len(), 1);
+        let strict = vec![("203.0.113.254".to_string(), false)];
+        assert!(listen_all(&strict, 0, 1).is_err());
     }
 
     #[test]

@@ -8,6 +8,6 @@ mod output;
 mod socket;
 
 pub use conn::{Conn, Received, Slot};
-pub use listener::listen;
+pub use listener::{listen, listen_all};
 pub use output::Output;
 pub use socket::tune_accepted;

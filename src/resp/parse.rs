@@ -53,11 +53,19 @@ impl ProtocolError {
 /// buffer in parts of at least this many bytes (see `Parser::stashed`).
 const STASH_MIN: usize = 1024 * 1024;
 
+/// Most arguments of a multibulk from a client that must still log in.
+const UNAUTH_MULTIBULK_MAX: i64 = 10;
+/// Longest argument from a client that must still log in.
+const UNAUTH_BULK_MAX: i64 = 16384;
+
 /// Incremental request parser: keeps its place inside a partly received
 /// multibulk so a large argument is not rescanned on every read.
 #[derive(Debug, Default)]
 pub struct Parser {
     limits: ParseLimits,
+    /// The client has not logged in where a login is required: as Redis,
+    /// its multibulks may have at most 10 arguments of at most 16 KiB.
+    unauthenticated: bool,
     /// Arguments of the current multibulk not yet received; 0 between commands.
     remaining: usize,
     /// Arguments of the current multibulk.
@@ -127,6 +135,12 @@ impl Parser {
     /// (CONFIG SET proto-max-bulk-len applies to connected clients too).
     pub fn set_max_bulk_len(&mut self, len: usize) {
         self.limits.max_bulk_len = len;
+    }
+
+    /// Applies (or lifts) Redis's limits for a client that must still log
+    /// in (`UNAUTH_MULTIBULK_MAX`, `UNAUTH_BULK_MAX`).
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Bytes still missing for the bulk argument being received (payload plus
@@ -205,6 +219,10 @@ impl Parser {
     /// general path accepts (the same leniencies and limits); whatever it
     /// does not accept, that path parses.
     fn whole_multibulk(&mut self, buf: &[u8]) -> Whole {
+        if self.unauthenticated {
+            // The general path checks the lower limits.
+            return Whole::Other;
+        }
         let limits = self.limits;
         // A count line: `<first>digits\r` plus one unchecked byte.
         let line = |at: usize| -> Option<(i64, usize)> {
@@ -399,6 +417,9 @@ impl Parser {
             return Ok(None);
         };
         match crate::util::num::parse_i64(&buf[1..end]) {
+            Some(n) if self.unauthenticated && n > UNAUTH_MULTIBULK_MAX => {
+                Err(ProtocolError::new("unauthenticated multibulk length"))
+            }
             Some(n) if n <= self.limits.max_multibulk_len as i64 => {
                 buf.advance(consumed);
                 Ok(Some(n))
@@ -427,6 +448,9 @@ impl Parser {
             )));
         }
         match crate::util::num::parse_i64(&buf[self.pos + 1..end]) {
+            Some(n) if self.unauthenticated && n > UNAUTH_BULK_MAX => {
+                Err(ProtocolError::new("unauthenticated bulk length"))
+            }
             Some(n) if n >= 0 && n as u64 <= self.limits.max_bulk_len as u64 => {
                 self.pos = consumed;
                 let len = n as usize;

@@ -31,14 +31,19 @@ pub enum StartError {
     Thread(std::io::Error),
     #[error("Fatal error loading the DB: {0}. Exiting.")]
     Load(String),
+    /// The users of the config file or ACL file do not load.
+    #[error("{0}")]
+    Acl(String),
 }
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
 /// core i (mod the number of cores) when the platform allows it.
 pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
     let n = config.shards();
-    let addr = format!("{}:{}", config.bind(), config.port());
+    let addr = format!("{} port {}", config.bind(), config.port());
+    let (bind, port) = (config.bind_addrs(), config.port());
     let shared = Arc::new(Shared::new(config));
+    crate::cmd::acl::file::load_at_startup(&shared.acl, &shared.config).map_err(StartError::Acl)?;
     let mut polls = Vec::with_capacity(n);
     let mut peers = Vec::with_capacity(n);
     let mut inboxes: Vec<Receiver<Vec<Msg>>> = Vec::with_capacity(n);
@@ -52,10 +57,11 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     }
     let _ = shared.peers.set(peers);
     // Bind every listener before any thread runs, so a port in use fails start-up.
-    let listeners = crate::net::listen(&addr, n).map_err(|source| StartError::Listen {
-        addr: addr.clone(),
-        source,
-    })?;
+    let listeners =
+        crate::net::listen_all(&bind, port, n).map_err(|source| StartError::Listen {
+            addr: addr.clone(),
+            source,
+        })?;
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();

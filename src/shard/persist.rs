@@ -99,22 +99,30 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
             }) {
                 log::info!("{need} changes in {secs} seconds. Saving...");
             }
-            ask_bgsave(&addr);
+            ask_bgsave(&addr, &shared.config.requirepass());
         });
     if let Err(e) = spawned {
         log::warn!("could not start the save rules thread: {e}");
     }
 }
 
-/// Sends BGSAVE to this server and waits for its one-line answer.
-fn ask_bgsave(addr: &str) {
+/// Sends BGSAVE to this server and waits for its one-line answer; logs in
+/// as the default user first when it has a password (`requirepass`).
+/// A default user restricted by other ACL rules cannot start the save this
+/// way: the rules then need a BGSAVE from a client.
+fn ask_bgsave(addr: &str, password: &str) {
     use std::io::{Read, Write};
     let Ok(mut conn) = std::net::TcpStream::connect(addr) else {
         log::warn!("save rules: cannot reach {addr} to start a background save");
         return;
     };
     let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
-    let _ = conn.write_all(b"*1\r\n$6\r\nBGSAVE\r\n");
     let mut answer = [0u8; 128];
+    if !password.is_empty() {
+        let auth = format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{password}\r\n", password.len());
+        let _ = conn.write_all(auth.as_bytes());
+        let _ = conn.read(&mut answer);
+    }
+    let _ = conn.write_all(b"*1\r\n$6\r\nBGSAVE\r\n");
     let _ = conn.read(&mut answer);
 }

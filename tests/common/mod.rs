@@ -81,8 +81,12 @@ impl Server {
             }
             if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
                 let _ = s.write_all(b"PING\r\n");
-                let mut buf = [0u8; 7];
-                if s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                // A server started with a password answers NOAUTH.
+                let mut line = String::new();
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                if BufReader::new(s).read_line(&mut line).is_ok()
+                    && (line == "+PONG\r\n" || line.starts_with("-NOAUTH"))
+                {
                     return Some(Server {
                         child,
                         port,

@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 218] = [
+pub static META: [CommandMeta; 224] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1771,6 +1771,18 @@ pub static META: [CommandMeta; 218] = [
     cmd("publish", 3, "pubsub loading stale fast", "pubsub fast", (0, 0, 0))
         .docs("Post a message to a channel", "2.0.0", "pubsub", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).")
         .args(&[string("channel"), string("message")]),
+    cmd("ssubscribe", -2, "pubsub noscript loading stale", "pubsub slow", (1, -1, 1))
+        .key_specs(&[spec("not_key", index(1), range(-1, 1, 0))])
+        .docs("Listen for messages published to the given shard channels", "7.0.0", "pubsub", "O(N) where N is the number of shard channels to subscribe to.")
+        .args(&[string("shardchannel").flags("multiple")]),
+    cmd("sunsubscribe", -1, "pubsub noscript loading stale", "pubsub slow", (1, -1, 1))
+        .key_specs(&[spec("not_key", index(1), range(-1, 1, 0))])
+        .docs("Stop listening for messages posted to the given shard channels", "7.0.0", "pubsub", "O(N) where N is the number of clients already subscribed to a shard channel.")
+        .args(&[string("shardchannel").flags("optional multiple")]),
+    cmd("spublish", 3, "pubsub loading stale fast", "pubsub fast", (1, 1, 1))
+        .key_specs(&[spec("not_key", index(1), range(0, 1, 0))])
+        .docs("Post a message to a shard channel", "7.0.0", "pubsub", "O(N) where N is the number of clients subscribed to the receiving shard channel.")
+        .args(&[string("shardchannel"), string("message")]),
     cmd("pubsub", -2, "", "slow", (0, 0, 0))
         .docs("A container for Pub/Sub commands", "2.8.0", "pubsub", "Depends on subcommand.")
         .subcommands(&[
@@ -1901,4 +1913,59 @@ pub static META: [CommandMeta; 218] = [
         .docs("Asynchronously save the dataset to disk", "1.0.0", "server", "O(1)")
         .history(&[("3.2.2", "Added the `SCHEDULE` option.")])
         .args(&[pure_token("schedule", "SCHEDULE").since("3.2.2").flags("optional")]),
+    cmd("readonly", 1, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Enables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
+    cmd("readwrite", 1, "loading stale fast", "fast connection", (0, 0, 0))
+        .docs("Disables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
+    cmd("acl", -2, "", "slow", (0, 0, 0))
+        .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("acl|cat", -2, "noscript loading stale", "slow", (0, 0, 0))
+                .docs("List the ACL categories or the commands inside a category", "6.0.0", "server", "O(1) since the categories and commands are a fixed set.")
+                .args(&[string("categoryname").flags("optional")]),
+            cmd("acl|deluser", -3, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Remove the specified ACL users and the associated rules", "6.0.0", "server", "O(1) amortized time considering the typical user.")
+                .args(&[string("username").flags("multiple")]),
+            cmd("acl|dryrun", -4, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Returns whether the user can execute the given command without executing the command.", "7.0.0", "server", "O(1).")
+                .args(&[
+                    string("username"),
+                    string("command"),
+                    string("arg").flags("optional multiple"),
+                ]),
+            cmd("acl|genpass", -2, "noscript loading stale", "slow", (0, 0, 0))
+                .docs("Generate a pseudorandom secure password to use for ACL users", "6.0.0", "server", "O(1)")
+                .args(&[integer("bits").flags("optional")]),
+            cmd("acl|getuser", 3, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Get the rules for a specific ACL user", "6.0.0", "server", "O(N). Where N is the number of password, command and pattern rules that the user has.")
+                .history(&[
+                    ("6.2.0", "Added Pub/Sub channel patterns."),
+                    ("7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation."),
+                ])
+                .args(&[string("username")]),
+            cmd("acl|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "6.0.0", "server", "O(1)"),
+            cmd("acl|list", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("List the current ACL rules in ACL config file format", "6.0.0", "server", "O(N). Where N is the number of configured users."),
+            cmd("acl|load", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Reload the ACLs from the configured ACL file", "6.0.0", "server", "O(N). Where N is the number of configured users."),
+            cmd("acl|log", -2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("List latest events denied because of ACLs in place", "6.0.0", "server", "O(N) with N being the number of entries shown.")
+                .args(&[
+                    oneof("operation", &[integer("count"), pure_token("reset", "RESET")]).flags("optional"),
+                ]),
+            cmd("acl|save", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Save the current ACL rules in the configured ACL file", "6.0.0", "server", "O(N). Where N is the number of configured users."),
+            cmd("acl|setuser", -3, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Modify or create the rules for a specific ACL user", "6.0.0", "server", "O(N). Where N is the number of rules provided.")
+                .history(&[
+                    ("6.2.0", "Added Pub/Sub channel patterns."),
+                    ("7.0.0", "Added selectors and key based permissions."),
+                ])
+                .args(&[string("username"), string("rule").flags("optional multiple")]),
+            cmd("acl|users", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("List the username of all the configured ACL rules", "6.0.0", "server", "O(N). Where N is the number of configured users."),
+            cmd("acl|whoami", 2, "noscript loading stale", "slow", (0, 0, 0))
+                .docs("Return the name of the user associated to the current connection", "6.0.0", "server", "O(1)"),
+        ]),
 ];

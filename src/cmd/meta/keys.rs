@@ -90,17 +90,38 @@ fn by_specs(
 }
 
 /// The flags of the keys of a `variable_flags` spec, which Redis works out
-/// from the arguments with the command's own getkeys function. Of ember's
-/// commands only SET has one: its key is read (RW access) only with GET,
-/// else overwritten.
+/// from the arguments with the command's own getkeys function: SET's key
+/// is read (RW access) only with GET, else overwritten; BITFIELD's is only
+/// read while every operation is a GET (OVERFLOW aside), as Redis's
+/// `bitfieldGetKeys` decides.
 fn variable_flags(meta: &CommandMeta, argv: &[Bytes], declared: KeySpecFlags) -> KeySpecFlags {
     match meta.name {
+        "bitfield" if bitfield_reads_only(argv) => KeySpecFlags::RO | KeySpecFlags::ACCESS,
+        "bitfield" => KeySpecFlags::RW | KeySpecFlags::ACCESS | KeySpecFlags::UPDATE,
         "set" if argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) => {
             KeySpecFlags::RW | KeySpecFlags::ACCESS | KeySpecFlags::UPDATE
         }
         "set" => KeySpecFlags::OW | KeySpecFlags::UPDATE,
         _ => declared,
     }
+}
+
+/// Whether BITFIELD's operations only read: GETs and OVERFLOWs, each with
+/// its arguments (anything else, a syntax error included, may write).
+fn bitfield_reads_only(argv: &[Bytes]) -> bool {
+    let mut i = 2;
+    while i < argv.len() {
+        let left = argv.len() - i - 1;
+        let arg = &argv[i];
+        if arg.eq_ignore_ascii_case(b"get") && left >= 2 {
+            i += 3;
+        } else if arg.eq_ignore_ascii_case(b"overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// The fallback of Redis's per-command getkeys functions: counts read as

@@ -38,9 +38,13 @@ impl Worker {
         }
     }
 
-    pub(super) fn accept(&mut self) {
+    /// Accepts what listener `which` has waiting.
+    pub(super) fn accept(&mut self, which: usize) {
         loop {
-            match self.listener.accept() {
+            let Some(listener) = self.listeners.get(which) else {
+                return;
+            };
+            match listener.accept() {
                 Ok((mut stream, addr)) => {
                     let shared = &self.data.shared;
                     let counters = &shared.counters;
@@ -51,6 +55,12 @@ impl Worker {
                         counters.rejected_connections.fetch_add(1, Relaxed);
                         use std::io::Write;
                         let _ = stream.write(b"-ERR max number of clients reached\r\n");
+                        continue;
+                    }
+                    if protected_refusal(shared, &addr) {
+                        counters.connected_clients.fetch_sub(1, Relaxed);
+                        use std::io::Write;
+                        let _ = stream.write(PROTECTED_MODE_DENIED.as_bytes());
                         continue;
                     }
                     crate::net::tune_accepted(&stream, shared.config.tcp_keepalive_s());
@@ -195,8 +205,50 @@ impl Worker {
                 Out::Count(count)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
+            ClientsOp::AclChanged {
+                user,
+                reloaded,
+                asker,
+            } => {
+                let acl = &self.data.shared.acl;
+                let victims: Vec<usize> = self
+                    .conns
+                    .iter()
+                    .filter(|(_, c)| {
+                        let name = &c.session.auth.user.name;
+                        let replaced = reloaded && name != "default";
+                        user.as_ref().is_none_or(|u| u == name)
+                            && (replaced
+                                || !cmd::acl::may_stay(acl.get(name).as_deref(), &c.session))
+                    })
+                    .map(|(t, _)| t)
+                    .collect();
+                let count = victims.len() as i64;
+                for token in victims {
+                    if self.conns[token].session.id == asker {
+                        self.conns[token].closing = true;
+                    } else {
+                        self.close(token);
+                    }
+                }
+                Out::Count(count)
+            }
         }
     }
+}
+
+/// What a client not on loopback gets in protected mode (7.0.15's text,
+/// its typo included).
+const PROTECTED_MODE_DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+/// Redis 7.0's protected mode: while it is on and the default user has no
+/// password, only loopback clients (127.0.0.1, ::1) are served.
+fn protected_refusal(shared: &crate::exec::Shared, peer: &std::net::SocketAddr) -> bool {
+    let loopback = match peer.ip() {
+        std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
+    };
+    !loopback && shared.config.protected_mode() && shared.acl.default_nopass()
 }
 
 /// The `client-output-buffer-limit` class of a client (no replicas yet).
@@ -221,6 +273,7 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
         && filter.id.is_none_or(|id| id == s.id)
         && filter.addr.as_ref().is_none_or(|a| *a == s.addr)
         && filter.laddr.as_ref().is_none_or(|a| *a == s.laddr)
+        && filter.user.as_ref().is_none_or(|u| *u == s.auth.user.name)
         && filter.kind.is_none_or(|k| k == client_type(s))
 }
 
@@ -287,7 +340,7 @@ pub fn client_memory(c: &Conn) -> usize {
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -298,6 +351,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.db,
         s.channels.len(),
         s.patterns.len(),
+        s.shard_channels.len(),
         s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
         // The arguments of an unfinished multibulk stay in the read
         // buffer; Redis counts them as argv, not query buffer.
@@ -315,6 +369,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
             Some(sub) => format!("{}|{sub}", s.last_cmd),
             None => s.last_cmd.to_string(),
         },
+        s.auth.user.name,
         if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
     )
 }

@@ -55,7 +55,8 @@ impl Worker {
             let Some(mut argv) = run.steps.pop_front() else {
                 let run = conn.session.exec.take().expect("checked");
                 let exec = cmd::lookup(b"exec").expect("EXEC is in the table");
-                self.finish(to, Frame::Array(run.replies), false, exec, run.started);
+                let replies = cmd::transaction::with_refusals(run.replies, run.refused);
+                self.finish(to, Frame::Array(replies), false, exec, run.started);
                 return;
             };
             let Some(spec) = cmd::lookup(&argv[0]) else {

@@ -124,6 +124,10 @@ impl Worker {
             }
             conn.parser
                 .set_max_bulk_len(self.data.shared.config.max_bulk_len());
+            // Redis's smaller limits until the client logs in.
+            let unauthenticated =
+                !conn.session.auth.free && !cmd::acl::logged_in(&self.data, &conn.session);
+            conn.parser.set_unauthenticated(unauthenticated);
             let argv = match conn.parser.next_command(&mut conn.rbuf) {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return true,
@@ -159,6 +163,10 @@ impl Worker {
                 return started;
             }
             Admitted::Dispatched(spec, action) => (spec, action),
+            Admitted::Close => {
+                conn.closing = true;
+                return started;
+            }
         };
         match action {
             Action::Reply(frame) => {

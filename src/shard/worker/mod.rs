@@ -48,7 +48,10 @@ use crate::exec::{Msg, ShardData, Shared};
 use crate::latency::{Event, PassClock};
 use crate::net::Conn;
 
-const LISTENER: Token = Token(usize::MAX - 2);
+/// The token of listener `i` is `LISTENER - i` (one per `bind` address).
+const LISTENER: usize = usize::MAX - 2;
+/// At most this many listeners (Redis's CONFIG_BINDADDR_MAX).
+const LISTENERS_MAX: usize = 16;
 /// Largest single read from a socket.
 const READ_CHUNK: usize = 64 * 1024;
 /// A connection's turn in a pass of the loop: at most this many commands
@@ -62,7 +65,8 @@ const TURN_US: u64 = 500;
 pub struct Worker {
     data: ShardData,
     poll: Poll,
-    listener: TcpListener,
+    /// This shard's listener on each `bind` address.
+    listeners: Vec<TcpListener>,
     conns: Slab<Conn>,
     inbox: Receiver<Vec<Msg>>,
     /// Messages for each shard produced this iteration, sent as one batch.
@@ -99,7 +103,7 @@ impl Worker {
         id: usize,
         shared: Arc<Shared>,
         poll: Poll,
-        listener: TcpListener,
+        listeners: Vec<TcpListener>,
         inbox: Receiver<Vec<Msg>>,
         loaded: Option<crate::store::Store>,
     ) -> Worker {
@@ -114,7 +118,7 @@ impl Worker {
         Worker {
             data,
             poll,
-            listener,
+            listeners,
             conns: Slab::new(),
             inbox,
             outbox: (0..n).map(|_| Vec::new()).collect(),
@@ -130,13 +134,16 @@ impl Worker {
     }
 
     pub fn run(mut self) {
-        if let Err(e) =
-            self.poll
+        for (i, listener) in self.listeners.iter_mut().enumerate() {
+            let token = Token(LISTENER - i);
+            if let Err(e) = self
+                .poll
                 .registry()
-                .register(&mut self.listener, LISTENER, Interest::READABLE)
-        {
-            log::error!("shard {}: cannot register listener: {e}", self.data.id);
-            return;
+                .register(listener, token, Interest::READABLE)
+            {
+                log::error!("shard {}: cannot register listener: {e}", self.data.id);
+                return;
+            }
         }
         let mut events = Events::with_capacity(1024);
         loop {
@@ -173,8 +180,10 @@ impl Worker {
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
                 match event.token() {
-                    LISTENER => self.accept(),
                     WAKER_TOKEN => {}
+                    Token(t) if t <= LISTENER && t > LISTENER - LISTENERS_MAX => {
+                        self.accept(LISTENER - t)
+                    }
                     Token(t) => {
                         let readable =
                             event.is_readable() || event.is_read_closed() || event.is_error();
