@@ -37,6 +37,7 @@ pub mod meta;
 pub mod multi;
 pub mod propagate;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 mod session;
 pub mod set;

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash, hash_ttl,
-    hll, keys, latency, list, memory, multi, pubsub, server, set, sort, strings, transaction, zset,
-    Ctx, Session,
+    hll, keys, latency, list, memory, multi, pubsub, scripting, server, set, sort, strings,
+    transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -462,6 +462,12 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("info", server::info),
     conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "set"]),
     conn("time", server::time),
+    // Scripting
+    keyed("eval", scripting::eval, Split::Custom(scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("evalsha", scripting::evalsha, Split::Custom(scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("eval_ro", scripting::eval_ro, Split::Custom(scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("evalsha_ro", scripting::evalsha_ro, Split::Custom(scripting::across)).with_movable_keys(scripting::eval_keys),
+    conn("script", scripting::script).with_subcommands(&["debug", "exists", "flush", "help", "kill", "load"]),
     conn("debug", server::debug),
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
     conn("shutdown", server::shutdown),

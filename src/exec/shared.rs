@@ -46,6 +46,8 @@ pub struct Shared {
     /// This server's replication ID (INFO `master_replid`): 40 random hex
     /// digits drawn at start, as Redis draws its own.
     pub replid: String,
+    /// Lua scripts known to every shard (EVAL, SCRIPT LOAD).
+    pub scripts: super::scripts::ScriptCache,
 }
 
 impl Shared {
@@ -66,6 +68,7 @@ impl Shared {
             pubsub: Default::default(),
             feed: Default::default(),
             replid: new_replid(),
+            scripts: Default::default(),
         }
     }
 

@@ -1,0 +1,151 @@
+//! `redis.call` / `redis.pcall`: a command from a script, run through the
+//! same table and the same `propagate::call` as a client's command, so its
+//! keyspace events fire and its writes are recorded (as effects: the
+//! commands the script ran, published with the script's other records as
+//! one unit when the script ends).
+
+use std::cell::RefCell;
+
+use bytes::Bytes;
+use mlua::{Lua, MultiValue, Value};
+
+use super::convert;
+use crate::cmd::table::Route;
+use crate::cmd::{lookup, propagate, shard_of, CommandFlags, Ctx};
+use crate::resp::Frame;
+
+/// The script's side of its commands: where they run and what it may do.
+pub struct Call<'c, 'a> {
+    pub ctx: &'c mut Ctx<'a>,
+    /// EVAL_RO, EVALSHA_RO or `#!lua flags=no-writes`: writes refused.
+    pub read_only: bool,
+    /// A command of the script changed the keyspace (SCRIPT KILL then
+    /// answers UNKILLABLE).
+    pub wrote: bool,
+}
+
+fn refuse(text: &str) -> Frame {
+    Frame::error(format!("ERR {text}"))
+}
+
+/// The arguments of a `redis.call` as a command line. Err: the error reply
+/// Redis gives a script for them.
+fn argv_of(lua: &Lua, args: MultiValue) -> Result<Vec<Bytes>, Frame> {
+    if args.is_empty() {
+        return Err(refuse(
+            "Please specify at least one argument for this redis lib call",
+        ));
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for v in args {
+        let text = match v {
+            Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+            v @ (Value::Integer(_) | Value::Number(_)) => lua
+                .coerce_string(v)
+                .ok()
+                .flatten()
+                .map(|s| Bytes::copy_from_slice(&s.as_bytes())),
+            _ => None,
+        };
+        match text {
+            Some(t) => argv.push(t),
+            None => {
+                return Err(refuse(
+                    "Lua redis lib command arguments must be strings or integers",
+                ))
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// `redis.call(...)` (`raise`) / `redis.pcall(...)`: the reply as a Lua
+/// value; an error reply is raised by `redis.call`, returned as
+/// `{err=...}` by `redis.pcall`.
+pub fn call(
+    lua: &Lua,
+    state: &RefCell<Call>,
+    raise: bool,
+    args: MultiValue,
+) -> mlua::Result<Value> {
+    let resp3 = super::vm::resp(lua) == 3;
+    let frame = match argv_of(lua, args) {
+        Ok(argv) => match state.try_borrow_mut() {
+            Ok(mut call) => execute(&mut call, &argv),
+            Err(_) => refuse("This Redis command is not allowed from script"),
+        },
+        Err(e) => e,
+    };
+    if raise {
+        if let Some(text) = frame.error_code() {
+            return Err(super::vm::raise(String::from_utf8_lossy(text).into_owned()));
+        }
+    }
+    convert::to_lua(lua, &frame, resp3)
+}
+
+/// Runs one command of a script on the script's shard.
+fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
+    let Some(spec) = lookup(&argv[0]) else {
+        return refuse("Unknown Redis command called from script");
+    };
+    if !spec.arity_ok(argv.len()) {
+        return refuse("Wrong number of args calling Redis command from script");
+    }
+    if spec.flags.contains(CommandFlags::NOSCRIPT) {
+        return refuse("This Redis command is not allowed from script");
+    }
+    let write = spec.flags.contains(CommandFlags::WRITE);
+    if write && call.read_only {
+        return refuse("Write commands are not allowed from read-only scripts.");
+    }
+    let ctx = &mut *call.ctx;
+    let nshards = ctx.shard.shared.nshards;
+    // A key another shard owns cannot be reached from this thread while
+    // the script holds it; Redis Cluster answers a script the same way.
+    if nshards > 1
+        && spec
+            .key_positions(argv)
+            .any(|p| shard_of(&argv[p], nshards) != ctx.shard.id)
+    {
+        return refuse("Script attempted to access a non local key in a cluster node");
+    }
+    let dirty = ctx.shard.store.stats.notify.dirty;
+    let reply = match spec.route {
+        Route::Keyed(handler, _) => propagate::call(ctx, handler, argv),
+        Route::EveryShard(handler, _) if nshards == 1 => propagate::call(ctx, handler, argv),
+        Route::Conn(_) => Ok(connection_command(ctx, spec.name, argv)),
+        Route::EveryShard(..) => Err(refuse("This Redis command is not allowed from script")),
+    };
+    if ctx.shard.store.stats.notify.dirty != dirty {
+        call.wrote = true;
+    }
+    reply.unwrap_or_else(|e| e)
+}
+
+/// The connection commands a script may run: they act on the script's own
+/// state (SELECT changes the database of the rest of the script only).
+fn connection_command(ctx: &mut Ctx, name: &str, argv: &[Bytes]) -> Frame {
+    match name {
+        "ping" if argv.len() == 1 => Frame::Simple("PONG"),
+        "ping" | "echo" => Frame::Bulk(argv[1].clone()),
+        "select" => match crate::cmd::args::int32_arg(&argv[1]) {
+            Ok(db) if db >= 0 && (db as usize) < ctx.shard.store.dbs.len() => {
+                ctx.db = db as usize;
+                Frame::OK
+            }
+            Ok(_) => Frame::error(crate::cmd::args::err::DB_RANGE),
+            Err(e) => e,
+        },
+        "time" => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            Frame::Array(vec![
+                Frame::bulk(now.as_secs().to_string()),
+                Frame::bulk(now.subsec_micros().to_string()),
+            ])
+        }
+        _ => refuse("This Redis command is not allowed from script"),
+    }
+}

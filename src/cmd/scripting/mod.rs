@@ -1,0 +1,282 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, with the
+//! Lua API and sandbox of Redis 7.0.
+//!
+//! Where a script runs: EVAL names its keys (`numkeys`), so the table
+//! routes it like any keyed command: to the shard that owns them, inline
+//! when that is the connection's shard, otherwise as one op there. The
+//! script then runs on that shard's thread, in its VM (`vm`), from start to
+//! end, so no other command of that shard runs between its commands: it is
+//! atomic as a Redis script is. A command of the script on a key another
+//! shard owns is refused (as Redis Cluster refuses a non-local key), and a
+//! script whose declared keys span shards is refused with CROSSSLOT for
+//! now (`across`).
+//!
+//! What a script wrote reaches the propagation feed as the commands it ran
+//! (`api`), one unit of records, so MULTI/EXEC in the feed.
+
+mod api;
+mod bit;
+mod cjson;
+mod cmsgpack;
+mod convert;
+pub mod shebang;
+mod structlib;
+pub mod vm;
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mlua::{Function, MultiValue, Value};
+
+use super::args::{err, int_arg, Reply};
+use super::{Ctx, Session, ShardData};
+use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
+use crate::exec::Action;
+use crate::resp::Frame;
+
+const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+pub fn eval(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    eval_generic(ctx, argv, false, false)
+}
+
+pub fn eval_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    eval_generic(ctx, argv, false, true)
+}
+
+pub fn evalsha(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    eval_generic(ctx, argv, true, false)
+}
+
+pub fn evalsha_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    eval_generic(ctx, argv, true, true)
+}
+
+/// EVAL's key positions: the `numkeys` arguments after the count.
+pub fn eval_keys(argv: &[Bytes]) -> Vec<usize> {
+    super::table::numkeys_positions(argv, &[], 2)
+}
+
+/// A script whose declared keys are on several shards.
+pub fn across(_: &mut ShardData, _: &Session, _: &[Bytes]) -> Action {
+    Action::Reply(err::frame(
+        "CROSSSLOT Keys in request don't hash to the same slot",
+    ))
+}
+
+fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) -> Reply {
+    let numkeys = int_arg(&argv[2])?;
+    if numkeys < 0 {
+        return Err(err::frame("ERR Number of keys can't be negative"));
+    }
+    let numkeys = numkeys as usize;
+    if numkeys > argv.len() - 3 {
+        return Err(err::frame(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let shared = Arc::clone(&ctx.shard.shared);
+    let (sha, body) = if by_sha {
+        parse_sha(&argv[1])
+            .and_then(|sha| Some((sha, shared.scripts.get(&sha)?)))
+            .ok_or_else(|| err::frame(NOSCRIPT))?
+    } else {
+        (sha1_hex(&argv[1]), argv[1].clone())
+    };
+    let keys = &argv[3..3 + numkeys];
+    let args = &argv[3 + numkeys..];
+    let (flags, source) = shebang::parse(&body).map_err(Frame::Error)?;
+    let generation = shared.scripts.generation();
+    vm::with_vm(generation, |vm| {
+        let function = vm.function(&sha, source).map_err(Frame::Error)?;
+        if !by_sha {
+            shared.scripts.insert(sha, body.clone());
+        }
+        run(
+            vm,
+            ctx,
+            &sha,
+            function,
+            keys,
+            args,
+            read_only || flags.no_writes,
+        )
+    })
+    .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
+}
+
+/// Runs compiled script `function` with KEYS and ARGV on `ctx`'s shard.
+fn run(
+    vm: &mut vm::Vm,
+    ctx: &mut Ctx,
+    sha: &Sha,
+    function: Function,
+    keys: &[Bytes],
+    args: &[Bytes],
+    read_only: bool,
+) -> Reply {
+    let lua = &vm.lua;
+    let hidden = &vm.hidden;
+    let setup = (|| -> mlua::Result<()> {
+        let strings = |items: &[Bytes]| {
+            lua.create_sequence_from(
+                items
+                    .iter()
+                    .map(|b| lua.create_string(b))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )
+        };
+        vm.real.raw_set("KEYS", strings(keys)?)?;
+        vm.real.raw_set("ARGV", strings(args)?)?;
+        vm::set_resp(lua, 2);
+        Ok(())
+    })();
+    if let Err(e) = setup {
+        return Err(running_error(sha, &e));
+    }
+    let state = RefCell::new(api::Call {
+        ctx,
+        read_only,
+        wrote: false,
+    });
+    let redis = match vm.redis() {
+        Ok(t) => t,
+        Err(e) => return Err(running_error(sha, &e)),
+    };
+    let result = lua.scope(|scope| {
+        let call =
+            scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
+        let pcall =
+            scope.create_function(|lua, args: MultiValue| api::call(lua, &state, false, args))?;
+        redis.raw_set("call", call)?;
+        redis.raw_set("pcall", pcall)?;
+        let runner: Function = hidden.raw_get("run")?;
+        let (ok, value): (bool, Value) = runner.call(function)?;
+        let resp3 = vm::resp(lua) == 3;
+        Ok(if ok {
+            Ok(convert::to_frame(lua, &value, resp3))
+        } else {
+            Err(raised(&value, sha))
+        })
+    });
+    let _ = redis.raw_set("call", Value::Nil);
+    let _ = redis.raw_set("pcall", Value::Nil);
+    result.unwrap_or_else(|e| Err(running_error(sha, &e)))
+}
+
+fn hex(sha: &Sha) -> &str {
+    std::str::from_utf8(sha).unwrap_or("")
+}
+
+/// An error that escaped the script's own handler (the VM itself failed).
+fn running_error(sha: &Sha, e: &mlua::Error) -> Frame {
+    Frame::Error(format!(
+        "ERR Error running script (call to f_{}): @user_script: {}",
+        hex(sha),
+        vm::lua_message(e)
+    ))
+}
+
+/// The reply for an error the script raised: the handler's table
+/// `{err, source, line}` in Redis's shape.
+fn raised(value: &Value, sha: &Sha) -> Frame {
+    let Value::Table(t) = value else {
+        return Frame::error(format!("ERR unknown error script: {}", hex(sha)));
+    };
+    let text = match t.raw_get::<Value>("err") {
+        Ok(Value::String(s)) => s.to_string_lossy(),
+        _ => "ERR unknown error".to_string(),
+    };
+    let text = text.replace(['\r', '\n'], " ");
+    let source = t.raw_get::<Option<String>>("source").ok().flatten();
+    let line = t.raw_get::<Option<i64>>("line").ok().flatten();
+    match (source, line) {
+        (Some(source), Some(line)) => {
+            Frame::Error(format!("{text} script: {}, on {source}:{line}.", hex(sha)))
+        }
+        _ => Frame::Error(format!("{text} script: {}", hex(sha))),
+    }
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// SCRIPT LOAD | EXISTS | FLUSH | KILL | DEBUG | HELP.
+pub fn script(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    let sub = String::from_utf8_lossy(&argv[1]).to_ascii_lowercase();
+    let cache = &shard.shared.scripts;
+    let frame = match sub.as_str() {
+        "load" if argv.len() == 3 => load(shard, &argv[2]),
+        "exists" if argv.len() >= 3 => Frame::Array(
+            argv[2..]
+                .iter()
+                .map(
+                    |s| Frame::Integer(parse_sha(s).is_some_and(|sha| cache.contains(&sha)) as i64),
+                )
+                .collect(),
+        ),
+        "flush" if argv.len() <= 3 => {
+            let mode_ok = argv.get(2).is_none_or(|m| {
+                m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")
+            });
+            if mode_ok {
+                cache.flush();
+                Frame::OK
+            } else {
+                err::frame("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+            }
+        }
+        "flush" => err::frame("ERR SCRIPT FLUSH only support SYNC|ASYNC option"),
+        "kill" if argv.len() == 2 => err::frame("NOTBUSY No scripts in execution right now."),
+        "debug" if argv.len() == 3 => {
+            let mode = String::from_utf8_lossy(&argv[2]).to_ascii_lowercase();
+            match mode.as_str() {
+                "no" => Frame::OK,
+                "yes" | "sync" => err::frame("ERR ember has no Lua debugger"),
+                _ => err::frame("ERR Use SCRIPT DEBUG YES/SYNC/NO"),
+            }
+        }
+        "help" if argv.len() == 2 => Frame::Array(HELP.iter().map(|l| Frame::Simple(l)).collect()),
+        "load" | "exists" | "kill" | "debug" | "help" => err::wrong_arity(&format!("script|{sub}")),
+        _ => err::unknown_subcommand(&argv[1], "script"),
+    };
+    Action::Reply(frame)
+}
+
+/// SCRIPT LOAD: compiled here first, so a script that does not compile is
+/// refused and not cached, as Redis does.
+fn load(shard: &ShardData, body: &Bytes) -> Frame {
+    let sha = sha1_hex(body);
+    let cache = &shard.shared.scripts;
+    let compiled = shebang::parse(body).and_then(|(_, source)| {
+        vm::with_vm(cache.generation(), |vm| {
+            vm.function(&sha, source).map(|_| ())
+        })
+        .unwrap_or(Err("ERR the scripting engine is not available".into()))
+    });
+    match compiled {
+        Ok(()) => {
+            cache.insert(sha, body.clone());
+            Frame::Bulk(Bytes::copy_from_slice(&sha))
+        }
+        Err(e) => Frame::Error(e),
+    }
+}
