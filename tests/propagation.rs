@@ -305,6 +305,23 @@ fn command(r: &mut Rng) -> Vec<String> {
         134 => vec!["PFCOUNT", st],
         135 => vec!["PFMERGE", st2, st],
         136 => vec!["PFCOUNT", st, st2],
+        // Scripts: recorded as the commands they ran (keys on any shards)
+        137 => vec![
+            "EVAL",
+            "redis.call('set', KEYS[1], ARGV[1]) return redis.call('lpush', KEYS[2], ARGV[1])",
+            "2",
+            st,
+            l,
+            m,
+        ],
+        138 => vec![
+            "EVAL",
+            "redis.call('expire', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])",
+            "2",
+            k,
+            st2,
+            &long_s,
+        ],
         _ => vec!["GET", st],
     };
     owned(&words)

@@ -206,9 +206,10 @@ fn keyed(
             propagate::custom(shard, session.db, spec, argv, action)
         }
     };
-    // Keys on several shards: the command is atomic under key locks.
+    // Keys on several shards: the command is atomic under key locks
+    // (unless its job chose its own: a script takes its shards whole).
     match action {
-        Action::Job(job) => {
+        Action::Job(job) if job.lock.is_none() => {
             let keys = spec.key_positions(argv).map(|p| argv[p].clone());
             Action::Job(job.locked(lock_plan(session.db, n, keys)))
         }

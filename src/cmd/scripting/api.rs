@@ -9,9 +9,12 @@ use std::cell::RefCell;
 use bytes::Bytes;
 use mlua::{Lua, MultiValue, Value};
 
+use std::time::Duration;
+
 use super::convert;
-use crate::cmd::table::Route;
+use crate::cmd::table::{Handler, Route};
 use crate::cmd::{lookup, propagate, shard_of, CommandFlags, Ctx};
+use crate::exec::{Msg, TxId};
 use crate::resp::Frame;
 
 /// The script's side of its commands: where they run and what it may do.
@@ -22,6 +25,10 @@ pub struct Call<'c, 'a> {
     /// A command of the script changed the keyspace (SCRIPT KILL then
     /// answers UNKILLABLE).
     pub wrote: bool,
+    /// A script whose declared keys span shards: the transaction holding
+    /// those shards whole, and the shards; a command on a key of one of
+    /// them runs there (`remote`).
+    pub across: Option<(Option<TxId>, Vec<usize>)>,
 }
 
 fn refuse(text: &str) -> Frame {
@@ -101,14 +108,28 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;
-    // A key another shard owns cannot be reached from this thread while
-    // the script holds it; Redis Cluster answers a script the same way.
-    if nshards > 1
-        && spec
+    if nshards > 1 {
+        let mut owners = spec
             .key_positions(argv)
-            .any(|p| shard_of(&argv[p], nshards) != ctx.shard.id)
-    {
-        return refuse("Script attempted to access a non local key in a cluster node");
+            .map(|p| shard_of(&argv[p], nshards));
+        let owner = owners.next();
+        if owners.any(|s| Some(s) != owner) {
+            return Frame::error("CROSSSLOT Keys in request don't hash to the same slot");
+        }
+        if let Some(owner) = owner.filter(|&s| s != ctx.shard.id) {
+            // A key of another shard: reachable only while this script
+            // holds that shard whole; otherwise refused, as Redis Cluster
+            // refuses a script a key of another node.
+            return match (&call.across, spec.route) {
+                (Some((tx, held)), Route::Keyed(handler, _)) if held.contains(&owner) => {
+                    if write {
+                        call.wrote = true;
+                    }
+                    remote(ctx, owner, *tx, handler, argv)
+                }
+                _ => refuse("Script attempted to access a non local key in a cluster node"),
+            };
+        }
     }
     let dirty = ctx.shard.store.stats.notify.dirty;
     let reply = match spec.route {
@@ -121,6 +142,31 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         call.wrote = true;
     }
     reply.unwrap_or_else(|e| e)
+}
+
+/// The most a script waits for another shard's answer. That shard serves
+/// the command as soon as its loop sees it (the script's transaction holds
+/// it whole, so nothing there waits on this thread); the bound only keeps
+/// a bug from stopping this shard for good.
+const REMOTE_WAIT: Duration = Duration::from_secs(30);
+
+/// Runs `handler` on shard `owner` inside transaction `tx`, this thread
+/// waiting for the reply.
+fn remote(ctx: &Ctx, owner: usize, tx: Option<TxId>, handler: Handler, argv: &[Bytes]) -> Frame {
+    let (send, answer) = crossbeam_channel::bounded(1);
+    let argv = argv.to_vec();
+    let f = Box::new(move |ctx: &mut Ctx| {
+        let reply = propagate::call(ctx, handler, &argv).unwrap_or_else(|e| e);
+        let _ = send.send(reply);
+    });
+    let peer = &ctx.shard.shared.peers()[owner];
+    let msg = Msg::Serve { db: ctx.db, tx, f };
+    if peer.inbox.send(vec![msg]).is_err() || peer.waker.wake().is_err() {
+        return refuse("the shard owning the key is not running");
+    }
+    answer
+        .recv_timeout(REMOTE_WAIT)
+        .unwrap_or_else(|_| refuse("the shard owning the key did not answer"))
 }
 
 /// The connection commands a script may run: they act on the script's own

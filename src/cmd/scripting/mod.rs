@@ -6,10 +6,10 @@
 //! when that is the connection's shard, otherwise as one op there. The
 //! script then runs on that shard's thread, in its VM (`vm`), from start to
 //! end, so no other command of that shard runs between its commands: it is
-//! atomic as a Redis script is. A command of the script on a key another
-//! shard owns is refused (as Redis Cluster refuses a non-local key), and a
-//! script whose declared keys span shards is refused with CROSSSLOT for
-//! now (`across`).
+//! atomic as a Redis script is. A script whose declared keys span shards
+//! takes those shards whole and reaches their keys from its thread
+//! (`across`). A command of a script on a key of a shard it does not hold
+//! is refused (as Redis Cluster refuses a script a key of another node).
 //!
 //! What a script wrote reaches the propagation feed as the commands it ran
 //! (`api`), one unit of records, so MULTI/EXEC in the feed.
@@ -32,7 +32,7 @@ use mlua::{Function, MultiValue, Value};
 use super::args::{err, int_arg, Reply};
 use super::{Ctx, Session, ShardData};
 use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
-use crate::exec::Action;
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out, TxId};
 use crate::resp::Frame;
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
@@ -58,14 +58,60 @@ pub fn eval_keys(argv: &[Bytes]) -> Vec<usize> {
     super::table::numkeys_positions(argv, &[], 2)
 }
 
-/// A script whose declared keys are on several shards.
-pub fn across(_: &mut ShardData, _: &Session, _: &[Bytes]) -> Action {
-    Action::Reply(err::frame(
-        "CROSSSLOT Keys in request don't hash to the same slot",
-    ))
+/// A script whose declared keys are on several shards: one transaction
+/// takes each of those shards whole (the key-lock protocol, in ascending
+/// shard order, so it cannot deadlock), then the script runs on the shard
+/// of its first key, and each command on a key of another of them is sent
+/// there and waited for (`api::remote`). Holding the shards whole is what
+/// makes the wait safe: no other script can hold any of them, so no thread
+/// waits on this one while it waits; and no other work runs on those
+/// shards' keys until the script ends. The cost: the shards serve no other
+/// key while it runs, and each such command is a round trip between threads.
+pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
+    let Some(spec) = super::lookup(&argv[0]) else {
+        return Action::Reply(Frame::Null);
+    };
+    let by_sha = spec.name.starts_with("evalsha");
+    let read_only = spec.name.ends_with("_ro");
+    let nshards = shard.shared.nshards;
+    let keys = eval_keys(argv);
+    let mut shards: Vec<usize> = keys
+        .iter()
+        .map(|&p| super::shard_of(&argv[p], nshards))
+        .collect();
+    let Some(&target) = shards.first() else {
+        return Action::Reply(Frame::Null);
+    };
+    shards.sort_unstable();
+    shards.dedup();
+    let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
+    let argv = argv.to_vec();
+    let op = Op::Store(
+        session.db,
+        Need::Nothing,
+        Box::new(move |ctx: &mut Ctx| {
+            let tx = ctx.shard.op_tx;
+            let reply = eval_in(ctx, &argv, by_sha, read_only, Some((tx, shards)));
+            Out::Frame(reply.unwrap_or_else(|e| e))
+        }),
+    );
+    let job = Job::new(vec![(target, op)], |mut outs| {
+        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    });
+    Action::Job(job.locked(plan))
 }
 
 fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) -> Reply {
+    eval_in(ctx, argv, by_sha, read_only, None)
+}
+
+fn eval_in(
+    ctx: &mut Ctx,
+    argv: &[Bytes],
+    by_sha: bool,
+    read_only: bool,
+    across: Option<(Option<TxId>, Vec<usize>)>,
+) -> Reply {
     let numkeys = int_arg(&argv[2])?;
     if numkeys < 0 {
         return Err(err::frame("ERR Number of keys can't be negative"));
@@ -101,6 +147,7 @@ fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) ->
             keys,
             args,
             read_only || flags.no_writes,
+            across,
         )
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
@@ -115,6 +162,7 @@ fn run(
     keys: &[Bytes],
     args: &[Bytes],
     read_only: bool,
+    across: Option<(Option<TxId>, Vec<usize>)>,
 ) -> Reply {
     let lua = &vm.lua;
     let hidden = &vm.hidden;
@@ -139,6 +187,7 @@ fn run(
         ctx,
         read_only,
         wrote: false,
+        across,
     });
     let redis = match vm.redis() {
         Ok(t) => t,
