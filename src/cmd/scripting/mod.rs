@@ -139,16 +139,13 @@ fn eval_in(
         if !by_sha {
             shared.scripts.insert(sha, body.clone());
         }
-        run(
-            vm,
+        let call = api::Call {
             ctx,
-            &sha,
-            function,
-            keys,
-            args,
-            read_only || flags.no_writes,
+            read_only: read_only || flags.no_writes,
+            wrote: false,
             across,
-        )
+        };
+        run(vm, call, &sha, function, keys, args)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
@@ -156,13 +153,11 @@ fn eval_in(
 /// Runs compiled script `function` with KEYS and ARGV on `ctx`'s shard.
 fn run(
     vm: &mut vm::Vm,
-    ctx: &mut Ctx,
+    call: api::Call,
     sha: &Sha,
     function: Function,
     keys: &[Bytes],
     args: &[Bytes],
-    read_only: bool,
-    across: Option<(Option<TxId>, Vec<usize>)>,
 ) -> Reply {
     let lua = &vm.lua;
     let hidden = &vm.hidden;
@@ -183,12 +178,7 @@ fn run(
     if let Err(e) = setup {
         return Err(running_error(sha, &e));
     }
-    let state = RefCell::new(api::Call {
-        ctx,
-        read_only,
-        wrote: false,
-        across,
-    });
+    let state = RefCell::new(call);
     let redis = match vm.redis() {
         Ok(t) => t,
         Err(e) => return Err(running_error(sha, &e)),
