@@ -489,3 +489,90 @@ fn a_cross_shard_script_reaches_the_feed_as_one_unit() {
     assert!(multi < decr.min(incr) && decr.max(incr) < exec, "{feed:?}");
     assert_eq!(lower.matches("multi").count(), 1, "{feed:?}");
 }
+
+/// Connections to `server` that a busy script on shard 0 does not hold up
+/// (they are on other shards): each answers PING with BUSY.
+fn connections_off_the_busy_shard(server: &Server) -> Vec<Raw> {
+    let mut free = Vec::new();
+    for _ in 0..12 {
+        let mut c = server.raw();
+        c.set_read_timeout(std::time::Duration::from_millis(500));
+        c.send_cmd(&[b"PING"]);
+        match c.read() {
+            Some(Reply::Error(e)) => {
+                assert!(e.starts_with("BUSY Redis is busy running a script."), "{e}");
+                c.set_read_timeout(std::time::Duration::from_secs(10));
+                free.push(c);
+            }
+            Some(other) => panic!("PING during a busy script: {other:?}"),
+            None => {} // on the busy shard: it waits, as under Redis
+        }
+    }
+    assert!(
+        !free.is_empty(),
+        "every connection landed on the busy shard"
+    );
+    free
+}
+
+#[test]
+fn a_long_read_only_script_gets_busy_replies_elsewhere_and_script_kill_stops_it() {
+    let server = Server::start(3, &["--busy-reply-threshold", "50"]);
+    let key = &keys_on_shard("slow", 0, 3, 1)[0];
+    let mut runner = server.raw();
+    runner.send_cmd(&[
+        b"EVAL",
+        b"local i = 0 while true do i = i + 1 end",
+        b"1",
+        key.as_bytes(),
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut others = connections_off_the_busy_shard(&server);
+    let killer = &mut others[0];
+    assert_eq!(killer.cmd(&["SCRIPT", "KILL"]), Reply::Simple("OK".into()));
+    let killed = runner.read().expect("the script's reply");
+    assert!(
+        matches!(&killed, Reply::Error(e) if e.starts_with("ERR Script killed by user with SCRIPT KILL...")),
+        "{killed:?}"
+    );
+    assert!(common::wait_until(
+        std::time::Duration::from_secs(5),
+        || { killer.cmd(&["PING"]) == Reply::Simple("PONG".into()) }
+    ));
+    assert_eq!(
+        killer.cmd(&["SCRIPT", "KILL"]),
+        Reply::Error("NOTBUSY No scripts in execution right now.".into())
+    );
+    assert_eq!(runner.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}
+
+#[test]
+fn a_busy_script_that_wrote_is_unkillable() {
+    let server = Server::start(3, &["--lua-time-limit", "50"]);
+    let key = &keys_on_shard("slow", 0, 3, 1)[0];
+    let mut runner = server.raw();
+    let script = "redis.call('set', KEYS[1], 'x') while true do end";
+    runner.send_cmd(&[b"EVAL", script.as_bytes(), b"1", key.as_bytes()]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut others = connections_off_the_busy_shard(&server);
+    let reply = others[0].cmd(&["SCRIPT", "KILL"]);
+    assert!(
+        matches!(&reply, Reply::Error(e) if e.starts_with("UNKILLABLE Sorry the script already executed write commands")),
+        "{reply:?}"
+    );
+}
+
+#[test]
+fn a_script_that_allocates_without_bound_fails_and_the_server_goes_on() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    let reply = c.cmd(&["EVAL", "local s = 'x' while true do s = s .. s end", "0"]);
+    assert!(
+        matches!(&reply, Reply::Error(e) if e.contains("memory")),
+        "{reply:?}"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return 'still here'", "0"]),
+        Reply::bulk("still here")
+    );
+}

@@ -46,6 +46,10 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(err::wrong_arity(spec.name));
     }
+    if shard.shared.scripts.busy() && !super::scripting::allowed_when_busy(spec, argv) {
+        fail_queued_transaction(session);
+        return Admitted::Answered(err::frame(super::scripting::BUSY));
+    }
     if session.multi.is_some() && !transaction::CONTROL.contains(&spec.name) {
         let refusal = transaction::refusal_to_queue(shard, session, spec);
         if let Some(tx) = session.multi.as_mut() {

@@ -28,6 +28,8 @@ pub struct ScriptCache {
     pub kill: AtomicBool,
     /// How many scripts are running past `busy-reply-threshold` now.
     pub busy: AtomicU64,
+    /// A busy script has written (SCRIPT KILL answers UNKILLABLE).
+    pub busy_wrote: AtomicBool,
 }
 
 impl ScriptCache {
@@ -55,6 +57,12 @@ impl ScriptCache {
             self.bytes.store(0, Ordering::Relaxed);
         }
         self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Whether a script runs past `busy-reply-threshold` (other clients
+    /// get BUSY).
+    pub fn busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed) > 0
     }
 
     pub fn generation(&self) -> u64 {

@@ -4,7 +4,8 @@
 //! commands the script ran, published with the script's other records as
 //! one unit when the script ends).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use bytes::Bytes;
 use mlua::{Lua, MultiValue, Value};
@@ -24,7 +25,7 @@ pub struct Call<'c, 'a> {
     pub read_only: bool,
     /// A command of the script changed the keyspace (SCRIPT KILL then
     /// answers UNKILLABLE).
-    pub wrote: bool,
+    pub wrote: Rc<Cell<bool>>,
     /// A script whose declared keys span shards: the transaction holding
     /// those shards whole, and the shards; a command on a key of one of
     /// them runs there (`remote`).
@@ -123,7 +124,7 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
             return match (&call.across, spec.route) {
                 (Some((tx, held)), Route::Keyed(handler, _)) if held.contains(&owner) => {
                     if write {
-                        call.wrote = true;
+                        call.wrote.set(true);
                     }
                     remote(ctx, owner, *tx, handler, argv)
                 }
@@ -139,7 +140,7 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         Route::EveryShard(..) => Err(refuse("This Redis command is not allowed from script")),
     };
     if ctx.shard.store.stats.notify.dirty != dirty {
-        call.wrote = true;
+        call.wrote.set(true);
     }
     reply.unwrap_or_else(|e| e)
 }

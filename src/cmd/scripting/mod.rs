@@ -19,11 +19,13 @@ mod bit;
 mod cjson;
 mod cmsgpack;
 mod convert;
+mod limits;
 pub mod shebang;
 mod structlib;
 pub mod vm;
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -34,6 +36,8 @@ use super::{Ctx, Session, ShardData};
 use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, TxId};
 use crate::resp::Frame;
+
+pub use limits::{allowed_when_busy, BUSY};
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
@@ -142,7 +146,7 @@ fn eval_in(
         let call = api::Call {
             ctx,
             read_only: read_only || flags.no_writes,
-            wrote: false,
+            wrote: Default::default(),
             across,
         };
         run(vm, call, &sha, function, keys, args)
@@ -178,6 +182,7 @@ fn run(
     if let Err(e) = setup {
         return Err(running_error(sha, &e));
     }
+    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote));
     let state = RefCell::new(call);
     let redis = match vm.redis() {
         Ok(t) => t,
@@ -199,9 +204,14 @@ fn run(
             Err(raised(&value, sha))
         })
     });
+    limits.stop(lua);
     let _ = redis.raw_set("call", Value::Nil);
     let _ = redis.raw_set("pcall", Value::Nil);
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
+}
+
+fn ctx_shared(call: &api::Call) -> Arc<crate::exec::Shared> {
+    Arc::clone(&call.ctx.shard.shared)
 }
 
 fn hex(sha: &Sha) -> &str {
@@ -220,8 +230,17 @@ fn running_error(sha: &Sha, e: &mlua::Error) -> Frame {
 /// The reply for an error the script raised: the handler's table
 /// `{err, source, line}` in Redis's shape.
 fn raised(value: &Value, sha: &Sha) -> Frame {
-    let Value::Table(t) = value else {
-        return Frame::error(format!("ERR unknown error script: {}", hex(sha)));
+    let t = match value {
+        Value::Table(t) => t,
+        // Lua calls no handler for an allocation failure: its message
+        // comes as it is.
+        Value::String(s) => {
+            return Frame::error(format!("ERR {} script: {}", s.to_string_lossy(), hex(sha)))
+        }
+        Value::Error(e) => {
+            return Frame::error(format!("ERR {} script: {}", vm::lua_message(e), hex(sha)))
+        }
+        _ => return Frame::error(format!("ERR unknown error script: {}", hex(sha))),
     };
     let text = match t.raw_get::<Value>("err") {
         Ok(Value::String(s)) => s.to_string_lossy(),
@@ -284,7 +303,10 @@ pub fn script(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
             }
         }
         "flush" => err::frame("ERR SCRIPT FLUSH only support SYNC|ASYNC option"),
-        "kill" if argv.len() == 2 => err::frame("NOTBUSY No scripts in execution right now."),
+        "kill" if argv.len() == 2 => match limits::kill(&shard.shared) {
+            "OK" => Frame::OK,
+            refusal => err::frame(refusal),
+        },
         "debug" if argv.len() == 3 => {
             let mode = String::from_utf8_lossy(&argv[2]).to_ascii_lowercase();
             match mode.as_str() {

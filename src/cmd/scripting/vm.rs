@@ -17,7 +17,7 @@ use crate::exec::scripts::{sha1_hex, Sha};
 
 /// The most memory one shard's Lua state may hold: a script that allocates
 /// past it fails with an error, and the server goes on.
-pub const MEMORY_LIMIT_BYTES: usize = 1 << 30;
+pub const MEMORY_LIMIT_BYTES: usize = 512 << 20;
 
 pub struct Vm {
     pub lua: Lua,
