@@ -576,3 +576,90 @@ fn a_script_that_allocates_without_bound_fails_and_the_server_goes_on() {
         Reply::bulk("still here")
     );
 }
+
+/// FUNCTION and FCALL, compared with redis-server in order.
+const FUNCTION_CASES: &[&[&str]] = &[
+    &["FUNCTION", "LOAD", "#!lua name=mylib\nredis.register_function('f1', function(keys, args) return redis.call('incr', keys[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes'}, description='desc'}"],
+    &["FCALL", "f1", "1", "k"],
+    &["FCALL", "f2", "0", "hi"],
+    &["FCALL_RO", "f1", "1", "k"],
+    &["FCALL_RO", "f2", "0", "x"],
+    &["FCALL", "nosuch", "0"],
+    &["FCALL", "f1", "x"],
+    &["FCALL", "f1", "-1"],
+    &["FCALL", "f1", "5", "a"],
+    &["FUNCTION", "LOAD", "return 1"],
+    &["FUNCTION", "LOAD", "#!lua name=mylib\nreturn 1"],
+    &["FUNCTION", "LOAD", "#!lua name=other\nreturn 1"],
+    &["FUNCTION", "LOAD", "#!lua\nreturn 1"],
+    &["FUNCTION", "LOAD", "#!lua name=x foo=bar\nreturn 1"],
+    &["FUNCTION", "LOAD", "#!luax name=x\nreturn 1"],
+    &["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f1', function() return 1 end)"],
+    &["FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('bad-name', function() return 1 end)"],
+    &["FUNCTION", "LOAD", "#!lua name=lib4\nredis.call('ping')"],
+    &["FUNCTION", "LOAD", "#!lua name=lib5\nredis.register_function('g', function() return a end)"],
+    &["FCALL", "g", "0"],
+    &["FUNCTION", "LOAD", "#!lua name=lib6\nreturn +"],
+    &["FUNCTION", "LOAD", "#!lua name=lib7\nredis.register_function('h', function() error('boom') end)"],
+    &["FCALL", "h", "0"],
+    &["FUNCTION", "LOAD", "#!lua name=lib8\nredis.register_function{function_name='q', callback=function() end, flags={'bad'}}"],
+    &["FUNCTION", "LOAD", "#!lua name=lib9\nredis.register_function('r', 5)"],
+    &["FUNCTION", "LOAD", "#!lua name=lib10\nredis.register_function('s')"],
+    &["FUNCTION", "LOAD", "#!lua name=lib11\nredis.register_function('f1', function() return 1 end)\nredis.register_function('f1', function() return 1 end)"],
+    &["FUNCTION", "LOAD", "#!lua name=lib12\nlocal function x() end\nredis.register_function{function_name='z', callback=x, foo=1}"],
+    &["FUNCTION", "LOAD", "REPLACE", "#!lua name=mylib\nredis.register_function('f1', function(keys, args) return redis.call('incr', keys[1]) end)"],
+    &["FCALL", "f2", "0", "x"],
+    &["FCALL", "f1", "1", "k"],
+    &["FUNCTION", "LIST", "LIBRARYNAME", "mylib", "WITHCODE"],
+    &["FUNCTION", "LIST", "x"],
+    &["FUNCTION", "STATS"],
+    &["FUNCTION", "KILL"],
+    &["FUNCTION", "FLUSH", "x"],
+    &["FUNCTION", "DELETE", "nope"],
+    &["FUNCTION", "DELETE", "lib5"],
+    &["FCALL", "g", "0"],
+    &["FUNCTION", "HELP"],
+    &["FUNCTION", "FLUSH"],
+    &["FCALL", "f1", "1", "k"],
+];
+
+#[test]
+fn functions_match_redis() {
+    let Some(redis) = Redis::or_skip("functions differential") else {
+        return;
+    };
+    let server = Server::start(1, &[]);
+    let mut ours = server.raw();
+    let mut theirs = Raw::connect(redis.port);
+    for case in FUNCTION_CASES {
+        assert_eq!(ours.cmd(case), theirs.cmd(case), "{case:?}");
+    }
+}
+
+#[test]
+fn a_function_loaded_on_one_shard_runs_on_every_shard() {
+    let server = Server::start(3, &[]);
+    let mut c = server.raw();
+    let lib = "#!lua name=counters\nredis.register_function('bump', function(keys, args) return redis.call('incrby', keys[1], args[1]) end)";
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", lib]), Reply::bulk("counters"));
+    for shard in 0..3 {
+        let k = &keys_on_shard("ctr", shard, 3, 1)[0];
+        assert_eq!(c.cmd(&["FCALL", "bump", "1", k, "5"]), int(5));
+    }
+    let a = &keys_on_shard("ctr", 0, 3, 1)[0];
+    let b = &keys_on_shard("ctr", 1, 3, 1)[0];
+    let both = "#!lua name=pair\nredis.register_function('both', function(keys) return redis.call('incr', keys[1]) + redis.call('incr', keys[2]) end)";
+    c.cmd(&["FUNCTION", "LOAD", both]);
+    assert_eq!(c.cmd(&["FCALL", "both", "2", a, b]), int(12));
+    assert_eq!(
+        c.cmd(&["FUNCTION", "DELETE", "counters"]),
+        Reply::Simple("OK".into())
+    );
+    for _ in 0..4 {
+        let mut d = server.raw();
+        assert_eq!(
+            d.cmd(&["FCALL", "bump", "1", a, "1"]),
+            Reply::Error("ERR Function not found".into())
+        );
+    }
+}

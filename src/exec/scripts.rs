@@ -76,6 +76,106 @@ impl ScriptCache {
     }
 }
 
+/// A function a library registered (FUNCTION LIST shows these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// The flags as given (`no-writes`, `allow-oom`, ...).
+    pub flags: Vec<String>,
+}
+
+impl FunctionInfo {
+    pub fn no_writes(&self) -> bool {
+        self.flags.iter().any(|f| f == "no-writes")
+    }
+}
+
+/// A library of FUNCTION LOAD: its code (each shard's VM runs it to get
+/// the callbacks) and what loading it registered.
+#[derive(Clone, Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Bytes,
+    pub functions: Vec<FunctionInfo>,
+}
+
+/// The server's function libraries, shared by every shard like the
+/// script cache; `generation` moves at every change, and a shard's VM
+/// whose libraries are older loads them all again before its next FCALL.
+#[derive(Default)]
+pub struct Libraries {
+    libs: RwLock<std::collections::BTreeMap<String, Library>>,
+    generation: AtomicU64,
+}
+
+impl Libraries {
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Every library, by name.
+    pub fn all(&self) -> Vec<Library> {
+        self.libs
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.libs.read().is_ok_and(|m| m.contains_key(name))
+    }
+
+    /// The library holding function `name`, other than `except`.
+    pub fn owner_of(&self, function: &str, except: &str) -> Option<String> {
+        let libs = self.libs.read().ok()?;
+        libs.values()
+            .find(|l| l.name != except && l.functions.iter().any(|f| f.name == function))
+            .map(|l| l.name.clone())
+    }
+
+    /// The function `name`: what it declared.
+    pub fn function(&self, name: &str) -> Option<FunctionInfo> {
+        let libs = self.libs.read().ok()?;
+        libs.values()
+            .flat_map(|l| l.functions.iter())
+            .find(|f| f.name == name)
+            .cloned()
+    }
+
+    pub fn insert(&self, lib: Library) {
+        if let Ok(mut m) = self.libs.write() {
+            m.insert(lib.name.clone(), lib);
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    pub fn remove(&self, name: &str) -> bool {
+        let removed = self
+            .libs
+            .write()
+            .is_ok_and(|mut m| m.remove(name).is_some());
+        if removed {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+        removed
+    }
+
+    pub fn flush(&self) {
+        if let Ok(mut m) = self.libs.write() {
+            m.clear();
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// (libraries, functions) for FUNCTION STATS.
+    pub fn counts(&self) -> (usize, usize) {
+        self.libs.read().map_or((0, 0), |m| {
+            (m.len(), m.values().map(|l| l.functions.len()).sum())
+        })
+    }
+}
+
 /// The SHA1 of `body` in lowercase hex.
 pub fn sha1_hex(body: &[u8]) -> Sha {
     let digest = sha1_smol::Sha1::from(body).digest().bytes();

@@ -48,6 +48,8 @@ pub struct Shared {
     pub replid: String,
     /// Lua scripts known to every shard (EVAL, SCRIPT LOAD).
     pub scripts: super::scripts::ScriptCache,
+    /// FUNCTION LOAD's libraries, known to every shard.
+    pub libraries: super::scripts::Libraries,
 }
 
 impl Shared {
@@ -69,6 +71,7 @@ impl Shared {
             feed: Default::default(),
             replid: new_replid(),
             scripts: Default::default(),
+            libraries: Default::default(),
         }
     }
 

@@ -19,6 +19,7 @@ mod bit;
 mod cjson;
 mod cmsgpack;
 mod convert;
+pub mod functions;
 mod limits;
 pub mod shebang;
 mod structlib;
@@ -76,6 +77,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
         return Action::Reply(Frame::Null);
     };
     let by_sha = spec.name.starts_with("evalsha");
+    let fcall = spec.name.starts_with("fcall");
     let read_only = spec.name.ends_with("_ro");
     let nshards = shard.shared.nshards;
     let keys = eval_keys(argv);
@@ -95,7 +97,12 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
         Need::Nothing,
         Box::new(move |ctx: &mut Ctx| {
             let tx = ctx.shard.op_tx;
-            let reply = eval_in(ctx, &argv, by_sha, read_only, Some((tx, shards)));
+            let across = Some((tx, shards));
+            let reply = if fcall {
+                functions::fcall_in(ctx, &argv, read_only, across)
+            } else {
+                eval_in(ctx, &argv, by_sha, read_only, across)
+            };
             Out::Frame(reply.unwrap_or_else(|e| e))
         }),
     );
@@ -149,23 +156,28 @@ fn eval_in(
             wrote: Default::default(),
             across,
         };
-        run(vm, call, &sha, function, keys, args)
+        let name = hex(&sha).to_string();
+        run(vm, call, &name, function, (keys, args), false)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
 
 /// Runs compiled script `function` with KEYS and ARGV on `ctx`'s shard.
-fn run(
+/// Runs `function` (script `name`: its sha, or the FCALL function's name)
+/// on `call`'s shard; KEYS and ARGV are globals, or (`as_args`, FCALL) its
+/// two arguments.
+pub(super) fn run(
     vm: &mut vm::Vm,
     call: api::Call,
-    sha: &Sha,
+    name: &str,
     function: Function,
-    keys: &[Bytes],
-    args: &[Bytes],
+    (keys, args): (&[Bytes], &[Bytes]),
+    as_args: bool,
 ) -> Reply {
+    let sha = name;
     let lua = &vm.lua;
     let hidden = &vm.hidden;
-    let setup = (|| -> mlua::Result<()> {
+    let setup = (|| -> mlua::Result<(Value, Value)> {
         let strings = |items: &[Bytes]| {
             lua.create_sequence_from(
                 items
@@ -174,14 +186,19 @@ fn run(
                     .collect::<mlua::Result<Vec<_>>>()?,
             )
         };
-        vm.real.raw_set("KEYS", strings(keys)?)?;
-        vm.real.raw_set("ARGV", strings(args)?)?;
+        let (k, a) = (strings(keys)?, strings(args)?);
         vm::set_resp(lua, 2);
-        Ok(())
+        if as_args {
+            return Ok((Value::Table(k), Value::Table(a)));
+        }
+        vm.real.raw_set("KEYS", k)?;
+        vm.real.raw_set("ARGV", a)?;
+        Ok((Value::Nil, Value::Nil))
     })();
-    if let Err(e) = setup {
-        return Err(running_error(sha, &e));
-    }
+    let (k, a) = match setup {
+        Ok(tables) => tables,
+        Err(e) => return Err(running_error(sha, &e)),
+    };
     let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote));
     let state = RefCell::new(call);
     let redis = match vm.redis() {
@@ -196,7 +213,7 @@ fn run(
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
         let runner: Function = hidden.raw_get("run")?;
-        let (ok, value): (bool, Value) = runner.call(function)?;
+        let (ok, value): (bool, Value) = runner.call((function, k, a))?;
         let resp3 = vm::resp(lua) == 3;
         Ok(if ok {
             Ok(convert::to_frame(lua, &value, resp3))
@@ -219,28 +236,28 @@ fn hex(sha: &Sha) -> &str {
 }
 
 /// An error that escaped the script's own handler (the VM itself failed).
-fn running_error(sha: &Sha, e: &mlua::Error) -> Frame {
+fn running_error(sha: &str, e: &mlua::Error) -> Frame {
     Frame::Error(format!(
         "ERR Error running script (call to f_{}): @user_script: {}",
-        hex(sha),
+        sha,
         vm::lua_message(e)
     ))
 }
 
 /// The reply for an error the script raised: the handler's table
 /// `{err, source, line}` in Redis's shape.
-fn raised(value: &Value, sha: &Sha) -> Frame {
+fn raised(value: &Value, sha: &str) -> Frame {
     let t = match value {
         Value::Table(t) => t,
         // Lua calls no handler for an allocation failure: its message
         // comes as it is.
         Value::String(s) => {
-            return Frame::error(format!("ERR {} script: {}", s.to_string_lossy(), hex(sha)))
+            return Frame::error(format!("ERR {} script: {}", s.to_string_lossy(), sha))
         }
         Value::Error(e) => {
-            return Frame::error(format!("ERR {} script: {}", vm::lua_message(e), hex(sha)))
+            return Frame::error(format!("ERR {} script: {}", vm::lua_message(e), sha))
         }
-        _ => return Frame::error(format!("ERR unknown error script: {}", hex(sha))),
+        _ => return Frame::error(format!("ERR unknown error script: {}", sha)),
     };
     let text = match t.raw_get::<Value>("err") {
         Ok(Value::String(s)) => s.to_string_lossy(),
@@ -251,9 +268,9 @@ fn raised(value: &Value, sha: &Sha) -> Frame {
     let line = t.raw_get::<Option<i64>>("line").ok().flatten();
     match (source, line) {
         (Some(source), Some(line)) => {
-            Frame::Error(format!("{text} script: {}, on {source}:{line}.", hex(sha)))
+            Frame::Error(format!("{text} script: {}, on {source}:{line}.", sha))
         }
-        _ => Frame::Error(format!("{text} script: {}", hex(sha))),
+        _ => Frame::Error(format!("{text} script: {}", sha)),
     }
 }
 

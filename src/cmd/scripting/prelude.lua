@@ -6,7 +6,9 @@
 local hidden, errh = ...
 local error, type, select, rawget, tostring, setmetatable =
     error, type, select, rawget, tostring, setmetatable
-hidden.run = function(f) return xpcall(f, errh) end
+-- Runs f(k, a) under Redis's error handler (EVAL passes nothing, FCALL
+-- its KEYS and ARGV tables).
+hidden.run = function(f, k, a) return xpcall(function() return f(k, a) end, errh) end
 
 -- The functions that raise errors are Rust's (`hidden.api`): a call to a
 -- C function, even `return redis.call(...)`, keeps the script's frame on
@@ -87,4 +89,47 @@ local env = setmetatable({}, {
 })
 real._G = env
 proxied[env] = real
+
+-- The globals a library's code sees while FUNCTION LOAD runs it: a
+-- `redis` with register_function and logging only (redis.call and the rest
+-- are not there, as in Redis).
+local function strict(t)
+    return setmetatable({}, {
+        __index = function(_, k)
+            local v = rawget(t, k)
+            if v == nil then
+                error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+            end
+            return v
+        end,
+        __newindex = function() error('Attempt to modify a readonly table', 2) end,
+        __metatable = false,
+    })
+end
+hidden.library_env = function(register)
+    local lredis = {
+        register_function = register, log = redis.log,
+        LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+        REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+    }
+    lredis = strict(lredis)
+    -- Once loaded, the library's functions see the whole `redis` API.
+    local loading = true
+    local env = setmetatable({}, {
+        __index = function(_, k)
+            if k == 'redis' then
+                if loading then return lredis end
+                return real.redis
+            end
+            local v = rawget(real, k)
+            if v == nil then
+                error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+            end
+            return v
+        end,
+        __newindex = function() error('Attempt to modify a readonly table', 2) end,
+        __metatable = false,
+    })
+    return env, function() loading = false end
+end
 return env, real

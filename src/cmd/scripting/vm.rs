@@ -28,6 +28,10 @@ pub struct Vm {
     pub real: Table,
     functions: HashMap<Sha, Function>,
     generation: u64,
+    /// FCALL's functions as this VM loaded them, and the libraries'
+    /// generation they come from.
+    pub fcalls: HashMap<String, Function>,
+    pub libraries_generation: Option<u64>,
 }
 
 thread_local! {
@@ -86,6 +90,8 @@ impl Vm {
             real,
             functions: HashMap::new(),
             generation,
+            fcalls: HashMap::new(),
+            libraries_generation: None,
         })
     }
 
@@ -304,10 +310,18 @@ fn error_handler(lua: &Lua, err: MultiValue) -> mlua::Result<Value> {
         let mut level = 1;
         while let Some(found) = lua.inspect_stack(level, |d| {
             let source = d.source();
-            (source.source.as_deref() == Some("@user_script")).then(|| d.current_line())
+            let ours = source
+                .source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("@user_"));
+            ours.then(|| d.current_line())
         }) {
             if let Some(line) = found {
-                table.raw_set("source", "@user_script")?;
+                let source = lua
+                    .inspect_stack(level, |d| d.source().source.map(|s| s.into_owned()))
+                    .flatten()
+                    .unwrap_or_default();
+                table.raw_set("source", source)?;
                 table.raw_set("line", line.unwrap_or(0) as i64)?;
                 break;
             }
