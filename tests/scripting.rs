@@ -663,3 +663,20 @@ fn a_function_loaded_on_one_shard_runs_on_every_shard() {
         );
     }
 }
+
+#[test]
+fn a_script_that_declares_no_keys_reaches_every_shard() {
+    let server = Server::start(3, &[]);
+    let mut c = server.raw();
+    let keys: Vec<String> = (0..3)
+        .map(|s| keys_on_shard("free", s, 3, 1).remove(0))
+        .collect();
+    let script = "for i, k in ipairs(ARGV) do redis.call('set', k, i) end
+local s = 0
+for _, k in ipairs(ARGV) do s = s + tonumber(redis.call('get', k)) end
+return s";
+    let mut args = vec!["EVAL", script, "0"];
+    args.extend(keys.iter().map(String::as_str));
+    assert_eq!(c.cmd(&args), int(6));
+    assert_eq!(c.cmd(&["GET", &keys[2]]), Reply::bulk("3"));
+}

@@ -166,6 +166,14 @@ fn keyed(
     let n = shard.shared.nshards;
     let mut positions = spec.key_positions(argv);
     let Some(first) = positions.next() else {
+        // No named key, but the data or the code may reach keys anywhere
+        // (a script that declares none): its own steps take its locks.
+        if let Split::Computed(reaches, f) = split {
+            if n > 1 && reaches(argv) {
+                let action = f(shard, session, argv);
+                return propagate::custom(shard, session.db, spec, argv, action);
+            }
+        }
         return run_inline(shard, session.db, handler, argv);
     };
     let owner = shard_of(&argv[first], n);

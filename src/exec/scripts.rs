@@ -122,15 +122,24 @@ impl Libraries {
             .unwrap_or_default()
     }
 
+    /// Names compare without case, as Redis's dictionaries of libraries
+    /// and functions do.
     pub fn contains(&self, name: &str) -> bool {
-        self.libs.read().is_ok_and(|m| m.contains_key(name))
+        self.libs
+            .read()
+            .is_ok_and(|m| m.contains_key(&name.to_ascii_lowercase()))
     }
 
     /// The library holding function `name`, other than `except`.
     pub fn owner_of(&self, function: &str, except: &str) -> Option<String> {
         let libs = self.libs.read().ok()?;
         libs.values()
-            .find(|l| l.name != except && l.functions.iter().any(|f| f.name == function))
+            .find(|l| {
+                !l.name.eq_ignore_ascii_case(except)
+                    && l.functions
+                        .iter()
+                        .any(|f| f.name.eq_ignore_ascii_case(function))
+            })
             .map(|l| l.name.clone())
     }
 
@@ -139,13 +148,13 @@ impl Libraries {
         let libs = self.libs.read().ok()?;
         libs.values()
             .flat_map(|l| l.functions.iter())
-            .find(|f| f.name == name)
+            .find(|f| f.name.eq_ignore_ascii_case(name))
             .cloned()
     }
 
     pub fn insert(&self, lib: Library) {
         if let Ok(mut m) = self.libs.write() {
-            m.insert(lib.name.clone(), lib);
+            m.insert(lib.name.to_ascii_lowercase(), lib);
         }
         self.generation.fetch_add(1, Ordering::Release);
     }

@@ -38,7 +38,7 @@ fn refuse(text: &str) -> Frame {
 
 /// The arguments of a `redis.call` as a command line. Err: the error reply
 /// Redis gives a script for them.
-fn argv_of(lua: &Lua, args: MultiValue) -> Result<Vec<Bytes>, Frame> {
+fn argv_of(args: MultiValue) -> Result<Vec<Bytes>, Frame> {
     if args.is_empty() {
         return Err(refuse(
             "Please specify at least one argument for this redis lib call",
@@ -48,11 +48,10 @@ fn argv_of(lua: &Lua, args: MultiValue) -> Result<Vec<Bytes>, Frame> {
     for v in args {
         let text = match v {
             Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
-            v @ (Value::Integer(_) | Value::Number(_)) => lua
-                .coerce_string(v)
-                .ok()
-                .flatten()
-                .map(|s| Bytes::copy_from_slice(&s.as_bytes())),
+            // As Redis 7.0 formats them (`%.17g`): Lua's own 14 digits
+            // would lose precision.
+            Value::Integer(i) => Some(Bytes::from(i.to_string())),
+            Value::Number(f) => Some(Bytes::from(crate::util::num::format_double(f))),
             _ => None,
         };
         match text {
@@ -77,7 +76,7 @@ pub fn call(
     args: MultiValue,
 ) -> mlua::Result<Value> {
     let resp3 = super::vm::resp(lua) == 3;
-    let frame = match argv_of(lua, args) {
+    let frame = match argv_of(args) {
         Ok(argv) => match state.try_borrow_mut() {
             Ok(mut call) => execute(&mut call, &argv),
             Err(_) => refuse("This Redis command is not allowed from script"),

@@ -3,7 +3,7 @@
 //! as Lua prints them, an empty table as `{}`, a table whose keys are
 //! 1..n as an array).
 
-use mlua::{LightUserData, Lua, Table, Value};
+use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 /// Nesting past this fails, as lua-cjson's default limit does.
 const MAX_DEPTH: usize = 1000;
@@ -332,6 +332,16 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
             }
             Ok(v)
         })?,
+    )?;
+    t.set("encode_keep_buffer", t.get::<Value>("encode")?)?;
+    // lua-cjson's settings: ember keeps the defaults; each answers them.
+    t.set(
+        "encode_max_depth",
+        lua.create_function(|_, _: MultiValue| Ok(MAX_DEPTH))?,
+    )?;
+    t.set(
+        "decode_max_depth",
+        lua.create_function(|_, _: MultiValue| Ok(MAX_DEPTH))?,
     )?;
     t.set("null", null())?;
     Ok(t)

@@ -46,7 +46,7 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
     let line = String::from_utf8_lossy(&code[..end]).into_owned();
     let mut words = line.split(' ').filter(|w| !w.is_empty());
     let engine = words.next().unwrap_or("#!").trim_start_matches("#!");
-    if engine != "lua" {
+    if !engine.eq_ignore_ascii_case("lua") {
         return Err(format!("ERR Engine '{engine}' not found"));
     }
     let mut name = None;
@@ -231,7 +231,7 @@ fn sync(vm: &mut Vm, libraries: &Libraries) {
         };
         if let Ok(functions) = run_library(vm, code) {
             for (info, f) in functions {
-                vm.fcalls.insert(info.name, f);
+                vm.fcalls.insert(info.name.to_ascii_lowercase(), f);
             }
         }
     }
@@ -279,7 +279,7 @@ pub(super) fn fcall_in(
         sync(vm, &shared.libraries);
         let function = vm
             .fcalls
-            .get(&name)
+            .get(&name.to_ascii_lowercase())
             .cloned()
             .ok_or_else(|| err::frame("ERR Function not found"))?;
         let call = api::Call {
@@ -396,17 +396,19 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
 
 /// FUNCTION LOAD [REPLACE] code.
 fn load(shard: &ShardData, args: &[Bytes]) -> Frame {
-    let (replace, code) = match args {
-        [code] => (false, code),
-        [opt, code] if opt.eq_ignore_ascii_case(b"replace") => (true, code),
-        [opt, _] => {
+    let Some((code, options)) = args.split_last() else {
+        return err::wrong_arity("function|load");
+    };
+    let mut replace = false;
+    for opt in options {
+        if !opt.eq_ignore_ascii_case(b"replace") {
             return Frame::error(format!(
                 "ERR Unknown option given: {}",
                 String::from_utf8_lossy(opt)
-            ))
+            ));
         }
-        _ => return err::wrong_arity("function|load"),
-    };
+        replace = true;
+    }
     let libraries = &shard.shared.libraries;
     let (name, body) = match metadata(code) {
         Ok(m) => m,

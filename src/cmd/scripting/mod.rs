@@ -63,7 +63,14 @@ pub fn eval_keys(argv: &[Bytes]) -> Vec<usize> {
     super::table::numkeys_positions(argv, &[], 2)
 }
 
-/// A script whose declared keys are on several shards: one transaction
+/// Whether a script declares no key (`numkeys` 0): it may touch any key,
+/// so with several shards it runs as [`across`] over every shard.
+pub fn declares_no_keys(argv: &[Bytes]) -> bool {
+    argv.get(2).is_some_and(|n| n.as_ref() == b"0")
+}
+
+/// A script whose declared keys are on several shards, or that declares
+/// none (then: every shard, the script on the connection's): one transaction
 /// takes each of those shards whole (the key-lock protocol, in ascending
 /// shard order, so it cannot deadlock), then the script runs on the shard
 /// of its first key, and each command on a key of another of them is sent
@@ -85,8 +92,12 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
         .iter()
         .map(|&p| super::shard_of(&argv[p], nshards))
         .collect();
-    let Some(&target) = shards.first() else {
-        return Action::Reply(Frame::Null);
+    let target = match shards.first() {
+        Some(&s) => s,
+        None => {
+            shards = (0..nshards).collect();
+            shard.id
+        }
     };
     shards.sort_unstable();
     shards.dedup();

@@ -58,13 +58,18 @@ real.__redis__err__handler = errh
 -- patches Lua for this; a stock 5.1 gets the same answers from
 -- metatables).
 local proxied = setmetatable({}, {__mode = 'k'})
+-- What getmetatable answers for a readonly table: itself readonly.
+local sealed = setmetatable({}, {
+    __newindex = function() error('Attempt to modify a readonly table', 2) end,
+    __metatable = false,
+})
 local function readonly(t)
     local proxy = {}
     proxied[proxy] = t
     return setmetatable(proxy, {
         __index = t,
         __newindex = function() error('Attempt to modify a readonly table', 2) end,
-        __metatable = false,
+        __metatable = sealed,
     })
 end
 for _, name in ipairs({'redis', 'string', 'math', 'table', 'coroutine', 'bit', 'cjson', 'cmsgpack', 'struct'}) do
@@ -75,6 +80,26 @@ end
 local next, pairs = next, pairs
 real.pairs = function(t) return pairs(proxied[t] or t) end
 real.next = function(t, k) return next(proxied[t] or t, k) end
+-- A readonly table's metatable cannot be replaced either.
+local raw_setmetatable = setmetatable
+real.setmetatable = function(t, mt)
+    if proxied[t] then error('Attempt to modify a readonly table', 2) end
+    return raw_setmetatable(t, mt)
+end
+-- Binary chunks are refused, as Redis refuses them (they could break
+-- the VM): loading one gives nil and a message.
+local raw_loadstring, raw_load = loadstring, load
+local function text_only(chunk)
+    return type(chunk) ~= 'string' or chunk:byte(1) ~= 27
+end
+real.loadstring = function(s, name)
+    if not text_only(s) then return nil, 'binary chunks are not allowed' end
+    return raw_loadstring(s, name)
+end
+real.load = function(f, name)
+    if type(f) == 'string' and not text_only(f) then return nil, 'binary chunks are not allowed' end
+    return raw_load(f, name)
+end
 
 local env = setmetatable({}, {
     __index = function(_, k)
@@ -85,7 +110,7 @@ local env = setmetatable({}, {
         return v
     end,
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
-    __metatable = false,
+    __metatable = sealed,
 })
 real._G = env
 proxied[env] = real
