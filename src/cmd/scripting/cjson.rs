@@ -3,10 +3,45 @@
 //! as Lua prints them, an empty table as `{}`, a table whose keys are
 //! 1..n as an array).
 
-use mlua::{LightUserData, Lua, MultiValue, Table, Value};
+use mlua::{LightUserData, Lua, Table, Value};
 
 /// Nesting past this fails, as lua-cjson's default limit does.
 const MAX_DEPTH: usize = 1000;
+
+thread_local! {
+    /// `cjson.encode_max_depth` / `cjson.decode_max_depth`: settings of
+    /// this thread's VM (lua-cjson keeps them per state).
+    static DEPTHS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((MAX_DEPTH, MAX_DEPTH)) };
+}
+
+fn encode_depth() -> usize {
+    DEPTHS.with(|d| d.get().0)
+}
+
+fn decode_depth() -> usize {
+    DEPTHS.with(|d| d.get().1)
+}
+
+/// Sets one of the depths from `arg` when it is a number from 1; answers
+/// the setting.
+fn set_depth(arg: Option<f64>, encode: bool) -> usize {
+    DEPTHS.with(|d| {
+        let (mut e, mut de) = d.get();
+        if let Some(n) = arg.filter(|n| *n >= 1.0) {
+            if encode {
+                e = n as usize;
+            } else {
+                de = n as usize;
+            }
+            d.set((e, de));
+        }
+        if encode {
+            e
+        } else {
+            de
+        }
+    })
+}
 
 fn null() -> Value {
     Value::LightUserData(LightUserData(std::ptr::null_mut()))
@@ -56,7 +91,7 @@ fn encode(lua: &Lua, v: Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<
         v @ (Value::Integer(_) | Value::Number(_)) => number(lua, v, out)?,
         Value::String(s) => escape(&s.as_bytes(), out),
         Value::Table(t) => {
-            if depth >= MAX_DEPTH {
+            if depth >= encode_depth() {
                 return fail(format!(
                     "Cannot serialise, excessive nesting ({})",
                     depth + 1
@@ -150,7 +185,8 @@ impl Reader<'_> {
     }
 
     fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Value> {
-        if depth > MAX_DEPTH {
+        self.ws();
+        if depth > decode_depth() && matches!(self.s.get(self.at), Some(b'{' | b'[')) {
             return fail(format!(
                 "Found too many nested data structures ({depth}) at character {}",
                 self.at + 1
@@ -337,11 +373,11 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
     // lua-cjson's settings: ember keeps the defaults; each answers them.
     t.set(
         "encode_max_depth",
-        lua.create_function(|_, _: MultiValue| Ok(MAX_DEPTH))?,
+        lua.create_function(|_, n: Option<f64>| Ok(set_depth(n, true)))?,
     )?;
     t.set(
         "decode_max_depth",
-        lua.create_function(|_, _: MultiValue| Ok(MAX_DEPTH))?,
+        lua.create_function(|_, n: Option<f64>| Ok(set_depth(n, false)))?,
     )?;
     t.set("null", null())?;
     Ok(t)
