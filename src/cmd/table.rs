@@ -551,7 +551,10 @@ mod tests {
             .collect();
         assert_eq!(
             containers,
-            ["object", "memory", "client", "pubsub", "command", "config", "latency"]
+            [
+                "object", "memory", "client", "pubsub", "command", "config", "function", "script",
+                "latency"
+            ]
         );
     }
 
