@@ -128,7 +128,7 @@ fn command(r: &mut Rng) -> Vec<String> {
     let at_ms = later_ms(r);
     let db = r.range(0, DBS - 1).to_string();
     let xs = r.pick(XSTREAMS);
-    let words: Vec<&str> = match r.below(151) {
+    let words: Vec<&str> = match r.below(154) {
         // Strings
         0 => vec!["SET", st, m],
         1 => vec!["SET", st, m, "EX", &long_s],
@@ -332,6 +332,23 @@ fn command(r: &mut Rng) -> Vec<String> {
         147 => vec!["XGROUP", "SETID", xs, "g", "0", "ENTRIESREAD", "0"],
         148 => vec!["XAUTOCLAIM", xs, "g", m2, "0", "0", "COUNT", "1"],
         149 => vec!["XSETID", xs, "99999999999999-0"],
+        // Scripts: recorded as the commands they ran (keys on any shards)
+        150 => vec![
+            "EVAL",
+            "redis.call('set', KEYS[1], ARGV[1]) return redis.call('lpush', KEYS[2], ARGV[1])",
+            "2",
+            st,
+            l,
+            m,
+        ],
+        151 => vec![
+            "EVAL",
+            "redis.call('expire', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])",
+            "2",
+            k,
+            st2,
+            &long_s,
+        ],
         _ => vec!["GET", st],
     };
     owned(&words)

@@ -64,6 +64,10 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
             Err(acl::Refused::Close) => return Admitted::Close,
         }
     }
+    if shard.shared.scripts.busy() && !super::scripting::allowed_when_busy(spec, argv) {
+        fail_queued_transaction(session);
+        return Admitted::Answered(err::frame(super::scripting::BUSY));
+    }
     if super::save::refuses_writes(shard, spec) {
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::save::MISCONF));

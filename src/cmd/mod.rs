@@ -40,6 +40,7 @@ pub mod multi;
 pub mod propagate;
 pub mod pubsub;
 pub mod save;
+pub mod scripting;
 pub mod server;
 mod session;
 pub mod set;
@@ -179,6 +180,14 @@ fn keyed(
     let n = shard.shared.nshards;
     let mut positions = spec.key_positions(argv);
     let Some(first) = positions.next() else {
+        // No named key, but the data or the code may reach keys anywhere
+        // (a script that declares none): its own steps take its locks.
+        if let Split::Computed(reaches, f) = split {
+            if n > 1 && reaches(argv) {
+                let action = f(shard, session, argv);
+                return propagate::custom(shard, session.db, spec, argv, action);
+            }
+        }
         return run_inline(shard, session.db, handler, argv);
     };
     let owner = shard_of(&argv[first], n);
@@ -219,9 +228,10 @@ fn keyed(
             propagate::custom(shard, session.db, spec, argv, action)
         }
     };
-    // Keys on several shards: the command is atomic under key locks.
+    // Keys on several shards: the command is atomic under key locks
+    // (unless its job chose its own: a script takes its shards whole).
     match action {
-        Action::Job(job) => {
+        Action::Job(job) if job.lock.is_none() => {
             let keys = spec.key_positions(argv).map(|p| argv[p].clone());
             Action::Job(job.locked(lock_plan(session.db, n, keys)))
         }

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, server, set, sort, stream,
-    strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set, sort,
+    stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -481,6 +481,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("info", server::info),
     conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "set"]),
     conn("time", server::time),
+    // Scripting
+    keyed("eval", scripting::eval, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("evalsha", scripting::evalsha, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("eval_ro", scripting::eval_ro, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("evalsha_ro", scripting::evalsha_ro, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("fcall", scripting::functions::fcall, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    keyed("fcall_ro", scripting::functions::fcall_ro, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
+    conn("function", scripting::functions::function).with_subcommands(&["delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats"]),
+    conn("script", scripting::script).with_subcommands(&["debug", "exists", "flush", "help", "kill", "load"]),
     conn("debug", server::debug),
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
     conn("shutdown", server::shutdown),
@@ -569,7 +578,7 @@ mod tests {
             containers,
             [
                 "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
-                "latency", "acl"
+                "function", "script", "latency", "acl"
             ]
         );
     }

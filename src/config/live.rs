@@ -51,6 +51,7 @@ pub(super) struct Slots {
     pub notify_text: RwLock<String>,
     pub notify_flags: AtomicU32,
     pub latency_monitor_threshold: AtomicU64,
+    pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
     pub jemalloc_bg_thread: AtomicBool,
@@ -370,6 +371,11 @@ impl Live {
     /// `notify-keyspace-events` as [`super::events`] bits.
     pub fn notify_flags(&self) -> u32 {
         self.v.notify_flags.load(Relaxed)
+    }
+
+    /// `busy-reply-threshold` (`lua-time-limit`), ms.
+    pub fn busy_reply_threshold_ms(&self) -> u64 {
+        self.v.busy_reply_threshold.load(Relaxed)
     }
 
     /// `latency-monitor-threshold`, ms (0: the latency monitor is off).

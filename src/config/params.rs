@@ -254,6 +254,11 @@ pub static PARAMS: &[Param] = &[
         doc: "ember: no freed pages go back to the OS while a shard reclaims a storm",
     },
     Param {
+        name: "busy-reply-threshold", aliases: &["lua-time-limit"], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 5000, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.busy_reply_threshold },
+        doc: "ms a script runs before other clients get BUSY and SCRIPT KILL may stop it (0: at once)",
+    },
+    Param {
         name: "latency-monitor-threshold", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Int { default: 0, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.latency_monitor_threshold },
         doc: "events that block a shard this many ms or more are logged for LATENCY (0: off)",

@@ -25,6 +25,9 @@ pub struct ShardData {
     /// The transaction whose queued commands are being dispatched (EXEC): its
     /// commands hold the locks and must not wait for them.
     pub current_tx: Option<crate::exec::TxId>,
+    /// The transaction of the op running now, if it runs in one (a script
+    /// across shards tags the commands it sends other shards with it).
+    pub op_tx: Option<crate::exec::TxId>,
     /// What this shard's clients hold (`client_memory`, summed by the loop
     /// as their buffers change): INFO `mem_clients_normal`.
     pub clients_mem: u64,
@@ -47,6 +50,7 @@ impl ShardData {
             deliveries: Vec::new(),
             locks: Default::default(),
             current_tx: None,
+            op_tx: None,
             clients_mem: 0,
         }
     }

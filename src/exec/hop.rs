@@ -44,6 +44,14 @@ pub enum Msg {
     },
     /// About a blocked client, between its shard and its keys' shards.
     Block(BlockMsg),
+    /// Run `f` here at once, inside transaction `tx` (which holds this
+    /// shard whole): a command of a script running on another shard, whose
+    /// thread waits for the answer `f` sends it (`cmd::scripting`).
+    Serve {
+        db: usize,
+        tx: Option<TxId>,
+        f: Box<dyn FnOnce(&mut super::Ctx) + Send>,
+    },
 }
 
 /// Where a job's output goes back to: the slot `seq` of the connection at

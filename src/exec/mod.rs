@@ -18,6 +18,7 @@ pub mod feed;
 pub mod hop;
 pub mod job;
 pub mod locks;
+pub mod scripts;
 pub mod shared;
 pub mod stats;
 pub mod wait;

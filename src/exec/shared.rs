@@ -50,6 +50,10 @@ pub struct Shared {
     pub persist: crate::persist::State,
     /// The ACL users, log and denial counters.
     pub acl: crate::acl::Acl,
+    /// Lua scripts known to every shard (EVAL, SCRIPT LOAD).
+    pub scripts: super::scripts::ScriptCache,
+    /// FUNCTION LOAD's libraries, known to every shard.
+    pub libraries: super::scripts::Libraries,
 }
 
 impl Shared {
@@ -78,6 +82,8 @@ impl Shared {
                     .map_or(0, |d| d.as_secs()),
             ),
             acl: Default::default(),
+            scripts: Default::default(),
+            libraries: Default::default(),
         }
     }
 

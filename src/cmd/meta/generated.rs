@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 224] = [
+pub static META: [CommandMeta; 232] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1872,6 +1872,147 @@ pub static META: [CommandMeta; 224] = [
     cmd("time", 1, "loading stale fast", "fast", (0, 0, 0))
         .tips(&["nondeterministic_output"])
         .docs("Return the current server time", "2.6.0", "server", "O(1)"),
+    cmd("eval", -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[
+            spec("RW access update", index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+        ])
+        .docs("Execute a Lua script server side", "2.6.0", "scripting", "Depends on the script that is executed.")
+        .args(&[
+            string("script"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("evalsha", -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[spec("RW access update", index(2), keynum(0, 1, 1))])
+        .docs("Execute a Lua script server side", "2.6.0", "scripting", "Depends on the script that is executed.")
+        .args(&[
+            string("sha1"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("eval_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[
+            spec("RO access", index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"),
+        ])
+        .docs("Execute a read-only Lua script server side", "7.0.0", "scripting", "Depends on the script that is executed.")
+        .args(&[
+            string("script"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("evalsha_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[spec("RO access", index(2), keynum(0, 1, 1))])
+        .docs("Execute a read-only Lua script server side", "7.0.0", "scripting", "Depends on the script that is executed.")
+        .args(&[
+            string("sha1"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("fcall", -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[
+            spec("RW access update", index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+        ])
+        .docs("Invoke a function", "7.0.0", "scripting", "Depends on the function that is executed.")
+        .args(&[
+            string("function"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("fcall_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
+        .key_specs(&[
+            spec("RO access", index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"),
+        ])
+        .docs("Invoke a read-only function", "7.0.0", "scripting", "Depends on the function that is executed.")
+        .args(&[
+            string("function"),
+            integer("numkeys"),
+            key("key", 0).flags("optional multiple"),
+            string("arg").flags("optional multiple"),
+        ]),
+    cmd("function", -2, "", "slow", (0, 0, 0))
+        .docs("A container for function commands", "7.0.0", "scripting", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("function|delete", 3, "write noscript", "write slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .docs("Delete a function by name", "7.0.0", "scripting", "O(1)")
+                .args(&[string("library-name")]),
+            cmd("function|dump", 2, "noscript", "slow scripting", (0, 0, 0))
+                .docs("Dump all functions into a serialized binary payload", "7.0.0", "scripting", "O(N) where N is the number of functions"),
+            cmd("function|flush", -2, "write noscript", "write slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .docs("Deleting all functions", "7.0.0", "scripting", "O(N) where N is the number of functions deleted")
+                .args(&[
+                    oneof("async", &[pure_token("async", "ASYNC"), pure_token("sync", "SYNC")]).flags("optional"),
+                ]),
+            cmd("function|help", 2, "loading stale", "slow scripting", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "7.0.0", "scripting", "O(1)"),
+            cmd("function|kill", 2, "noscript allow_busy", "slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
+                .docs("Kill the function currently in execution.", "7.0.0", "scripting", "O(1)"),
+            cmd("function|list", -2, "noscript", "slow scripting", (0, 0, 0))
+                .tips(&["nondeterministic_output_order"])
+                .docs("List information about all the functions", "7.0.0", "scripting", "O(N) where N is the number of functions")
+                .args(&[
+                    string("library-name-pattern").token("LIBRARYNAME").flags("optional"),
+                    pure_token("withcode", "WITHCODE").flags("optional"),
+                ]),
+            cmd("function|load", -3, "write denyoom noscript", "write slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .docs("Create a function with the given arguments (name, code, description)", "7.0.0", "scripting", "O(1) (considering compilation time is redundant)")
+                .args(&[pure_token("replace", "REPLACE").flags("optional"), string("function-code")]),
+            cmd("function|restore", -3, "write denyoom noscript", "write slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .docs("Restore all the functions on the given payload", "7.0.0", "scripting", "O(N) where N is the number of functions on the payload")
+                .args(&[
+                    string("serialized-value"),
+                    oneof("policy", &[
+                        pure_token("flush", "FLUSH"),
+                        pure_token("append", "APPEND"),
+                        pure_token("replace", "REPLACE"),
+                    ]).flags("optional"),
+                ]),
+            cmd("function|stats", 2, "noscript allow_busy", "slow scripting", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+                .docs("Return information about the function currently running (name, description, duration)", "7.0.0", "scripting", "O(1)"),
+        ]),
+    cmd("script", -2, "", "slow", (0, 0, 0))
+        .docs("A container for Lua scripts management commands", "2.6.0", "scripting", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("script|debug", 3, "noscript", "slow scripting", (0, 0, 0))
+                .docs("Set the debug mode for executed scripts.", "3.2.0", "scripting", "O(1)")
+                .args(&[
+                    oneof("mode", &[
+                        pure_token("yes", "YES"),
+                        pure_token("sync", "SYNC"),
+                        pure_token("no", "NO"),
+                    ]),
+                ]),
+            cmd("script|exists", -3, "noscript", "slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:agg_logical_and"])
+                .docs("Check existence of scripts in the script cache.", "2.6.0", "scripting", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).")
+                .args(&[string("sha1").flags("multiple")]),
+            cmd("script|flush", -2, "noscript", "slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .docs("Remove all the scripts from the script cache.", "2.6.0", "scripting", "O(N) with N being the number of scripts in cache")
+                .history(&[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")])
+                .args(&[
+                    oneof("async", &[pure_token("async", "ASYNC"), pure_token("sync", "SYNC")]).since("6.2.0").flags("optional"),
+                ]),
+            cmd("script|help", 2, "loading stale", "slow scripting", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "scripting", "O(1)"),
+            cmd("script|kill", 2, "noscript allow_busy", "slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
+                .docs("Kill the script currently in execution.", "2.6.0", "scripting", "O(1)"),
+            cmd("script|load", 3, "noscript stale", "slow scripting", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .docs("Load the specified Lua script into the script cache.", "2.6.0", "scripting", "O(N) with N being the length in bytes of the script body.")
+                .args(&[string("script")]),
+        ]),
     cmd("debug", -2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
         .docs("A container for debugging commands", "1.0.0", "server", "Depends on subcommand.")
         .doc_flags("syscmd"),

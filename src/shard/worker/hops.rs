@@ -197,7 +197,9 @@ impl Worker {
     /// Runs `op` (part of transaction `tx`, if any) and hands what it
     /// recorded to the feed.
     fn run_op_in(&mut self, tx: Option<TxId>, op: Op) -> Out {
+        self.data.op_tx = tx;
         let out = self.run_op(op);
+        self.data.op_tx = None;
         self.data.publish_records(tx);
         out
     }
@@ -362,6 +364,10 @@ impl Worker {
                         self.run_op(op);
                     }
                     Msg::Release { tx } => self.release_here(tx),
+                    Msg::Serve { db, tx, f } => {
+                        f(&mut Ctx::new(&mut self.data, db));
+                        self.data.publish_records(tx);
+                    }
                 }
                 // As after a local command: a write signals blocked clients.
                 self.serve_ready_keys();

@@ -1,0 +1,197 @@
+//! `redis.call` / `redis.pcall`: a command from a script, run through the
+//! same table and the same `propagate::call` as a client's command, so its
+//! keyspace events fire and its writes are recorded (as effects: the
+//! commands the script ran, published with the script's other records as
+//! one unit when the script ends).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use bytes::Bytes;
+use mlua::{Lua, MultiValue, Value};
+
+use std::time::Duration;
+
+use super::convert;
+use crate::cmd::table::{Handler, Route};
+use crate::cmd::{lookup, propagate, shard_of, CommandFlags, Ctx};
+use crate::exec::{Msg, TxId};
+use crate::resp::Frame;
+
+/// The script's side of its commands: where they run and what it may do.
+pub struct Call<'c, 'a> {
+    pub ctx: &'c mut Ctx<'a>,
+    /// EVAL_RO, EVALSHA_RO or `#!lua flags=no-writes`: writes refused.
+    pub read_only: bool,
+    /// A command of the script changed the keyspace (SCRIPT KILL then
+    /// answers UNKILLABLE).
+    pub wrote: Rc<Cell<bool>>,
+    /// A script whose declared keys span shards: the transaction holding
+    /// those shards whole, and the shards; a command on a key of one of
+    /// them runs there (`remote`).
+    pub across: Option<(Option<TxId>, Vec<usize>)>,
+}
+
+fn refuse(text: &str) -> Frame {
+    Frame::error(format!("ERR {text}"))
+}
+
+/// The arguments of a `redis.call` as a command line. Err: the error reply
+/// Redis gives a script for them.
+fn argv_of(args: MultiValue) -> Result<Vec<Bytes>, Frame> {
+    if args.is_empty() {
+        return Err(refuse(
+            "Please specify at least one argument for this redis lib call",
+        ));
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for v in args {
+        let text = match v {
+            Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+            // As Redis 7.0 formats them (`%.17g`): Lua's own 14 digits
+            // would lose precision.
+            Value::Integer(i) => Some(Bytes::from(i.to_string())),
+            Value::Number(f) => Some(Bytes::from(crate::util::num::format_double(f))),
+            _ => None,
+        };
+        match text {
+            Some(t) => argv.push(t),
+            None => {
+                return Err(refuse(
+                    "Lua redis lib command arguments must be strings or integers",
+                ))
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// `redis.call(...)` (`raise`) / `redis.pcall(...)`: the reply as a Lua
+/// value; an error reply is raised by `redis.call`, returned as
+/// `{err=...}` by `redis.pcall`.
+pub fn call(
+    lua: &Lua,
+    state: &RefCell<Call>,
+    raise: bool,
+    args: MultiValue,
+) -> mlua::Result<Value> {
+    let resp3 = super::vm::resp(lua) == 3;
+    let frame = match argv_of(args) {
+        Ok(argv) => match state.try_borrow_mut() {
+            Ok(mut call) => execute(&mut call, &argv),
+            Err(_) => refuse("This Redis command is not allowed from script"),
+        },
+        Err(e) => e,
+    };
+    if raise {
+        if let Some(text) = frame.error_code() {
+            return Err(super::vm::raise(String::from_utf8_lossy(text).into_owned()));
+        }
+    }
+    convert::to_lua(lua, &frame, resp3)
+}
+
+/// Runs one command of a script on the script's shard.
+fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
+    let Some(spec) = lookup(&argv[0]) else {
+        return refuse("Unknown Redis command called from script");
+    };
+    if !spec.arity_ok(argv.len()) {
+        return refuse("Wrong number of args calling Redis command from script");
+    }
+    if spec.flags.contains(CommandFlags::NOSCRIPT) {
+        return refuse("This Redis command is not allowed from script");
+    }
+    let write = spec.flags.contains(CommandFlags::WRITE);
+    if write && call.read_only {
+        return refuse("Write commands are not allowed from read-only scripts.");
+    }
+    let ctx = &mut *call.ctx;
+    let nshards = ctx.shard.shared.nshards;
+    if nshards > 1 {
+        let mut owners = spec
+            .key_positions(argv)
+            .map(|p| shard_of(&argv[p], nshards));
+        let owner = owners.next();
+        if owners.any(|s| Some(s) != owner) {
+            return Frame::error("CROSSSLOT Keys in request don't hash to the same slot");
+        }
+        if let Some(owner) = owner.filter(|&s| s != ctx.shard.id) {
+            // A key of another shard: reachable only while this script
+            // holds that shard whole; otherwise refused, as Redis Cluster
+            // refuses a script a key of another node.
+            return match (&call.across, spec.route) {
+                (Some((tx, held)), Route::Keyed(handler, _)) if held.contains(&owner) => {
+                    if write {
+                        call.wrote.set(true);
+                    }
+                    remote(ctx, owner, *tx, handler, argv)
+                }
+                _ => refuse("Script attempted to access a non local key in a cluster node"),
+            };
+        }
+    }
+    let dirty = ctx.shard.store.stats.notify.dirty;
+    let reply = match spec.route {
+        Route::Keyed(handler, _) => propagate::call(ctx, handler, argv),
+        Route::EveryShard(handler, _) if nshards == 1 => propagate::call(ctx, handler, argv),
+        Route::Conn(_) => Ok(connection_command(ctx, spec.name, argv)),
+        Route::EveryShard(..) => Err(refuse("This Redis command is not allowed from script")),
+    };
+    if ctx.shard.store.stats.notify.dirty != dirty {
+        call.wrote.set(true);
+    }
+    reply.unwrap_or_else(|e| e)
+}
+
+/// The most a script waits for another shard's answer. That shard serves
+/// the command as soon as its loop sees it (the script's transaction holds
+/// it whole, so nothing there waits on this thread); the bound only keeps
+/// a bug from stopping this shard for good.
+const REMOTE_WAIT: Duration = Duration::from_secs(30);
+
+/// Runs `handler` on shard `owner` inside transaction `tx`, this thread
+/// waiting for the reply.
+fn remote(ctx: &Ctx, owner: usize, tx: Option<TxId>, handler: Handler, argv: &[Bytes]) -> Frame {
+    let (send, answer) = crossbeam_channel::bounded(1);
+    let argv = argv.to_vec();
+    let f = Box::new(move |ctx: &mut Ctx| {
+        let reply = propagate::call(ctx, handler, &argv).unwrap_or_else(|e| e);
+        let _ = send.send(reply);
+    });
+    let peer = &ctx.shard.shared.peers()[owner];
+    let msg = Msg::Serve { db: ctx.db, tx, f };
+    if peer.inbox.send(vec![msg]).is_err() || peer.waker.wake().is_err() {
+        return refuse("the shard owning the key is not running");
+    }
+    answer
+        .recv_timeout(REMOTE_WAIT)
+        .unwrap_or_else(|_| refuse("the shard owning the key did not answer"))
+}
+
+/// The connection commands a script may run: they act on the script's own
+/// state (SELECT changes the database of the rest of the script only).
+fn connection_command(ctx: &mut Ctx, name: &str, argv: &[Bytes]) -> Frame {
+    match name {
+        "ping" if argv.len() == 1 => Frame::Simple("PONG"),
+        "ping" | "echo" => Frame::Bulk(argv[1].clone()),
+        "select" => match crate::cmd::args::int32_arg(&argv[1]) {
+            Ok(db) if db >= 0 && (db as usize) < ctx.shard.store.dbs.len() => {
+                ctx.db = db as usize;
+                Frame::OK
+            }
+            Ok(_) => Frame::error(crate::cmd::args::err::DB_RANGE),
+            Err(e) => e,
+        },
+        "time" => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            Frame::Array(vec![
+                Frame::bulk(now.as_secs().to_string()),
+                Frame::bulk(now.subsec_micros().to_string()),
+            ])
+        }
+        _ => refuse("This Redis command is not allowed from script"),
+    }
+}

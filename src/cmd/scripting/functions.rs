@@ -1,0 +1,498 @@
+//! FUNCTION and FCALL (Redis 7.0): libraries of named Lua functions.
+//!
+//! FUNCTION LOAD checks a library where the client is: its `#!lua
+//! name=<lib>` line, then its code run in that shard's VM with a `redis`
+//! that only registers functions (and logs); what it registered becomes a
+//! [`Library`] of the server's registry (`exec::scripts::Libraries`). Each
+//! shard's VM runs every library's code again when the registry moved
+//! since it last did, before its next FCALL, so a function loaded on any
+//! connection runs on every shard. FCALL routes by its keys as EVAL does.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mlua::{Function, MultiValue, Table, Value};
+
+use super::api;
+use super::vm::{self, raise, Vm};
+use crate::cmd::args::{err, int_arg, Reply};
+use crate::cmd::{Ctx, Session, ShardData};
+use crate::exec::scripts::{FunctionInfo, Libraries, Library};
+use crate::exec::{Action, TxId};
+use crate::resp::Frame;
+
+const FLAGS: &[&str] = &[
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
+
+const NAME_RULE: &str = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The library name of `code`'s `#!lua name=<lib>` line, and the code Lua
+/// runs (the line left out, its line break kept).
+fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
+    if !code.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
+    let line = String::from_utf8_lossy(&code[..end]).into_owned();
+    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    let engine = words.next().unwrap_or("#!").trim_start_matches("#!");
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found"));
+    }
+    let mut name = None;
+    for word in words {
+        match word.strip_prefix("name=") {
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(format!("ERR Invalid metadata value given: {word}")),
+        }
+    }
+    let name = name.ok_or("ERR Library name was not given")?;
+    if !valid_name(&name) {
+        return Err(NAME_RULE.into());
+    }
+    Ok((name, &code[end..]))
+}
+
+/// What one `redis.register_function` call gave.
+fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
+    let (name, callback, flags, description) = match args.len() {
+        1 => {
+            let Some(Value::Table(t)) = args.front() else {
+                return Err(raise("ERR calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".into()));
+            };
+            let (mut name, mut callback, mut flags, mut description) = (None, None, None, None);
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair?;
+                let key = match &k {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => String::new(),
+                };
+                match key.as_str() {
+                    "function_name" => name = Some(v),
+                    "callback" => callback = Some(v),
+                    "flags" => flags = Some(v),
+                    "description" => description = Some(v),
+                    _ => {
+                        return Err(raise(
+                            "ERR unknown argument given to redis.register_function".into(),
+                        ))
+                    }
+                }
+            }
+            let name = name.ok_or_else(|| {
+                raise("ERR redis.register_function must get a function name argument".into())
+            })?;
+            let callback = callback.ok_or_else(|| {
+                raise("ERR redis.register_function must get a callback argument".into())
+            })?;
+            (name, callback, flags, description)
+        }
+        2 => (args[0].clone(), args[1].clone(), None, None),
+        _ => {
+            return Err(raise(
+                "ERR wrong number of arguments to redis.register_function".into(),
+            ))
+        }
+    };
+    let Value::String(name) = name else {
+        return Err(raise(
+            "ERR first argument to redis.register_function must be a string".into(),
+        ));
+    };
+    let name = name.to_string_lossy();
+    let Value::Function(callback) = callback else {
+        return Err(raise(
+            "ERR second argument to redis.register_function must be a function".into(),
+        ));
+    };
+    if !valid_name(&name) {
+        return Err(raise(NAME_RULE.into()));
+    }
+    let mut flag_names = Vec::new();
+    match flags {
+        None | Some(Value::Nil) => {}
+        Some(Value::Table(t)) => {
+            for v in t.sequence_values::<Value>() {
+                let flag = match v? {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => String::new(),
+                };
+                if !FLAGS.contains(&flag.as_str()) {
+                    return Err(raise("ERR unknown flag given".into()));
+                }
+                flag_names.push(flag);
+            }
+        }
+        Some(_) => return Err(raise("ERR flags argument to redis.register_function must be a table representing function flags".into())),
+    }
+    let description = match description {
+        None | Some(Value::Nil) => None,
+        Some(Value::String(s)) => Some(s.to_string_lossy()),
+        Some(_) => {
+            return Err(raise(
+                "ERR description argument given to redis.register_function must be a string".into(),
+            ))
+        }
+    };
+    Ok((
+        FunctionInfo {
+            name,
+            description,
+            flags: flag_names,
+        },
+        callback,
+    ))
+}
+
+/// Runs library `code` (its metadata line left out) in `vm`: the functions
+/// it registered. Err: Redis's error text.
+fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, String> {
+    let lua = &vm.lua;
+    let registered: RefCell<Vec<(FunctionInfo, Function)>> = RefCell::new(Vec::new());
+    let outcome = lua.scope(|scope| {
+        let register = scope.create_function(|_, args: MultiValue| {
+            let (info, f) = registration(args)?;
+            let mut list = registered.borrow_mut();
+            if list.iter().any(|(i, _)| i.name == info.name) {
+                return Err(raise("ERR Function already exists in the library".into()));
+            }
+            list.push((info, f));
+            Ok(())
+        })?;
+        let make_env: Function = vm.hidden.raw_get("library_env")?;
+        let (env, loaded): (Table, Function) = make_env.call(register)?;
+        let chunk = match lua
+            .load(code)
+            .set_name("@user_function")
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .set_environment(env)
+            .into_function()
+        {
+            Ok(f) => f,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "ERR Error compiling function: {}",
+                    vm::lua_message(&e)
+                )))
+            }
+        };
+        let runner: Function = vm.hidden.raw_get("run")?;
+        let (ok, value): (bool, Value) = runner.call(chunk)?;
+        if ok {
+            loaded.call::<()>(())?;
+            return Ok(Ok(()));
+        }
+        let text = match &value {
+            Value::Table(t) => t.raw_get::<Option<String>>("err").ok().flatten(),
+            _ => None,
+        };
+        Ok(Err(format!(
+            "ERR Error registering functions: {}",
+            text.unwrap_or_else(|| "ERR unknown error".into())
+        )))
+    });
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(text)) => return Err(text),
+        Err(e) => {
+            return Err(format!(
+                "ERR Error registering functions: {}",
+                vm::lua_message(&e)
+            ))
+        }
+    }
+    let list = registered.into_inner();
+    if list.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    Ok(list)
+}
+
+/// Makes `vm`'s functions those of the registry's libraries, if it moved.
+fn sync(vm: &mut Vm, libraries: &Libraries) {
+    let generation = libraries.generation();
+    if vm.libraries_generation == Some(generation) {
+        return;
+    }
+    vm.fcalls.clear();
+    for lib in libraries.all() {
+        let Ok((_, code)) = metadata(&lib.code) else {
+            continue;
+        };
+        if let Ok(functions) = run_library(vm, code) {
+            for (info, f) in functions {
+                vm.fcalls.insert(info.name.to_ascii_lowercase(), f);
+            }
+        }
+    }
+    vm.libraries_generation = Some(generation);
+}
+
+pub fn fcall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    fcall_in(ctx, argv, false, None)
+}
+
+pub fn fcall_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
+    fcall_in(ctx, argv, true, None)
+}
+
+pub(super) fn fcall_in(
+    ctx: &mut Ctx,
+    argv: &[Bytes],
+    read_only: bool,
+    across: Option<(Option<TxId>, Vec<usize>)>,
+) -> Reply {
+    let numkeys = int_arg(&argv[2]).map_err(|_| err::frame("ERR Bad number of keys provided"))?;
+    if numkeys < 0 {
+        return Err(err::frame("ERR Number of keys can't be negative"));
+    }
+    let numkeys = numkeys as usize;
+    if numkeys > argv.len() - 3 {
+        return Err(err::frame(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let shared = Arc::clone(&ctx.shard.shared);
+    let name = String::from_utf8_lossy(&argv[1]).into_owned();
+    let info = shared
+        .libraries
+        .function(&name)
+        .ok_or_else(|| err::frame("ERR Function not found"))?;
+    if read_only && !info.no_writes() {
+        return Err(err::frame(
+            "ERR Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    let keys = &argv[3..3 + numkeys];
+    let args = &argv[3 + numkeys..];
+    vm::with_vm(shared.scripts.generation(), |vm| {
+        sync(vm, &shared.libraries);
+        let function = vm
+            .fcalls
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+            .ok_or_else(|| err::frame("ERR Function not found"))?;
+        let call = api::Call {
+            ctx,
+            read_only: info.no_writes(),
+            wrote: Default::default(),
+            across,
+        };
+        super::run(vm, call, &name, function, (keys, args), true)
+    })
+    .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
+}
+
+const HELP: &[&str] = &[
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// FUNCTION LOAD | DELETE | LIST | FLUSH | STATS | KILL | DUMP | RESTORE | HELP.
+pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
+    let sub = String::from_utf8_lossy(&argv[1]).to_ascii_lowercase();
+    let libraries = &shard.shared.libraries;
+    let frame = match sub.as_str() {
+        "load" => load(shard, &argv[2..]),
+        "delete" if argv.len() == 3 => {
+            if libraries.remove(&String::from_utf8_lossy(&argv[2])) {
+                Frame::OK
+            } else {
+                err::frame("ERR Library not found")
+            }
+        }
+        "list" => list(libraries, &argv[2..]),
+        "flush" if argv.len() <= 3 => {
+            let ok = argv.get(2).is_none_or(|m| {
+                m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")
+            });
+            if ok {
+                libraries.flush();
+                Frame::OK
+            } else {
+                err::frame("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+            }
+        }
+        "stats" if argv.len() == 2 => {
+            let (libs, functions) = libraries.counts();
+            Frame::Map(vec![
+                (Frame::bulk("running_script"), Frame::Null),
+                (
+                    Frame::bulk("engines"),
+                    Frame::Map(vec![(
+                        Frame::bulk("LUA"),
+                        Frame::Map(vec![
+                            (Frame::bulk("libraries_count"), Frame::Integer(libs as i64)),
+                            (
+                                Frame::bulk("functions_count"),
+                                Frame::Integer(functions as i64),
+                            ),
+                        ]),
+                    )]),
+                ),
+            ])
+        }
+        "kill" if argv.len() == 2 => match super::limits::kill(&shard.shared) {
+            "OK" => Frame::OK,
+            refusal => err::frame(refusal),
+        },
+        "dump" | "restore" => err::frame("ERR ember has no FUNCTION DUMP/RESTORE payloads yet"),
+        "help" if argv.len() == 2 => Frame::Array(HELP.iter().map(|l| Frame::Simple(l)).collect()),
+        "delete" | "flush" | "stats" | "kill" | "help" => {
+            err::wrong_arity(&format!("function|{sub}"))
+        }
+        _ => err::unknown_subcommand(&argv[1], "function"),
+    };
+    Action::Reply(frame)
+}
+
+/// FUNCTION LOAD [REPLACE] code.
+fn load(shard: &ShardData, args: &[Bytes]) -> Frame {
+    let Some((code, options)) = args.split_last() else {
+        return err::wrong_arity("function|load");
+    };
+    let mut replace = false;
+    for opt in options {
+        if !opt.eq_ignore_ascii_case(b"replace") {
+            return Frame::error(format!(
+                "ERR Unknown option given: {}",
+                String::from_utf8_lossy(opt)
+            ));
+        }
+        replace = true;
+    }
+    let libraries = &shard.shared.libraries;
+    let (name, body) = match metadata(code) {
+        Ok(m) => m,
+        Err(e) => return Frame::Error(e),
+    };
+    if !replace && libraries.contains(&name) {
+        return Frame::error(format!("ERR Library '{name}' already exists"));
+    }
+    let generation = shard.shared.scripts.generation();
+    let registered = vm::with_vm(generation, |vm| {
+        run_library(vm, body).map(|fs| fs.into_iter().map(|(i, _)| i).collect::<Vec<_>>())
+    })
+    .unwrap_or_else(|| Err("ERR the scripting engine is not available".into()));
+    let functions = match registered {
+        Ok(f) => f,
+        Err(e) => return Frame::Error(e),
+    };
+    for f in &functions {
+        if libraries.owner_of(&f.name, &name).is_some() {
+            return Frame::error(format!("ERR Function {} already exists", f.name));
+        }
+    }
+    libraries.insert(Library {
+        name: name.clone(),
+        code: code.clone(),
+        functions,
+    });
+    Frame::bulk(name)
+}
+
+/// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
+fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
+    let mut with_code = false;
+    let mut pattern: Option<&Bytes> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.eq_ignore_ascii_case(b"withcode") {
+            with_code = true;
+        } else if a.eq_ignore_ascii_case(b"libraryname") && i + 1 < args.len() {
+            pattern = Some(&args[i + 1]);
+            i += 1;
+        } else {
+            return Frame::error(format!(
+                "ERR Unknown argument {}",
+                String::from_utf8_lossy(a)
+            ));
+        }
+        i += 1;
+    }
+    let libs = libraries
+        .all()
+        .into_iter()
+        .filter(|l| {
+            pattern.is_none_or(|p| crate::util::glob::glob_match(p, l.name.as_bytes(), false))
+        })
+        .map(|l| {
+            let functions = l
+                .functions
+                .iter()
+                .map(|f| {
+                    Frame::Map(vec![
+                        (Frame::bulk("name"), Frame::bulk(&f.name)),
+                        (
+                            Frame::bulk("description"),
+                            f.description.as_ref().map_or(Frame::Null, Frame::bulk),
+                        ),
+                        (
+                            Frame::bulk("flags"),
+                            Frame::Set(f.flags.iter().map(Frame::bulk).collect()),
+                        ),
+                    ])
+                })
+                .collect();
+            let mut fields = vec![
+                (Frame::bulk("library_name"), Frame::bulk(&l.name)),
+                (Frame::bulk("engine"), Frame::bulk("LUA")),
+                (Frame::bulk("functions"), Frame::Array(functions)),
+            ];
+            if with_code {
+                fields.push((Frame::bulk("library_code"), Frame::Bulk(l.code.clone())));
+            }
+            Frame::Map(fields)
+        })
+        .collect();
+    Frame::Array(libs)
+}

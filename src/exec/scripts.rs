@@ -1,0 +1,242 @@
+//! The server's Lua script cache, shared by every shard: SCRIPT LOAD or an
+//! EVAL on any shard makes the body known to all of them (EVALSHA may come
+//! in on any connection), while each shard compiles it lazily into its own
+//! Lua state (`cmd::scripting::vm`), since a Lua state cannot move between
+//! threads.
+//!
+//! SCRIPT FLUSH empties the map and bumps `generation`; a shard whose VM
+//! was built under an older generation drops it before its next script, so
+//! the compiled functions go too, as Redis's flush recreates its VM.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use bytes::Bytes;
+
+/// A script's SHA1 in lowercase hex, as Redis names it.
+pub type Sha = [u8; 40];
+
+#[derive(Default)]
+pub struct ScriptCache {
+    bodies: RwLock<HashMap<Sha, Bytes>>,
+    /// Bytes of the cached bodies (INFO `used_memory_scripts_eval`).
+    bytes: AtomicU64,
+    generation: AtomicU64,
+    /// Set by SCRIPT KILL for the script running now (on any shard); the
+    /// running script's hook reads it.
+    pub kill: AtomicBool,
+    /// How many scripts are running past `busy-reply-threshold` now.
+    pub busy: AtomicU64,
+    /// A busy script has written (SCRIPT KILL answers UNKILLABLE).
+    pub busy_wrote: AtomicBool,
+}
+
+impl ScriptCache {
+    pub fn get(&self, sha: &Sha) -> Option<Bytes> {
+        self.bodies.read().ok()?.get(sha).cloned()
+    }
+
+    pub fn contains(&self, sha: &Sha) -> bool {
+        self.bodies.read().is_ok_and(|m| m.contains_key(sha))
+    }
+
+    pub fn insert(&self, sha: Sha, body: Bytes) {
+        if let Ok(mut map) = self.bodies.write() {
+            let len = body.len() as u64;
+            if map.insert(sha, body).is_none() {
+                self.bytes.fetch_add(len, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// SCRIPT FLUSH: forgets every script; shards rebuild their VMs.
+    pub fn flush(&self) {
+        if let Ok(mut map) = self.bodies.write() {
+            map.clear();
+            self.bytes.store(0, Ordering::Relaxed);
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Whether a script runs past `busy-reply-threshold` (other clients
+    /// get BUSY).
+    pub fn busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed) > 0
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// (number of cached scripts, bytes of their bodies) for INFO.
+    pub fn stats(&self) -> (usize, u64) {
+        let n = self.bodies.read().map_or(0, |m| m.len());
+        (n, self.bytes.load(Ordering::Relaxed))
+    }
+}
+
+/// A function a library registered (FUNCTION LIST shows these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// The flags as given (`no-writes`, `allow-oom`, ...).
+    pub flags: Vec<String>,
+}
+
+impl FunctionInfo {
+    pub fn no_writes(&self) -> bool {
+        self.flags.iter().any(|f| f == "no-writes")
+    }
+}
+
+/// A library of FUNCTION LOAD: its code (each shard's VM runs it to get
+/// the callbacks) and what loading it registered.
+#[derive(Clone, Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Bytes,
+    pub functions: Vec<FunctionInfo>,
+}
+
+/// The server's function libraries, shared by every shard like the
+/// script cache; `generation` moves at every change, and a shard's VM
+/// whose libraries are older loads them all again before its next FCALL.
+#[derive(Default)]
+pub struct Libraries {
+    libs: RwLock<std::collections::BTreeMap<String, Library>>,
+    generation: AtomicU64,
+}
+
+impl Libraries {
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Every library, by name.
+    pub fn all(&self) -> Vec<Library> {
+        self.libs
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Names compare without case, as Redis's dictionaries of libraries
+    /// and functions do.
+    pub fn contains(&self, name: &str) -> bool {
+        self.libs
+            .read()
+            .is_ok_and(|m| m.contains_key(&name.to_ascii_lowercase()))
+    }
+
+    /// The library holding function `name`, other than `except`.
+    pub fn owner_of(&self, function: &str, except: &str) -> Option<String> {
+        let libs = self.libs.read().ok()?;
+        libs.values()
+            .find(|l| {
+                !l.name.eq_ignore_ascii_case(except)
+                    && l.functions
+                        .iter()
+                        .any(|f| f.name.eq_ignore_ascii_case(function))
+            })
+            .map(|l| l.name.clone())
+    }
+
+    /// The function `name`: what it declared.
+    pub fn function(&self, name: &str) -> Option<FunctionInfo> {
+        let libs = self.libs.read().ok()?;
+        libs.values()
+            .flat_map(|l| l.functions.iter())
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+            .cloned()
+    }
+
+    pub fn insert(&self, lib: Library) {
+        if let Ok(mut m) = self.libs.write() {
+            m.insert(lib.name.to_ascii_lowercase(), lib);
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    pub fn remove(&self, name: &str) -> bool {
+        let removed = self
+            .libs
+            .write()
+            .is_ok_and(|mut m| m.remove(name).is_some());
+        if removed {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+        removed
+    }
+
+    pub fn flush(&self) {
+        if let Ok(mut m) = self.libs.write() {
+            m.clear();
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// (libraries, functions) for FUNCTION STATS.
+    pub fn counts(&self) -> (usize, usize) {
+        self.libs.read().map_or((0, 0), |m| {
+            (m.len(), m.values().map(|l| l.functions.len()).sum())
+        })
+    }
+}
+
+/// The SHA1 of `body` in lowercase hex.
+pub fn sha1_hex(body: &[u8]) -> Sha {
+    let digest = sha1_smol::Sha1::from(body).digest().bytes();
+    let mut out = [0u8; 40];
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in digest.iter().enumerate() {
+        out[2 * i] = HEX[(b >> 4) as usize];
+        out[2 * i + 1] = HEX[(b & 15) as usize];
+    }
+    out
+}
+
+/// `text` as a cache key: 40 hex digits, any case (EVALSHA and SCRIPT
+/// EXISTS take either, as Redis does).
+pub fn parse_sha(text: &[u8]) -> Option<Sha> {
+    if text.len() != 40 || !text.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut out = [0u8; 40];
+    for (o, c) in out.iter_mut().zip(text) {
+        *o = c.to_ascii_lowercase();
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha_of_empty_body_is_sha1s() {
+        assert_eq!(&sha1_hex(b""), b"da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    }
+
+    #[test]
+    fn parse_sha_takes_any_case_and_only_40_hex_digits() {
+        let upper = b"DA39A3EE5E6B4B0D3255BFEF95601890AFD80709";
+        assert_eq!(parse_sha(upper), Some(sha1_hex(b"")));
+        assert_eq!(parse_sha(b"abc"), None);
+        assert_eq!(parse_sha(&[b'g'; 40]), None);
+    }
+
+    #[test]
+    fn flush_forgets_and_moves_the_generation() {
+        let cache = ScriptCache::default();
+        let sha = sha1_hex(b"return 1");
+        cache.insert(sha, Bytes::from_static(b"return 1"));
+        assert!(cache.contains(&sha));
+        let before = cache.generation();
+        cache.flush();
+        assert!(!cache.contains(&sha));
+        assert!(cache.generation() > before);
+        assert_eq!(cache.stats(), (0, 0));
+    }
+}
