@@ -316,8 +316,9 @@ fn a_failed_background_save_refuses_writes_with_misconf() {
         e.cmd(&["BGSAVE"]),
         Reply::Simple("Background saving started".into())
     );
+    // Probe with another key: until the save has failed, writes land.
     let misconf = loop {
-        let r = e.cmd(&["SET", "a", "2"]);
+        let r = e.cmd(&["SET", "probe", "2"]);
         if r != Reply::ok() {
             break r;
         }
