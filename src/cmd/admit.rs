@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 
 use super::args::err;
+use super::meta::CommandFlags;
 use super::{dispatch_spec, lookup, transaction, unknown_command, CommandSpec, Session, ShardData};
 use crate::exec::Action;
 use crate::resp::Frame;
@@ -46,6 +47,14 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(err::wrong_arity(spec.name));
     }
+    if refused_for_memory(shard, session, spec) {
+        if spec.name == "exec" {
+            let action = transaction::abort(shard, session, crate::exec::evict::OOM);
+            return Admitted::Dispatched(spec, action);
+        }
+        fail_queued_transaction(session);
+        return Admitted::Answered(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     if session.multi.is_some() && !transaction::CONTROL.contains(&spec.name) {
         let refusal = transaction::refusal_to_queue(shard, session, spec);
         if let Some(tx) = session.multi.as_mut() {
@@ -74,6 +83,26 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     };
     let action = dispatch_spec(shard, session, spec, argv);
     Admitted::Dispatched(spec, action)
+}
+
+/// Redis's memory check before a command: over `maxmemory`, the shard
+/// evicts first (`exec::evict`); if nothing could be evicted, a command
+/// that may grow memory is refused (`denyoom`, an EXEC of such commands,
+/// and, inside MULTI, anything but EXEC, DISCARD, QUIT and RESET: a queue
+/// grows memory too). Reads and DEL still run.
+fn refused_for_memory(shard: &mut ShardData, session: &Session, spec: &CommandSpec) -> bool {
+    if crate::config::EVICTION.maxmemory() == 0 || shard.evict_before_command() {
+        return false;
+    }
+    let grows = |spec: &CommandSpec| spec.flags.contains(CommandFlags::DENYOOM);
+    match &session.multi {
+        Some(tx) if spec.name == "exec" => tx
+            .queued
+            .iter()
+            .any(|argv| lookup(&argv[0]).is_some_and(grows)),
+        Some(_) => !matches!(spec.name, "discard" | "quit" | "reset"),
+        None => grows(spec),
+    }
 }
 
 /// A command refused while a transaction is queued makes EXEC fail.

@@ -100,6 +100,7 @@ pub fn config(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
                 })
                 .collect();
             crate::store::lazyfree::reset_stats();
+            crate::exec::evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {

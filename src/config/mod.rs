@@ -42,7 +42,9 @@ pub mod parse;
 
 use std::path::PathBuf;
 
-pub use live::{DebugCommand, Encodings, ListpackLimits, Live, ENCODINGS, LAZYFREE};
+pub use live::{
+    DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, ENCODINGS, EVICTION, LAZYFREE,
+};
 pub use obuf::{ObufClass, ObufLimit};
 pub use params::{find_param, Param, Set, PARAMS};
 pub use parse::{Flags, Startup};

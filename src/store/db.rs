@@ -104,7 +104,6 @@ impl Db {
         expire_at: Option<u64>,
         now_ms: u64,
     ) {
-        let access_s = (now_ms / 1000) as u32;
         let field_deadlines = match &mut value {
             Value::Hash(h) if h.next_deadline().is_some() => {
                 // Its filing was under another name or database.
@@ -118,7 +117,7 @@ impl Db {
                 self.set_deadline_at(pos, expire_at);
                 let entry = self.dict.entry_mut(pos);
                 let old = std::mem::replace(&mut entry.value, value);
-                entry.access_s = access_s;
+                entry.access = super::access::overwritten(entry.access, now_ms);
                 // SET, RENAME onto the key, SUNIONSTORE, ...: what Redis
                 // calls a server-side delete.
                 crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old);
@@ -129,7 +128,8 @@ impl Db {
                 if let Some(at) = expire_at {
                     self.buckets.file(hash, at);
                 }
-                self.dict.insert_new(hash, key, value, expire_at, access_s)
+                self.dict
+                    .insert_new(hash, key, value, expire_at, super::access::fresh(now_ms))
             }
         };
         if field_deadlines {
@@ -165,6 +165,13 @@ impl Db {
     /// The key and entry at position `index` (for SCAN, RANDOMKEY).
     pub fn at(&self, index: usize) -> Option<(&[u8], &Entry)> {
         (index < self.dict.len()).then(|| (self.dict.key(index), self.dict.entry(index)))
+    }
+
+    /// The `nth` volatile key and its entry (`nth < volatile_len()`;
+    /// eviction samples them).
+    pub fn volatile_at(&self, nth: usize) -> (&[u8], &Entry) {
+        let pos = self.dict.volatile_position(nth);
+        (self.dict.key(pos), self.dict.entry(pos))
     }
 
     /// Every key and entry, by position (KEYS, DEBUG, tests).
@@ -632,7 +639,7 @@ impl<'a> Keyspace<'a> {
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let pos = self.live(key)?;
         let entry = self.db.dict.entry_mut(pos);
-        entry.access_s = (self.now_ms / 1000) as u32;
+        entry.access = super::access::touched(entry.access, self.now_ms);
         Some(entry)
     }
 
@@ -644,7 +651,7 @@ impl<'a> Keyspace<'a> {
         };
         self.stats.hits += 1;
         let entry = self.db.dict.entry_mut(pos);
-        entry.access_s = (self.now_ms / 1000) as u32;
+        entry.access = super::access::touched(entry.access, self.now_ms);
         Some(entry)
     }
 
@@ -652,6 +659,16 @@ impl<'a> Keyspace<'a> {
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
         let pos = self.live(key)?;
         Some(self.db.dict.entry(pos))
+    }
+
+    /// Sets the access word of a live key (RESTORE's IDLETIME and FREQ);
+    /// false if the key does not exist.
+    pub fn set_access(&mut self, key: &[u8], word: u32) -> bool {
+        let Some(pos) = self.live(key) else {
+            return false;
+        };
+        self.db.dict.entry_mut(pos).access = word;
+        true
     }
 
     pub fn exists(&mut self, key: &[u8]) -> bool {

@@ -14,10 +14,12 @@
 //!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
+pub mod access;
 pub mod buckets;
 pub mod db;
 pub mod dict;
 pub mod encoding;
+pub mod evict;
 pub mod expire;
 pub mod hash;
 pub mod hll;
@@ -48,6 +50,8 @@ const TIDY_BUCKETS: usize = 16 * 1024;
 pub struct Store {
     pub dbs: Vec<Db>,
     pub stats: ExpiryStats,
+    /// The eviction pool and counters (`evict`).
+    pub evictor: evict::Evictor,
 }
 
 impl Store {
@@ -55,6 +59,7 @@ impl Store {
         Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),
             stats: ExpiryStats::default(),
+            evictor: evict::Evictor::default(),
         }
     }
 
