@@ -488,7 +488,7 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
         refcount(&entry.value),
         entry.value.encoding(),
         entry.value.heap_size(),
-        entry.access,
+        access::lru_seconds_clock(entry.access, now),
         access::lru_idle_ms(entry.access, now) / 1000
     )))
 }

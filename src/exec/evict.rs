@@ -6,32 +6,50 @@
 //!
 //! The limit is the whole server's `used_memory`; no shard has a budget of
 //! its own, so a shard holding more of the data is not starved by an even
-//! split, and the limit moves with the data as it moves. Two paths evict:
+//! split, and the limit moves with the data as it moves. The excess is
+//! shared out instead, as debts:
 //!
-//! 1. **Before a command** (Redis's `processCommand`): the client's shard,
-//!    when the server is over the limit, evicts from its own keys until the
-//!    server is under it, for at most one slice (`maxmemory-eviction-tenacity`:
-//!    500 µs by default). If the policy finds nothing to evict here
-//!    (`noeviction`, `volatile-*` with no key with a TTL) and the server is
-//!    still over, a `denyoom` command is refused with `-OOM`; everything
-//!    else runs. This bounds a write flood: no write is admitted over the
-//!    limit without an eviction first.
-//! 2. **From the loop**, every pass while the server is over the limit
-//!    (the loop does not sleep while its last slice evicted and the server
-//!    is still over, as Redis's eviction timer runs again at once; clients
-//!    are served between slices): each shard frees
-//!    its share of the excess, the share being its fraction of the server's
-//!    keys (each shard publishes its key count in [`SHARD_KEYS`]), in one
-//!    slice. So every shard gives back in proportion to what it holds, a
-//!    CONFIG SET of a lower limit is reached within moments with no writes,
-//!    and the shards that admit the writes do not pay for all of them.
+//! 1. A shard that finds the server over the limit assigns the part of
+//!    the excess no shard owes yet to every shard by its share: its
+//!    fraction of the server's keys (each shard publishes its key count in
+//!    [`SHARD_KEYS`] every pass). Keys count, not bytes: a shard's bytes are
+//!    not known apart from the others' (a value is freed by whichever
+//!    thread drops it last), and each shard holds a uniform slice of the
+//!    keyspace by its hash.
+//! 2. Each shard frees what it owes from its own keys, measured by its own
+//!    thread's allocation counter (the global figure also moves with what
+//!    the others add meanwhile), then owes that much less; once it sees the
+//!    server under the limit it owes nothing.
+//! 3. Where the others owe more than [`overdue_limit`] (a busy or sleeping
+//!    shard falls behind), the shard that sees it frees the rest too, so
+//!    the overshoot stays bounded whatever the others do.
+//!
+//! Without the debts, the shard that admits the writes (a client's home
+//! shard, whatever shard its keys live on) looks far more often than the
+//! others, would always find the excess first, and would empty itself of
+//! its keys, hot or cold, while the others kept theirs.
+//!
+//! A shard pays its debt on two paths:
+//!
+//! - **Before a command** (Redis's `processCommand`), when the server is
+//!   over the limit, for at most one slice (`maxmemory-eviction-tenacity`:
+//!   500 µs by default). If no shard has anything the policy may evict
+//!   (`noeviction`, `volatile-*` with no key with a TTL; each shard
+//!   publishes whether it has in [`SHARD_EVICTABLE`]) and the server is
+//!   still over, a `denyoom` command is refused with `-OOM`; everything
+//!   else runs.
+//! - **From the loop**, every pass while the server is over the limit; the
+//!   loop does not sleep while its last slice evicted and the server is
+//!   still over, as Redis's eviction timer runs again at once (clients are
+//!   served between slices). So a CONFIG SET of a lower limit is reached
+//!   within moments with no writes.
 //!
 //! Evicting removes the key as a deletion does (see `store::evict`); the
 //! records go to the feed like expiry's, with the transaction that holds
 //! the key if any. Keys under a transaction's lock are not evicted.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -56,6 +74,9 @@ static SHARD_KEYS: [AtomicU64; MAX_SHARDS] = [const { AtomicU64::new(0) }; MAX_S
 /// a shard with none refuses a `denyoom` command only when no shard has any
 /// (the others free the memory from their loops within moments).
 static SHARD_EVICTABLE: [AtomicBool; MAX_SHARDS] = [const { AtomicBool::new(false) }; MAX_SHARDS];
+
+/// What each shard owes of the excess, bytes (see the module docs).
+static DEBT: [AtomicI64; MAX_SHARDS] = [const { AtomicI64::new(0) }; MAX_SHARDS];
 
 /// When the server went over the limit (Unix ms; 0: it is not), and the
 /// time spent over it before (ms): INFO's `*_eviction_exceeded_time`.
@@ -120,28 +141,122 @@ fn note_over(over: bool, now_ms: u64) {
 
 /// The server's memory now, with this thread's latest allocations in it.
 fn used_now() -> u64 {
-    publish_thread();
+    let _ = publish_thread();
     used_memory()
+}
+
+/// What the other shards may owe before the shard that sees it frees the
+/// rest from its own keys (see the module docs): 0.5% of the limit, at
+/// least 256 KiB.
+fn overdue_limit(max: u64) -> u64 {
+    (max / 200).max(256 * 1024)
+}
+
+/// Assigns the part of `excess` that no shard owes yet to every shard by
+/// `shares` (see the module docs). Two shards assigning at once may owe a
+/// little more than the excess between them; it is cleared once the
+/// server is under the limit.
+fn assign(excess: u64, shares: &[u64]) {
+    let total: u64 = shares.iter().sum();
+    if total == 0 {
+        return;
+    }
+    let owed: i64 = DEBT[..shares.len()]
+        .iter()
+        .map(|d| d.load(Relaxed).max(0))
+        .sum();
+    let new = excess as i64 - owed;
+    if new <= 0 {
+        return;
+    }
+    for (debt, &keys) in DEBT.iter().zip(shares) {
+        let part = (new as u128 * keys as u128 / total as u128) as i64;
+        debt.fetch_add(part, Relaxed);
+    }
 }
 
 impl ShardData {
     /// Before a command: makes room if the server is over `maxmemory`
     /// (path 1 of the module docs). False: over the limit and nothing to
-    /// evict here, so a `denyoom` command is refused.
+    /// evict on any shard, so a `denyoom` command is refused.
     pub fn evict_before_command(&mut self) -> bool {
         let max = EVICTION.maxmemory();
         if max == 0 {
             return true;
         }
+        let o = self.evict_owed(max);
+        match o {
+            Slice::Failed => self.others_can_evict(),
+            Slice::Done | Slice::Running => {
+                used_now() <= max
+                    || self.store.has_evictable(EVICTION.policy())
+                    || self.others_can_evict()
+            }
+        }
+    }
+
+    /// From the loop: while the server is over `maxmemory`, frees what this
+    /// shard owes in one slice (path 2). Returns whether it evicted and
+    /// the server is still over the limit, so the loop comes back at once.
+    pub fn evict_in_background(&mut self) -> bool {
+        // INFO's used_memory reads every shard's latest figure.
+        let _ = publish_thread();
+        let keys: usize = self.store.dbs.iter().map(|db| db.len()).sum();
+        if let Some(slot) = SHARD_KEYS.get(self.id) {
+            slot.store(keys as u64, Relaxed);
+        }
+        let max = EVICTION.maxmemory();
+        self.publish_evictable();
+        if max == 0 {
+            note_over(false, self.now_ms);
+            return false;
+        }
+        let outcome = self.evict_owed(max);
+        self.publish_evictable();
+        // Nothing evictable here: the timer tick tries again, the loop
+        // does not spin on it.
+        outcome == Slice::Running && used_now() > max
+    }
+
+    /// If the server is over `max`: assigns the new excess, then evicts
+    /// what this shard owes (and what the others owe past the overdue
+    /// limit), for one
+    /// slice at most.
+    fn evict_owed(&mut self, max: u64) -> Slice {
         let used = used_now();
         let over = used > max;
         note_over(over, self.now_ms);
+        let Some(debt) = DEBT.get(self.id) else {
+            return Slice::Done;
+        };
         if !over {
-            return true;
+            debt.store(0, Relaxed);
+            return Slice::Done;
         }
-        let outcome = self.evict_slice(max, u64::MAX);
+        let excess = used - max;
+        let n = self.shared.nshards.min(MAX_SHARDS);
+        let keys: u64 = self.store.dbs.iter().map(|db| db.len() as u64).sum();
+        let shares: Vec<u64> = (0..n)
+            .map(|i| {
+                if i == self.id {
+                    keys
+                } else {
+                    SHARD_KEYS[i].load(Relaxed)
+                }
+            })
+            .collect();
+        assign(excess, &shares);
+        let owed = debt.load(Relaxed).max(0) as u64;
+        // What the others owe past the overdue limit, this shard frees now.
+        let others_owe: u64 = (0..n)
+            .filter(|&i| i != self.id)
+            .map(|i| DEBT[i].load(Relaxed).max(0) as u64)
+            .sum();
+        let goal = owed + others_owe.saturating_sub(overdue_limit(max));
+        let (outcome, freed) = self.evict_slice(max, goal);
+        debt.fetch_sub(freed.min(owed) as i64, Relaxed);
         self.publish_expired();
-        outcome != Slice::Failed || self.others_can_evict()
+        outcome
     }
 
     /// Whether another shard said in its last pass that it has keys the
@@ -151,56 +266,41 @@ impl ShardData {
         (0..n).any(|i| i != self.id && SHARD_EVICTABLE[i].load(Relaxed))
     }
 
-    /// From the loop: while the server is over `maxmemory`, frees this
-    /// shard's share of the excess in one slice (path 2). Returns whether
-    /// it evicted and the server is still over the limit, so the loop
-    /// comes back at once.
-    pub fn evict_in_background(&mut self) -> bool {
-        // INFO's used_memory reads every shard's latest figure.
-        publish_thread();
-        let keys: usize = self.store.dbs.iter().map(|db| db.len()).sum();
-        if let Some(slot) = SHARD_KEYS.get(self.id) {
-            slot.store(keys as u64, Relaxed);
-        }
-        let max = EVICTION.maxmemory();
+    /// Says in [`SHARD_EVICTABLE`] whether this shard has keys to evict
+    /// (whatever the limit, so that a limit just set finds it right).
+    fn publish_evictable(&self) {
         if let Some(slot) = SHARD_EVICTABLE.get(self.id) {
-            let evictable = max > 0 && self.store.has_evictable(EVICTION.policy());
+            let evictable = self.store.has_evictable(EVICTION.policy());
             slot.store(evictable, Relaxed);
         }
-        if max == 0 {
-            note_over(false, self.now_ms);
-            return false;
-        }
-        let used = used_now();
-        let over = used > max;
-        note_over(over, self.now_ms);
-        if !over {
-            return false;
-        }
-        let n = self.shared.nshards.min(MAX_SHARDS);
-        let total: u64 = SHARD_KEYS[..n].iter().map(|k| k.load(Relaxed)).sum();
-        if keys == 0 || total == 0 {
-            return true;
-        }
-        let excess = used - max;
-        let goal = (excess as u128 * keys as u128 / total as u128) as u64;
-        let outcome = self.evict_slice(max, goal.max(1));
-        self.publish_expired();
-        // Nothing evictable here: the timer tick tries again, the loop
-        // does not spin on it.
-        outcome != Slice::Failed && used_now() > max
     }
 
     /// Evicts until the server is under `max` or `goal` bytes were freed
-    /// (as this thread's figure sees them), for one slice at most.
-    fn evict_slice(&mut self, max: u64, goal: u64) -> Slice {
+    /// (as this thread's figure sees them; a goal of 0 evicts nothing), for
+    /// one slice at most.
+    fn evict_slice(&mut self, max: u64, goal: u64) -> (Slice, u64) {
         let policy = EVICTION.policy();
         let samples = EVICTION.samples();
         let limit_us = slice_limit_us(EVICTION.tenacity());
         let started = Instant::now();
-        let start_used = used_now();
+        // Freed bytes are this thread's: the global figure also moves with
+        // what other shards add meanwhile, which would make this shard
+        // evict their share too.
+        let start_net = publish_thread();
+        let mut used = used_memory();
+        let mut freed = 0u64;
+        let mut lazy_bytes = 0u64;
         let mut evicted = 0usize;
         loop {
+            if used <= max || freed >= goal {
+                return (Slice::Done, freed);
+            }
+            if evicted > 0
+                && evicted.is_multiple_of(EVICTIONS_PER_CLOCK)
+                && started.elapsed().as_micros() as u64 >= limit_us
+            {
+                return (Slice::Running, freed);
+            }
             let locks = &self.locks;
             let locked = |db: usize, key: &[u8]| {
                 !locks.is_idle()
@@ -211,26 +311,19 @@ impl ShardData {
                         })
                         .is_some()
             };
-            if !self.store.evict_one(policy, samples, self.now_ms, locked) {
-                break;
-            }
+            let Some(handed) = self.store.evict_one(policy, samples, self.now_ms, locked) else {
+                let outcome = if evicted > 0 {
+                    Slice::Running
+                } else {
+                    Slice::Failed
+                };
+                return (outcome, freed);
+            };
             evicted += 1;
-            let used = used_now();
-            if used <= max || start_used.saturating_sub(used) >= goal {
-                return Slice::Done;
-            }
-            if evicted.is_multiple_of(EVICTIONS_PER_CLOCK)
-                && started.elapsed().as_micros() as u64 >= limit_us
-            {
-                return Slice::Running;
-            }
-        }
-        if evicted > 0 {
-            Slice::Running
-        } else if used_now() > max {
-            Slice::Failed
-        } else {
-            Slice::Done
+            lazy_bytes += handed as u64;
+            let net = publish_thread();
+            used = used_memory();
+            freed = (start_net.saturating_sub(net).max(0) as u64) + lazy_bytes;
         }
     }
 }

@@ -1,11 +1,11 @@
 //! Per-key access data for eviction: one `u32` in each entry holding
 //! either Redis's LRU clock or its LFU counter, by `maxmemory-policy`.
 //!
-//! The word is Redis's 24-bit `lru` field, with its two meanings:
+//! The word is Redis's `lru` field, with its two meanings:
 //!
-//! - LRU (every policy but the LFU ones): the time of the last access,
-//!   Unix seconds modulo 2^24 (194 days; an idle time across a wrap is
-//!   still right, as Redis computes it).
+//! - LRU (every policy but the LFU ones): the time of the last access, in
+//!   10 ms ticks modulo 2^32 (Redis keeps seconds modulo 2^24: see
+//!   [`lru_clock`]); an idle time across a wrap is still right.
 //! - LFU (`allkeys-lfu`, `volatile-lfu`): bits 8..24 are the minute of the
 //!   last decrement, modulo 2^16; bits 0..8 a logarithmic hit counter that
 //!   starts at [`LFU_INIT`] so a new key is not evicted first, grows with
@@ -23,43 +23,44 @@ use std::cell::Cell;
 
 use crate::config::{Policy, EVICTION};
 
-/// Bits of the LRU clock.
-const LRU_BITS: u32 = 24;
-const LRU_CLOCK_MAX: u32 = (1 << LRU_BITS) - 1;
+/// The LRU clock's tick, ms. Redis ticks once a second in 24 bits (a wrap
+/// every 194 days); ember has the whole word for it, so 10 ms ticks wrap
+/// only every 497 days and tell apart keys read within the same second (a
+/// hot set read every 50 ms from cold keys written a few hundred ms ago).
+const LRU_TICK_MS: u64 = 10;
+
+/// Idle times up to this many ticks are told exactly (half the clock's
+/// range: 248 days); a RESTORE IDLETIME beyond it is kept as this.
+const LRU_MAX_IDLE_TICKS: u32 = 1 << 31;
 
 /// The counter of a new key (Redis's `LFU_INIT_VAL`).
 pub const LFU_INIT: u8 = 5;
 
-/// The LRU clock at `now_ms`: Unix seconds in 24 bits.
+/// The LRU clock at `now_ms`.
 pub fn lru_clock(now_ms: u64) -> u32 {
-    ((now_ms / 1000) as u32) & LRU_CLOCK_MAX
+    (now_ms / LRU_TICK_MS) as u32
 }
 
-/// Milliseconds since the access an LRU word records (at seconds' grain).
+/// Milliseconds since the access an LRU word records (at the clock's tick).
 pub fn lru_idle_ms(word: u32, now_ms: u64) -> u64 {
-    let clock = lru_clock(now_ms);
-    let word = word & LRU_CLOCK_MAX;
-    let secs = if clock >= word {
-        clock - word
-    } else {
-        // The clock wrapped since.
-        clock + (LRU_CLOCK_MAX - word)
-    };
-    u64::from(secs) * 1000
+    // Wrapping: a word from before the clock wrapped is still behind it.
+    u64::from(lru_clock(now_ms).wrapping_sub(word)) * LRU_TICK_MS
+}
+
+/// Redis's 24-bit, one-second LRU clock for the word as of `now_ms`
+/// (DEBUG OBJECT's `lru:`).
+pub fn lru_seconds_clock(word: u32, now_ms: u64) -> u32 {
+    let at_s = now_ms.saturating_sub(lru_idle_ms(word, now_ms)) / 1000;
+    (at_s as u32) & 0xFF_FFFF
 }
 
 /// The LRU word of a key last accessed `idle_s` seconds before `now_ms`
-/// (RESTORE ... IDLETIME). An idle time reaching back past the clock's
-/// start gives a word half the clock's range away, so the key reads as
-/// long idle for a long while, as in Redis.
+/// (RESTORE ... IDLETIME); at most [`LRU_MAX_IDLE_TICKS`] back.
 pub fn lru_with_idle(now_ms: u64, idle_s: u64) -> u32 {
-    let clock = i64::from(lru_clock(now_ms));
-    let at = clock - idle_s.min(i64::MAX as u64) as i64;
-    if at < 0 {
-        ((clock + i64::from(LRU_CLOCK_MAX / 2)) % i64::from(LRU_CLOCK_MAX)) as u32
-    } else {
-        at as u32
-    }
+    let ticks = idle_s
+        .saturating_mul(1000 / LRU_TICK_MS)
+        .min(u64::from(LRU_MAX_IDLE_TICKS)) as u32;
+    lru_clock(now_ms).wrapping_sub(ticks)
 }
 
 /// The LFU clock: Unix minutes in 16 bits.
@@ -153,7 +154,15 @@ pub fn evict_score(policy: Policy, word: u32, deadline: Option<u64>, now_ms: u64
 
 thread_local! {
     /// xorshift64* state for the LFU draws: statistical, not secret.
-    static RNG: Cell<u64> = Cell::new(0x9E37_79B9_7F4A_7C15 ^ thread_seed());
+    static RNG: Cell<u64> = Cell::new(splitmix(thread_seed()));
+}
+
+/// One splitmix64 step: spreads a seed's bits over the whole state.
+fn splitmix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) | 1
 }
 
 fn thread_seed() -> u64 {
@@ -180,20 +189,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lru_idle_is_seconds_and_survives_the_clock_wrapping() {
+    fn lru_idle_survives_the_clock_wrapping() {
         let now = 1_700_000_000_000;
         assert_eq!(lru_idle_ms(lru_clock(now), now), 0);
         assert_eq!(lru_idle_ms(lru_clock(now - 7_000), now), 7_000);
-        let wrap_ms = u64::from(LRU_CLOCK_MAX + 1) * 1000;
+        assert_eq!(lru_idle_ms(lru_clock(now - 50), now), 50, "10 ms ticks");
+        let wrap_ms = (1u64 << 32) * LRU_TICK_MS;
         let at = (now / wrap_ms + 1) * wrap_ms - 3_000; // 3 s before a wrap
-        assert_eq!(
-            lru_idle_ms(lru_clock(at), at + 10_000),
-            9_000,
-            "Redis's off-by-one at the wrap"
-        );
+        assert_eq!(lru_idle_ms(lru_clock(at), at + 10_000), 10_000);
         assert_eq!(lru_idle_ms(lru_with_idle(now, 100), now), 100_000);
-        let long = lru_with_idle(now, u64::from(LRU_CLOCK_MAX) * 2);
-        assert!(lru_idle_ms(long, now) >= u64::from(LRU_CLOCK_MAX / 2 - 1) * 1000);
+        let long = lru_with_idle(now, u64::MAX);
+        assert_eq!(
+            lru_idle_ms(long, now),
+            u64::from(LRU_MAX_IDLE_TICKS) * LRU_TICK_MS
+        );
+        assert_eq!(
+            lru_seconds_clock(lru_clock(now), now),
+            ((now / 1000) as u32) & 0xFF_FFFF
+        );
     }
 
     #[test]
@@ -217,11 +230,12 @@ mod tests {
 
     #[test]
     fn a_million_hits_reach_about_redis_s_counter() {
-        // Redis's table for lfu-log-factor 10: 1M hits give 255; 1K about 18.
+        // Redis's table for lfu-log-factor 10: 1K hits give about 18, 100K
+        // about 142.
         let mut c = LFU_INIT;
         for _ in 0..1_000 {
             c = lfu_log_incr(c, 10, draw());
         }
-        assert!((12..=25).contains(&c), "1K hits: {c}");
+        assert!((13..=24).contains(&c), "1K hits: {c}");
     }
 }

@@ -127,25 +127,24 @@ impl Store {
     }
 
     /// Evicts one key by `policy` with `samples` samples per database,
-    /// skipping keys for which `locked(db, key)` holds. Returns false when
-    /// no key could be evicted.
+    /// skipping keys for which `locked(db, key)` holds. Returns None when
+    /// no key could be evicted, else the bytes handed to the lazy-free
+    /// thread (an estimate; what was freed here the caller's allocation
+    /// counter shows).
     pub fn evict_one(
         &mut self,
         policy: Policy,
         samples: usize,
         now_ms: u64,
         locked: impl Fn(usize, &[u8]) -> bool,
-    ) -> bool {
+    ) -> Option<usize> {
         let chosen = match policy {
             Policy::NoEviction => None,
             Policy::AllkeysRandom | Policy::VolatileRandom => self.pick_random(policy, &locked),
             _ => self.pick_from_pool(policy, samples, now_ms, &locked),
         };
-        let Some((db, key)) = chosen else {
-            return false;
-        };
-        self.remove_evicted(db, &key);
-        true
+        let (db, key) = chosen?;
+        Some(self.remove_evicted(db, &key))
     }
 
     fn pick_random(
@@ -222,18 +221,25 @@ impl Store {
         None
     }
 
-    /// Removes an evicted key (see the module docs).
-    fn remove_evicted(&mut self, db: usize, key: &[u8]) {
+    /// Removes an evicted key (see the module docs); returns the bytes
+    /// its value holds if it went to the lazy-free thread.
+    fn remove_evicted(&mut self, db: usize, key: &[u8]) -> usize {
         let Some(entry) = self.dbs[db].remove_raw(key) else {
-            return;
+            return 0;
         };
         let lazy = crate::store::lazyfree::eviction();
+        let handed = if lazy && entry.value.frees_slowly() {
+            entry.value.heap_size()
+        } else {
+            0
+        };
         crate::store::lazyfree::free_value_if(lazy, entry.value);
         self.stats.propagate.evicted(db, key, lazy);
         self.stats
             .notify
             .notify_expired(EVICTED, "evicted", db, key);
         self.stats.evicted_keys += 1;
+        handed
     }
 }
 
@@ -276,12 +282,20 @@ mod tests {
             Policy::VolatileLfu,
         ] {
             let mut s = store_with(&[("a", None, 0), ("b", Some(10_000), 0), ("c", None, 0)]);
-            assert!(s.evict_one(policy, 5, 0, |_, _| false), "{policy:?}");
-            assert!(!s.evict_one(policy, 5, 0, |_, _| false), "{policy:?}");
+            assert!(
+                s.evict_one(policy, 5, 0, |_, _| false).is_some(),
+                "{policy:?}"
+            );
+            assert!(
+                !s.evict_one(policy, 5, 0, |_, _| false).is_some(),
+                "{policy:?}"
+            );
             assert_eq!(keys(&s), ["a", "c"]);
             assert_eq!(s.stats.evicted_keys, 1);
         }
-        assert!(!store.evict_one(Policy::NoEviction, 5, 0, |_, _| false));
+        assert!(store
+            .evict_one(Policy::NoEviction, 5, 0, |_, _| false)
+            .is_none());
         assert!(store.has_evictable(Policy::VolatileTtl));
     }
 
@@ -290,22 +304,30 @@ mod tests {
         // 3 keys, 5 samples each round: every key is seen, so the choice is exact.
         let now = 100_000;
         let mut s = store_with(&[("old", None, 1), ("mid", None, 50), ("new", None, 99)]);
-        assert!(s.evict_one(Policy::AllkeysLru, 5, now, |_, _| false));
+        assert!(s
+            .evict_one(Policy::AllkeysLru, 5, now, |_, _| false)
+            .is_some());
         assert_eq!(keys(&s), ["mid", "new"]);
         let mut s = store_with(&[
             ("far", Some(90_000), 0),
             ("near", Some(20_000), 0),
             ("x", None, 0),
         ]);
-        assert!(s.evict_one(Policy::VolatileTtl, 10, 0, |_, _| false));
+        assert!(s
+            .evict_one(Policy::VolatileTtl, 10, 0, |_, _| false)
+            .is_some());
         assert_eq!(keys(&s), ["far", "x"]);
     }
 
     #[test]
     fn locked_keys_are_skipped() {
         let mut s = store_with(&[("a", None, 0), ("b", None, 0)]);
-        assert!(s.evict_one(Policy::AllkeysRandom, 5, 0, |_, k| k == b"a"));
+        assert!(s
+            .evict_one(Policy::AllkeysRandom, 5, 0, |_, k| k == b"a")
+            .is_some());
         assert_eq!(keys(&s), ["a"]);
-        assert!(!s.evict_one(Policy::AllkeysLru, 5, 0, |_, k| k == b"a"));
+        assert!(s
+            .evict_one(Policy::AllkeysLru, 5, 0, |_, k| k == b"a")
+            .is_none());
     }
 }

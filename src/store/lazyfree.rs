@@ -55,7 +55,7 @@ fn sender() -> &'static Sender<Job> {
                 crate::util::memory::register_thread();
                 for job in rx {
                     drop(job.garbage);
-                    crate::util::memory::publish_thread();
+                    let _ = crate::util::memory::publish_thread();
                     PENDING.fetch_sub(job.objects, Relaxed);
                     FREED.fetch_add(job.objects as u64, Relaxed);
                 }
