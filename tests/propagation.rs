@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::reference::Redis;
-use common::{encode_cmd, free_port, unix_ms, Raw, Reply, Rng, Server};
+use common::{args, encode_cmd, free_port, unix_ms, Raw, Reply, Rng, Server};
 
 const DEBUG: &[&str] = &["--enable-debug-command", "local"];
 
@@ -901,4 +901,52 @@ fn the_stream_is_what_redis_writes_to_its_append_only_file() {
     script(&mut reference, redis.redis.port);
     let theirs = redis.aof();
     assert_eq!(normalized(&ours, now), normalized(&theirs, now));
+}
+
+/// Keys evicted over `maxmemory` reach the stream as DELs, so a replica or
+/// a replayed file loses them too (Redis propagates an eviction as the
+/// deletion it is).
+#[test]
+fn evictions_replay_as_deletions() {
+    let original = Server::start(2, &[DEBUG, &["--maxmemory-policy", "allkeys-lru"]].concat());
+    let mut c = original.raw();
+    assert_eq!(c.cmd(&["DEBUG", "EMBER-RECORD", "START"]), Reply::ok());
+    let value = "v".repeat(1024);
+    let base = c.info_int("memory", "used_memory");
+    let sets: Vec<Vec<Vec<u8>>> = (0..3000)
+        .map(|i| args(&["SET", &format!("k{i}"), &value]))
+        .collect();
+    assert!(c.pipeline(&sets).iter().all(|r| *r == Reply::ok()));
+    let limit = (base + 1024 * 1024).to_string();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", &limit]), Reply::ok());
+    // More writes while over the limit: evictions before commands too.
+    let more: Vec<Vec<Vec<u8>>> = (3000..3500)
+        .map(|i| args(&["SET", &format!("k{i}"), &value]))
+        .collect();
+    assert!(c.pipeline(&more).iter().all(|r| *r == Reply::ok()));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), Reply::ok());
+    let evicted = c.info_int("stats", "evicted_keys");
+    assert!(evicted > 1000, "{evicted} evicted");
+    let Reply::Bulk(stream) = c.cmd(&["DEBUG", "EMBER-RECORD", "STOP"]) else {
+        panic!("STOP");
+    };
+    let want = dump(&mut c);
+    assert_eq!(want.len() as i64, 3500 - evicted);
+    let dels = commands_of(&stream)
+        .iter()
+        .filter(|c| c[0] == "DEL")
+        .count();
+    assert_eq!(dels as i64, evicted);
+    for shards in [2, 1] {
+        let copy = Server::start(shards, &[]);
+        assert!(replay(&copy, &stream).is_empty());
+        let got = dump(&mut copy.raw());
+        let diff = differences(&format!("{shards} shard(s):"), &want, &got);
+        assert!(
+            diff.is_empty(),
+            "{} keys differ: {:?}",
+            diff.len(),
+            &diff[..diff.len().min(5)]
+        );
+    }
 }
