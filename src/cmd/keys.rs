@@ -465,10 +465,14 @@ pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     })
 }
 
-/// Redis shares the integers 0..10000 between keys (refcount INT_MAX).
+/// Redis shares the integers 0..10000 between keys (refcount INT_MAX),
+/// except with a `maxmemory` and an LRU or LFU policy, where each key needs
+/// its own access data.
 fn refcount(value: &Value) -> i64 {
+    let eviction = &crate::config::EVICTION;
+    let shared = eviction.maxmemory() == 0 || !eviction.policy().tracks_access();
     match value {
-        Value::Str(s, StrForm::Given) => match crate::util::num::parse_i64(s) {
+        Value::Str(s, StrForm::Given) if shared => match crate::util::num::parse_i64(s) {
             Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
             _ => 1,
         },

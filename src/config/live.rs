@@ -213,6 +213,15 @@ impl Policy {
         matches!(self, Policy::VolatileLfu | Policy::AllkeysLfu)
     }
 
+    /// Keys are chosen by their access data (LRU or LFU): Redis then
+    /// stops sharing small integers between keys.
+    pub fn tracks_access(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru | Policy::VolatileLfu | Policy::AllkeysLru | Policy::AllkeysLfu
+        )
+    }
+
     /// Only keys with a TTL may be evicted.
     pub fn volatile_only(self) -> bool {
         matches!(
