@@ -91,18 +91,19 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
 /// and, inside MULTI, anything but EXEC, DISCARD, QUIT and RESET: a queue
 /// grows memory too). Reads and DEL still run.
 fn refused_for_memory(shard: &mut ShardData, session: &Session, spec: &CommandSpec) -> bool {
-    if crate::config::EVICTION.maxmemory() == 0 || shard.evict_before_command() {
+    if crate::config::EVICTION.maxmemory() == 0 {
         return false;
     }
     let grows = |spec: &CommandSpec| spec.flags.contains(CommandFlags::DENYOOM);
-    match &session.multi {
+    let refusable = match &session.multi {
         Some(tx) if spec.name == "exec" => tx
             .queued
             .iter()
             .any(|argv| lookup(&argv[0]).is_some_and(grows)),
         Some(_) => !matches!(spec.name, "discard" | "quit" | "reset"),
         None => grows(spec),
-    }
+    };
+    !shard.evict_before_command(refusable) && refusable
 }
 
 /// A command refused while a transaction is queued makes EXEC fail.

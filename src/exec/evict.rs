@@ -21,8 +21,9 @@
 //!    the others add meanwhile), then owes that much less; once it sees the
 //!    server under the limit it owes nothing.
 //! 3. Where the others owe more than [`overdue_limit`] (a busy or sleeping
-//!    shard falls behind), the shard that sees it frees the rest too, so
-//!    the overshoot stays bounded whatever the others do.
+//!    shard falls behind), the shard that admits a write (a `denyoom`
+//!    command) frees the rest too, so the overshoot stays bounded whatever
+//!    the others do.
 //!
 //! Without the debts, the shard that admits the writes (a client's home
 //! shard, whatever shard its keys live on) looks far more often than the
@@ -177,15 +178,16 @@ fn assign(excess: u64, shares: &[u64]) {
 
 impl ShardData {
     /// Before a command: makes room if the server is over `maxmemory`
-    /// (path 1 of the module docs). False: over the limit and nothing to
-    /// evict on any shard, so a `denyoom` command is refused.
-    pub fn evict_before_command(&mut self) -> bool {
+    /// (path 1 of the module docs); `grows`: the command may grow memory
+    /// (`denyoom`), so this shard also frees what the others owe past the
+    /// overdue limit. False: over the limit and nothing to evict on any
+    /// shard, so a `denyoom` command is refused.
+    pub fn evict_before_command(&mut self, grows: bool) -> bool {
         let max = EVICTION.maxmemory();
         if max == 0 {
             return true;
         }
-        let o = self.evict_owed(max);
-        match o {
+        match self.evict_owed(max, grows) {
             Slice::Failed => self.others_can_evict(),
             Slice::Done | Slice::Running => {
                 used_now() <= max
@@ -211,7 +213,7 @@ impl ShardData {
             note_over(false, self.now_ms);
             return false;
         }
-        let outcome = self.evict_owed(max);
+        let outcome = self.evict_owed(max, false);
         self.publish_evictable();
         // Nothing evictable here: the timer tick tries again, the loop
         // does not spin on it.
@@ -219,10 +221,11 @@ impl ShardData {
     }
 
     /// If the server is over `max`: assigns the new excess, then evicts
-    /// what this shard owes (and what the others owe past the overdue
-    /// limit), for one
-    /// slice at most.
-    fn evict_owed(&mut self, max: u64) -> Slice {
+    /// what this shard owes (and with `cover`, what the others owe past the
+    /// overdue limit), for one slice at most. Only a write covers: a lower
+    /// limit just set makes every shard owe its share at once, and the
+    /// loops pay that in proportion unless writes outrun them.
+    fn evict_owed(&mut self, max: u64, cover: bool) -> Slice {
         let used = used_now();
         let over = used > max;
         note_over(over, self.now_ms);
@@ -252,7 +255,12 @@ impl ShardData {
             .filter(|&i| i != self.id)
             .map(|i| DEBT[i].load(Relaxed).max(0) as u64)
             .sum();
-        let goal = owed + others_owe.saturating_sub(overdue_limit(max));
+        let covered = if cover {
+            others_owe.saturating_sub(overdue_limit(max))
+        } else {
+            0
+        };
+        let goal = owed + covered;
         let (outcome, freed) = self.evict_slice(max, goal);
         debt.fetch_sub(freed.min(owed) as i64, Relaxed);
         self.publish_expired();

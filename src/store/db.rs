@@ -81,6 +81,18 @@ impl Db {
         std::mem::take(self)
     }
 
+    /// Removes an evicted key, with its deadline window entry where that is
+    /// cheap to find (`DeadlineBuckets::forget`).
+    pub fn remove_evicted(&mut self, key: &[u8]) -> Option<Entry> {
+        let hash = self.dict.hash(key);
+        let pos = self.dict.find(key)?;
+        let entry = self.dict.remove_at(pos).1;
+        if let Some(at) = entry.expire_at() {
+            self.buckets.forget(hash, at);
+        }
+        Some(entry)
+    }
+
     /// Removes a key unconditionally.
     pub fn remove_raw(&mut self, key: &[u8]) -> Option<Entry> {
         let pos = self.dict.find(key)?;

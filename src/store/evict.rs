@@ -52,6 +52,8 @@ pub struct Evictor {
     rng: u64,
     /// The database the next random eviction starts at.
     next_db: usize,
+    /// The policy the pool's scores were taken under.
+    scored_by: Option<Policy>,
 }
 
 impl Default for Evictor {
@@ -60,6 +62,7 @@ impl Default for Evictor {
             pool: Vec::with_capacity(POOL_SIZE),
             rng: 0x2545_F491_4F6C_DD1D,
             next_db: 0,
+            scored_by: None,
         }
     }
 }
@@ -138,6 +141,12 @@ impl Store {
         now_ms: u64,
         locked: impl Fn(usize, &[u8]) -> bool,
     ) -> Option<usize> {
+        if self.evictor.scored_by != Some(policy) {
+            // Scores of another policy (an idle time against a counter)
+            // must not compete with this one's.
+            self.evictor.clear_pool();
+            self.evictor.scored_by = Some(policy);
+        }
         let chosen = match policy {
             Policy::NoEviction => None,
             Policy::AllkeysRandom | Policy::VolatileRandom => self.pick_random(policy, &locked),
@@ -191,7 +200,15 @@ impl Store {
                     continue;
                 }
                 any = true;
-                for _ in 0..samples {
+                // As Redis's `dictGetSomeKeys`: no more samples than keys
+                // (`maxmemory-samples` goes up to 2^31).
+                let db = &self.dbs[i];
+                let candidates = if policy.volatile_only() {
+                    db.volatile_len()
+                } else {
+                    db.len()
+                };
+                for _ in 0..samples.min(candidates) {
                     let db = &self.dbs[i];
                     let (key, entry) = if policy.volatile_only() {
                         db.volatile_at(self.evictor.next(db.volatile_len()))
@@ -224,7 +241,7 @@ impl Store {
     /// Removes an evicted key (see the module docs); returns the bytes
     /// its value holds if it went to the lazy-free thread.
     fn remove_evicted(&mut self, db: usize, key: &[u8]) -> usize {
-        let Some(entry) = self.dbs[db].remove_raw(key) else {
+        let Some(entry) = self.dbs[db].remove_evicted(key) else {
             return 0;
         };
         let lazy = crate::store::lazyfree::eviction();
