@@ -166,10 +166,8 @@ fn splitmix(seed: u64) -> u64 {
 }
 
 fn thread_seed() -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    std::thread::current().id().hash(&mut h);
-    h.finish() | 1
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::thread::current().id()) | 1
 }
 
 /// A uniform draw in [0, 1).

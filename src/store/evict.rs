@@ -304,7 +304,7 @@ mod tests {
                 "{policy:?}"
             );
             assert!(
-                !s.evict_one(policy, 5, 0, |_, _| false).is_some(),
+                s.evict_one(policy, 5, 0, |_, _| false).is_none(),
                 "{policy:?}"
             );
             assert_eq!(keys(&s), ["a", "c"]);
