@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::reference::Redis;
-use common::{encode_cmd, free_port, unix_ms, Raw, Reply, Rng, Server};
+use common::{args, encode_cmd, free_port, unix_ms, Raw, Reply, Rng, Server};
 
 const DEBUG: &[&str] = &["--enable-debug-command", "local"];
 
@@ -976,4 +976,63 @@ fn the_stream_is_what_redis_writes_to_its_append_only_file() {
     script(&mut reference, redis.redis.port);
     let theirs = redis.aof();
     assert_eq!(normalized(&ours, now), normalized(&theirs, now));
+}
+
+/// Keys evicted over `maxmemory` reach the stream as DELs, so a replica or
+/// a replayed file loses them too (Redis propagates an eviction as the
+/// deletion it is).
+#[test]
+fn evictions_replay_as_deletions() {
+    let original = Server::start(2, &[DEBUG, &["--maxmemory-policy", "allkeys-lru"]].concat());
+    let mut c = original.raw();
+    assert_eq!(c.cmd(&["DEBUG", "EMBER-RECORD", "START"]), Reply::ok());
+    let value = "v".repeat(1024);
+    let sets: Vec<Vec<Vec<u8>>> = (0..3000)
+        .map(|i| args(&["SET", &format!("k{i}"), &value]))
+        .collect();
+    assert!(c.pipeline(&sets).iter().all(|r| *r == Reply::ok()));
+    // 1 MiB under what the keys hold: about a third of them go, the rest
+    // stays evictable (a limit near the empty server's figure leaves no
+    // key to evict once the tables and buffers are counted, and -OOM is
+    // then the right answer).
+    let filled = c.info_int("memory", "used_memory");
+    let limit = (filled - 1024 * 1024).to_string();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", &limit]), Reply::ok());
+    // More writes while over the limit: evictions before commands too.
+    let more: Vec<Vec<Vec<u8>>> = (3000..3500)
+        .map(|i| args(&["SET", &format!("k{i}"), &value]))
+        .collect();
+    let replies = c.pipeline(&more);
+    let refused: Vec<&Reply> = replies.iter().filter(|r| **r != Reply::ok()).collect();
+    assert!(
+        refused.is_empty(),
+        "{} refused: {:?}",
+        refused.len(),
+        refused.first()
+    );
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), Reply::ok());
+    let evicted = c.info_int("stats", "evicted_keys");
+    assert!(evicted > 1000, "{evicted} evicted");
+    let Reply::Bulk(stream) = c.cmd(&["DEBUG", "EMBER-RECORD", "STOP"]) else {
+        panic!("STOP");
+    };
+    let want = dump(&mut c);
+    assert_eq!(want.len() as i64, 3500 - evicted);
+    let dels = commands_of(&stream)
+        .iter()
+        .filter(|c| c[0] == "DEL")
+        .count();
+    assert_eq!(dels as i64, evicted);
+    for shards in [2, 1] {
+        let copy = Server::start(shards, &[]);
+        assert!(replay(&copy, &stream).is_empty());
+        let got = dump(&mut copy.raw());
+        let diff = differences(&format!("{shards} shard(s):"), &want, &got);
+        assert!(
+            diff.is_empty(),
+            "{} keys differ: {:?}",
+            diff.len(),
+            &diff[..diff.len().min(5)]
+        );
+    }
 }

@@ -283,6 +283,9 @@ pub struct Workload {
     pub epoch: Option<Instant>,
     /// How long to wait for in-flight replies after the run ends.
     pub drain: Duration,
+    /// Cache-aside (`--cache-aside`): a GET that misses is followed by a
+    /// SET of its key, as an application filling its cache would do.
+    pub cache_aside: bool,
 }
 
 impl Workload {
@@ -476,6 +479,8 @@ struct Conn {
     done_issuing: bool,
     dead: bool,
     ver: Option<ConnVerify>,
+    /// Keys whose GET missed, to SET next (cache-aside).
+    refill: VecDeque<u64>,
 }
 
 impl Conn {
@@ -499,6 +504,12 @@ impl Conn {
             return;
         }
         while self.pending.len() < wl.pipeline {
+            // A miss's refill goes first and is not one of the requests
+            // counted by `-n`.
+            if let Some(key) = self.refill.pop_front() {
+                self.issue_as(wl, sched, data, now, now, Some(key));
+                continue;
+            }
             if wl.requests.is_some_and(|n| self.issued >= n) {
                 self.done_issuing = true;
                 break;
@@ -538,11 +549,32 @@ impl Conn {
     /// Writes the next request, due at `t0`, into the buffer at `now`
     /// (flushed right after).
     fn issue(&mut self, wl: &Workload, sched: &[u8], data: &[u8], t0: Instant, now: Instant) {
-        let kind = sched[self.sched_pos];
-        self.sched_pos += 1;
-        if self.sched_pos == sched.len() {
-            self.sched_pos = 0;
-        }
+        self.issue_as(wl, sched, data, t0, now, None);
+        self.issued += 1;
+    }
+
+    /// [`issue`](Self::issue) of the next scheduled request, or with
+    /// `refill` a SET of that key (cache-aside).
+    fn issue_as(
+        &mut self,
+        wl: &Workload,
+        sched: &[u8],
+        data: &[u8],
+        t0: Instant,
+        now: Instant,
+        refill: Option<u64>,
+    ) {
+        let kind = match refill {
+            Some(_) => 0,
+            None => {
+                let kind = sched[self.sched_pos];
+                self.sched_pos += 1;
+                if self.sched_pos == sched.len() {
+                    self.sched_pos = 0;
+                }
+                kind
+            }
+        };
         let start = self.wbuf.len();
         let mut p = Pending {
             kind,
@@ -560,7 +592,10 @@ impl Conn {
             left: 0,
             failed: false,
         };
-        let key = self.next_key(wl, kind);
+        let key = match refill {
+            Some(key) => key,
+            None => self.next_key(wl, kind),
+        };
         p.key = key;
         match &wl.ops {
             Ops::SetGet { .. } if kind == 0 => {
@@ -630,7 +665,6 @@ impl Conn {
         }
         p.out = (self.wbuf.len() - start) as u32;
         self.pending.push_back(p);
-        self.issued += 1;
     }
 
     fn flush(&mut self, stats: &mut ThreadStats) {
@@ -799,7 +833,12 @@ impl Conn {
                 self.count_error_reply(stats, r);
             }
             Kind::Bulk if stats.get_kinds[kind] => k.hits += 1,
-            Kind::Nil if stats.get_kinds[kind] => k.misses += 1,
+            Kind::Nil if stats.get_kinds[kind] => {
+                k.misses += 1;
+                if wl.cache_aside && matches!(wl.ops, Ops::SetGet { .. }) {
+                    self.refill.push_back(p.key);
+                }
+            }
             _ => {}
         }
         // A template ending with EXEC (nil: aborted).
@@ -971,6 +1010,7 @@ fn worker(
             next_due: epoch + offset,
             interval,
             done_issuing: false,
+            refill: VecDeque::new(),
             dead: false,
             ver: wl.verify.then(ConnVerify::default),
         });

@@ -138,6 +138,10 @@ pub struct BenchArgs {
     /// Check every GET reply against what this run wrote and its deadline.
     #[arg(long = "verify")]
     pub verify: bool,
+    /// Cache-aside: each GET that misses is followed by a SET of its key
+    /// (use with `--ratio 0:1`); the report gives the hit ratio.
+    #[arg(long = "cache-aside")]
+    pub cache_aside: bool,
     /// No progress output.
     #[arg(long = "quiet", short = 'q')]
     pub quiet: bool,
@@ -399,6 +403,7 @@ impl BenchArgs {
             percentiles: parse_percentiles(&self.print_percentiles)?,
             epoch: None,
             drain: Duration::from_secs(5),
+            cache_aside: self.cache_aside,
         })
     }
 }

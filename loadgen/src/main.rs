@@ -106,6 +106,7 @@ fn config_json(a: &BenchArgs, addr: &str) -> Value {
         "command": a.command,
         "print_percentiles": a.print_percentiles,
         "verify": a.verify,
+        "cache_aside": a.cache_aside,
     })
 }
 
@@ -208,6 +209,15 @@ fn run_bench(a: &BenchArgs, stop: Arc<AtomicBool>) -> Result<u8, String> {
     }
     print!("{out}");
     println!();
+    if a.cache_aside {
+        // GETs that found their key, of all GETs (the refills are SETs).
+        let (hits, misses) = runs
+            .iter()
+            .flat_map(|r| r.totals.iter())
+            .fold((0u64, 0u64), |(h, m), k| (h + k.hits, m + k.misses));
+        let ratio = hits as f64 / (hits + misses).max(1) as f64;
+        println!("Hit ratio: {ratio:.3} ({hits} hits, {misses} misses)");
+    }
     report::print_errors(&errors);
     verify.print();
     if stop.load(Ordering::Relaxed) {

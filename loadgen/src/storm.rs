@@ -478,6 +478,7 @@ pub fn background_workload(
         percentiles: vec![50.0, 99.0, 99.9],
         epoch,
         drain: Duration::from_secs(2),
+        cache_aside: false,
     }
 }
 

@@ -12,6 +12,7 @@ use bytes::Bytes;
 
 use super::acl;
 use super::args::err;
+use super::meta::CommandFlags;
 use super::{dispatch_spec, lookup, transaction, unknown_command, CommandSpec, Session, ShardData};
 use crate::exec::Action;
 use crate::resp::Frame;
@@ -68,6 +69,14 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::scripting::BUSY));
     }
+    if refused_for_memory(shard, session, spec) {
+        if spec.name == "exec" {
+            let action = transaction::abort(shard, session, crate::exec::evict::OOM);
+            return Admitted::Dispatched(spec, action);
+        }
+        fail_queued_transaction(session);
+        return Admitted::Answered(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     if super::save::refuses_writes(shard, spec) {
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::save::MISCONF));
@@ -100,6 +109,27 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     };
     let action = dispatch_spec(shard, session, spec, argv);
     Admitted::Dispatched(spec, action)
+}
+
+/// Redis's memory check before a command: over `maxmemory`, the shard
+/// evicts first (`exec::evict`); if nothing could be evicted, a command
+/// that may grow memory is refused (`denyoom`, an EXEC of such commands,
+/// and, inside MULTI, anything but EXEC, DISCARD, QUIT and RESET: a queue
+/// grows memory too). Reads and DEL still run.
+fn refused_for_memory(shard: &mut ShardData, session: &Session, spec: &CommandSpec) -> bool {
+    if crate::config::EVICTION.maxmemory() == 0 {
+        return false;
+    }
+    let grows = |spec: &CommandSpec| spec.flags.contains(CommandFlags::DENYOOM);
+    let refusable = match &session.multi {
+        Some(tx) if spec.name == "exec" => tx
+            .queued
+            .iter()
+            .any(|argv| lookup(&argv[0]).is_some_and(grows)),
+        Some(_) => !matches!(spec.name, "discard" | "quit" | "reset"),
+        None => grows(spec),
+    };
+    !shard.evict_before_command(refusable) && refusable
 }
 
 /// A command refused while a transaction is queued makes EXEC fail.

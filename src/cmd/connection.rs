@@ -183,6 +183,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Assign the name <name> to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
     "HELP",
     "    Print this help.",
 ];
@@ -219,7 +221,14 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             String::from_utf8_lossy(&argv[1])
         ))
         .into(),
-        "no-evict" | "no-touch" if arity(3) => Frame::OK.into(),
+        "no-evict" if arity(3) => match argv[2].to_ascii_lowercase().as_slice() {
+            b"on" | b"off" => {
+                session.no_evict = argv[2].eq_ignore_ascii_case(b"on");
+                Frame::OK.into()
+            }
+            _ => err::syntax().into(),
+        },
+        "no-touch" if arity(3) => Frame::OK.into(),
         "setinfo" if arity(4) => Frame::OK.into(),
         "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch"
         | "setinfo" | "unblock" => wrong().into(),

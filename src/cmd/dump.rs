@@ -7,16 +7,16 @@
 //! error: the options, then whether the key exists (without REPLACE), then
 //! the TTL, then the payload's footer, then its body.
 //!
-//! IDLETIME sets the key's last access time, which OBJECT IDLETIME reports
-//! (ember tracks it per key, in seconds). FREQ is checked and then ignored:
-//! ember has no LFU policy, and Redis too ignores FREQ unless
-//! `maxmemory-policy` is an LFU one (OBJECT FREQ answers the same error).
+//! IDLETIME sets the key's LRU clock (what OBJECT IDLETIME reports) and
+//! FREQ its LFU counter (OBJECT FREQ), each only under a policy of its kind
+//! (`store::access`), as Redis ignores the other.
 
 use bytes::Bytes;
 
 use super::args::{err, Args, Reply};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::access;
 use crate::store::notify::GENERIC;
 use crate::store::rdb;
 use crate::store::Value;
@@ -38,6 +38,7 @@ struct Options {
     replace: bool,
     absttl: bool,
     idle_s: Option<i64>,
+    freq: Option<u8>,
 }
 
 /// Parses the words after the payload as Redis does: IDLETIME and FREQ
@@ -45,7 +46,6 @@ struct Options {
 /// syntax error), and a value is checked where it is read.
 fn options(argv: &[Bytes]) -> Result<Options, Frame> {
     let mut opts = Options::default();
-    let mut freq = false;
     // Args skips its first item: start it on the payload.
     let mut args = Args::new(&argv[3..]);
     while !args.is_empty() {
@@ -55,7 +55,7 @@ fn options(argv: &[Bytes]) -> Result<Options, Frame> {
             opts.replace = true;
         } else if word.is("ABSTTL") {
             opts.absttl = true;
-        } else if word.is("IDLETIME") && has_value && !freq {
+        } else if word.is("IDLETIME") && has_value && opts.freq.is_none() {
             let idle = args.next_i64()?;
             if idle < 0 {
                 return Err(err::frame("ERR Invalid IDLETIME value, must be >= 0"));
@@ -68,7 +68,7 @@ fn options(argv: &[Bytes]) -> Result<Options, Frame> {
                     "ERR Invalid FREQ value, must be >= 0 and <= 255",
                 ));
             }
-            freq = true;
+            opts.freq = Some(f as u8);
         } else {
             return Err(err::syntax());
         }
@@ -117,11 +117,14 @@ pub fn restore(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         return Ok(Frame::OK);
     }
     ks.set(key, value, deadline.map(|at| at as u64));
-    if let Some(idle) = opts.idle_s {
-        if let Some(entry) = ks.get(key) {
-            let idle = u32::try_from(idle).unwrap_or(u32::MAX);
-            entry.access_s = ((now / 1000) as u32).saturating_sub(idle);
-        }
+    let word = if crate::config::EVICTION.policy().is_lfu() {
+        opts.freq.map(|f| access::lfu_word(now, f))
+    } else {
+        opts.idle_s
+            .map(|idle| access::lru_with_idle(now, idle as u64))
+    };
+    if let Some(word) = word {
+        ks.set_access(key, word);
     }
     ks.notify(GENERIC, "restore", key);
     Ok(Frame::OK)

@@ -135,8 +135,12 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("allocator_allocated", mem.allocated.to_string());
                 line("allocator_active", mem.active.to_string());
                 line("allocator_resident", mem.resident.to_string());
-                line("maxmemory", "0".into());
-                line("maxmemory_policy", "noeviction".into());
+                let eviction = &crate::config::EVICTION;
+                line("maxmemory", eviction.maxmemory().to_string());
+                line("maxmemory_human", human_bytes(eviction.maxmemory()));
+                line("maxmemory_policy", eviction.policy().name().into());
+                // No replication backlog or AOF buffer to leave out yet.
+                line("mem_not_counted_for_evict", "0".into());
                 // No replicas yet; every client is a normal one (Redis
                 // counts Pub/Sub clients there too).
                 line("mem_clients_slaves", "0".into());
@@ -267,7 +271,12 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "expire_cycle_cpu_milliseconds",
                     (expiry.cycle_cpu_us / 1000).to_string(),
                 );
-                line("evicted_keys", "0".into());
+                line("evicted_keys", expiry.evicted_keys.to_string());
+                // ember evicts no clients (maxmemory-clients is kept only).
+                line("evicted_clients", "0".into());
+                let (total, current) = crate::exec::evict::exceeded_time_ms();
+                line("total_eviction_exceeded_time", total.to_string());
+                line("current_eviction_exceeded_time", current.to_string());
                 line("keyspace_hits", expiry.hits.to_string());
                 line("keyspace_misses", expiry.misses.to_string());
                 line("unexpected_error_replies", "0".into());

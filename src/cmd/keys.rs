@@ -7,6 +7,7 @@ use rand_core::RngCore;
 use super::args::{err, int32_arg, int_arg, Args, Reply};
 use super::Ctx;
 use crate::resp::Frame;
+use crate::store::access;
 use crate::store::notify::GENERIC;
 use crate::store::{Entry, StrForm, Value};
 use crate::util::glob::glob_match;
@@ -448,15 +449,25 @@ pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     if argv.len() != want {
         return Err(err::wrong_arity(&format!("object|{name}")));
     }
-    let now_s = (ctx.now_ms() / 1000) as u32;
+    let now = ctx.now_ms();
+    let lfu = crate::config::EVICTION.policy().is_lfu();
     let mut ks = ctx.ks();
     let Some(entry) = ks.peek(&argv[2]) else {
         return Ok(Frame::Null);
     };
     Ok(match sub.to_ascii_lowercase().as_slice() {
         b"encoding" => Frame::bulk(entry.value.encoding()),
-        b"idletime" => Frame::Integer(now_s.saturating_sub(entry.access_s) as i64),
+        b"idletime" if lfu => {
+            return Err(err::frame(
+                "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ))
+        }
+        b"idletime" => Frame::Integer((access::lru_idle_ms(entry.access, now) / 1000) as i64),
         b"refcount" => Frame::Integer(refcount(&entry.value)),
+        _ if lfu => {
+            let decay = crate::config::EVICTION.lfu_decay_time();
+            Frame::Integer(i64::from(access::lfu_decayed(entry.access, now, decay)))
+        }
         _ => {
             return Err(err::frame(
                 "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
@@ -465,10 +476,14 @@ pub fn object(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     })
 }
 
-/// Redis shares the integers 0..10000 between keys (refcount INT_MAX).
+/// Redis shares the integers 0..10000 between keys (refcount INT_MAX),
+/// except with a `maxmemory` and an LRU or LFU policy, where each key needs
+/// its own access data.
 fn refcount(value: &Value) -> i64 {
+    let eviction = &crate::config::EVICTION;
+    let shared = eviction.maxmemory() == 0 || !eviction.policy().tracks_access();
     match value {
-        Value::Str(s, StrForm::Given) => match crate::util::num::parse_i64(s) {
+        Value::Str(s, StrForm::Given) if shared => match crate::util::num::parse_i64(s) {
             Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
             _ => 1,
         },
@@ -478,7 +493,7 @@ fn refcount(value: &Value) -> i64 {
 
 /// DEBUG OBJECT's line for one key.
 pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
-    let now_s = (ctx.now_ms() / 1000) as u32;
+    let now = ctx.now_ms();
     let mut ks = ctx.ks();
     let Some(entry) = ks.peek(key) else {
         return Err(err::frame(err::NO_SUCH_KEY));
@@ -488,8 +503,8 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
         refcount(&entry.value),
         entry.value.encoding(),
         entry.value.heap_size(),
-        entry.access_s & 0xFF_FFFF,
-        now_s.saturating_sub(entry.access_s)
+        access::lru_seconds_clock(entry.access, now),
+        access::lru_idle_ms(entry.access, now) / 1000
     )))
 }
 

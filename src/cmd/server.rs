@@ -110,6 +110,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 })
                 .collect();
             crate::store::lazyfree::reset_stats();
+            crate::exec::evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {

@@ -35,6 +35,9 @@ pub struct Session {
     /// Commands queued since MULTI, if a transaction is open.
     pub multi: Option<super::transaction::Transaction>,
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
+    /// CLIENT NO-EVICT ON: kept and shown (`e` in CLIENT LIST); ember
+    /// evicts no clients yet (`maxmemory-clients`).
+    pub no_evict: bool,
     pub blocked: bool,
     /// The transaction EXEC is running.
     pub exec: Option<super::transaction::ExecRun>,
@@ -91,6 +94,7 @@ impl Session {
             token: 0,
             channels: IndexSet::new(),
             multi: None,
+            no_evict: false,
             blocked: false,
             exec: None,
             watched: Vec::new(),

@@ -188,6 +188,17 @@ pub fn watch(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
 }
 
+/// Discards the transaction being queued, forgets the watched keys and
+/// answers EXECABORT with `reason` (an EXEC refused before it runs: Redis's
+/// `execCommandAbort`).
+pub fn abort(shard: &mut ShardData, session: &mut Session, reason: &str) -> Action {
+    session.multi = None;
+    let abort = err::frame(&format!(
+        "EXECABORT Transaction discarded because of: {reason}"
+    ));
+    reply_after_unwatch(session, shard.shared.nshards, abort)
+}
+
 pub fn unwatch(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     reply_after_unwatch(session, shard.shared.nshards, Frame::OK)
 }

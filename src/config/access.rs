@@ -322,10 +322,31 @@ mod tests {
                 "yes",
                 "appendonly is not supported by ember yet",
             ),
+            ("maxmemory", "-1", "argument must be a memory value"),
             (
-                "maxmemory",
-                "1mb",
-                "maxmemory is not supported by ember yet",
+                "maxmemory-policy",
+                "lru",
+                "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+            ),
+            (
+                "maxmemory-samples",
+                "0",
+                "argument must be between 1 and 2147483647 inclusive",
+            ),
+            (
+                "maxmemory-eviction-tenacity",
+                "101",
+                "argument must be between 0 and 100 inclusive",
+            ),
+            (
+                "maxmemory-clients",
+                "101%",
+                "percentage argument must be less or equal to 100",
+            ),
+            (
+                "maxmemory-clients",
+                "1.5%",
+                "argument must be a memory or percent value",
             ),
             ("save", "100 x", "Invalid save parameters"),
             ("save", "0 1", "Invalid save parameters"),
@@ -360,6 +381,11 @@ mod tests {
         set(&live, &["save", "", "maxmemory", "0", "appendonly", "no"]).unwrap();
         set(&live, &["save", "3600  1 300 100"]).unwrap();
         assert_eq!(value(&live, "save"), "3600 1 300 100");
+        // The eviction slots are process-wide (other tests' `Live::new`
+        // resets them), so only the acceptance is checked here; the
+        // black-box tests read them back.
+        set(&live, &["maxmemory", "0", "maxmemory-clients", "10%"]).unwrap();
+        set(&live, &["maxmemory-clients", "0"]).unwrap();
     }
 
     #[test]

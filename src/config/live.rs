@@ -145,6 +145,142 @@ impl Encodings {
     }
 }
 
+/// The memory limit and how keys are chosen to go (`maxmemory`,
+/// `maxmemory-policy`, `maxmemory-samples`, `maxmemory-eviction-tenacity`,
+/// `lfu-log-factor`, `lfu-decay-time`, `maxmemory-clients`). One per
+/// process, as [`LAZYFREE`] and for the same reason: the store reads the
+/// policy at every key access (`store::access` keeps LRU or LFU data by it)
+/// and the eviction slices read the rest with no `Shared` at hand.
+pub static EVICTION: Eviction = Eviction {
+    maxmemory: AtomicU64::new(0),
+    policy: AtomicU8::new(Policy::NoEviction as u8),
+    samples: AtomicU64::new(5),
+    tenacity: AtomicU64::new(10),
+    lfu_log_factor: AtomicU64::new(10),
+    lfu_decay_time: AtomicU64::new(1),
+    maxmemory_clients: AtomicU64::new(0),
+};
+
+/// See [`EVICTION`].
+pub struct Eviction {
+    /// Bytes; 0: no limit.
+    pub maxmemory: AtomicU64,
+    /// A [`Policy`], as its index in [`POLICIES`].
+    pub policy: AtomicU8,
+    /// Keys sampled per database for each eviction.
+    pub samples: AtomicU64,
+    /// 0..100: how long one eviction slice may run (Redis's scale: 10 is
+    /// 500 µs, each step 15% more, 100 no limit).
+    pub tenacity: AtomicU64,
+    pub lfu_log_factor: AtomicU64,
+    /// Minutes per decrement of an idle key's LFU counter.
+    pub lfu_decay_time: AtomicU64,
+    /// Bytes, or `PERCENT | n` for `n%` of `maxmemory`; kept and shown
+    /// (ember evicts no clients yet).
+    pub maxmemory_clients: AtomicU64,
+}
+
+/// `maxmemory-clients` as a percentage: this bit and the number.
+pub const CLIENTS_PERCENT: u64 = 1 << 63;
+
+/// `maxmemory-policy`'s options, in Redis's order (its error lists them so).
+pub const POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+
+/// The eviction policies, in the order of [`POLICIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+    AllkeysLru,
+    AllkeysLfu,
+    AllkeysRandom,
+    NoEviction,
+}
+
+impl Policy {
+    pub fn from_index(i: u8) -> Policy {
+        use Policy::*;
+        [
+            VolatileLru,
+            VolatileLfu,
+            VolatileRandom,
+            VolatileTtl,
+            AllkeysLru,
+            AllkeysLfu,
+            AllkeysRandom,
+        ]
+        .get(usize::from(i))
+        .copied()
+        .unwrap_or(NoEviction)
+    }
+
+    pub fn name(self) -> &'static str {
+        POLICIES[self as usize]
+    }
+
+    /// Keys keep an LFU counter (else an LRU clock).
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Policy::VolatileLfu | Policy::AllkeysLfu)
+    }
+
+    /// Keys are chosen by their access data (LRU or LFU): Redis then
+    /// stops sharing small integers between keys.
+    pub fn tracks_access(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru | Policy::VolatileLfu | Policy::AllkeysLru | Policy::AllkeysLfu
+        )
+    }
+
+    /// Only keys with a TTL may be evicted.
+    pub fn volatile_only(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+}
+
+impl Eviction {
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Relaxed)
+    }
+
+    pub fn policy(&self) -> Policy {
+        Policy::from_index(self.policy.load(Relaxed))
+    }
+
+    pub fn samples(&self) -> usize {
+        self.samples.load(Relaxed) as usize
+    }
+
+    pub fn tenacity(&self) -> u64 {
+        self.tenacity.load(Relaxed)
+    }
+
+    pub fn lfu_log_factor(&self) -> u64 {
+        self.lfu_log_factor.load(Relaxed)
+    }
+
+    pub fn lfu_decay_time(&self) -> u64 {
+        self.lfu_decay_time.load(Relaxed)
+    }
+}
+
 /// `loglevel`'s options, Redis's names (`logging` maps them).
 pub(super) const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
 

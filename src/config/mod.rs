@@ -44,7 +44,8 @@ pub mod persist;
 use std::path::PathBuf;
 
 pub use live::{
-    DebugCommand, Encodings, ListpackLimits, Live, StreamNodeLimits, ENCODINGS, LAZYFREE,
+    DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits, ENCODINGS,
+    EVICTION, LAZYFREE,
 };
 pub use obuf::{ObufClass, ObufLimit};
 pub use params::{find_param, Param, Set, PARAMS};

@@ -12,8 +12,11 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::kind::{one_of, parse_bool, parse_memory_in, Kind, Value};
-use super::live::{ListpackLimits, Live, DEBUG_COMMAND, ENCODINGS, LAZYFREE, LOGLEVELS};
+use super::kind::{one_of, parse_bool, Kind, Value};
+use super::live::{
+    ListpackLimits, Live, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION, LAZYFREE, LOGLEVELS,
+    POLICIES,
+};
 use super::{events, obuf, persist};
 
 /// One configuration parameter.
@@ -106,6 +109,47 @@ static BIND: super::kind::Custom = super::kind::Custom {
         }
     },
 };
+
+/// `maxmemory-clients`: bytes (with units) or a percentage of `maxmemory`
+/// up to 100, as Redis takes it.
+static MAXMEMORY_CLIENTS: super::kind::Custom = super::kind::Custom {
+    default: "0",
+    parse: |_, text| parse_clients_limit(text).map(|n| Value::Text(show_clients_limit(n))),
+    read: |_| Value::Text(show_clients_limit(EVICTION.maxmemory_clients.load(Relaxed))),
+    store: |_, value| {
+        if let Value::Text(text) = value {
+            if let Ok(n) = parse_clients_limit(&text) {
+                EVICTION.maxmemory_clients.store(n, Relaxed);
+            }
+        }
+    },
+};
+
+/// `maxmemory-clients` text to its slot's form (see [`CLIENTS_PERCENT`]).
+fn parse_clients_limit(text: &str) -> Result<u64, String> {
+    const BAD: &str = "argument must be a memory or percent value";
+    if let Some(pct) = text.strip_suffix('%') {
+        let n = crate::util::num::parse_i64(pct.as_bytes())
+            .filter(|&n| n >= 0)
+            .ok_or(BAD)?;
+        if n > 100 {
+            return Err("percentage argument must be less or equal to 100".into());
+        }
+        return Ok(CLIENTS_PERCENT | n as u64);
+    }
+    super::kind::parse_memory(text)
+        .filter(|&n| n <= LLONG_MAX)
+        .ok_or_else(|| BAD.into())
+}
+
+/// What CONFIG GET prints: bytes, or `n%`.
+fn show_clients_limit(n: u64) -> String {
+    if n & CLIENTS_PERCENT != 0 {
+        format!("{}%", n & !CLIENTS_PERCENT)
+    } else {
+        n.to_string()
+    }
+}
 
 /// A text parameter kept as given (`requirepass`, `aclfile`).
 macro_rules! text_param {
@@ -266,7 +310,7 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "lazyfree-lazy-eviction", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: false, slot: |_| &LAZYFREE.eviction },
-        doc: "evictions free on the lazy-free thread (ember evicts nothing yet)",
+        doc: "large evicted values are freed on the lazy-free thread",
     },
     Param {
         name: "lazyfree-lazy-expire", aliases: &[], set: Set::Yes, apply: None,
@@ -301,18 +345,41 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Fixed { answer: "no", check: |v| only_no(v, "appendonly is not supported by ember yet") },
         doc: "only no (ember has no append-only file yet)",
     },
+    // Eviction (`store::evict`): process-wide slots, read by the store.
     Param {
         name: "maxmemory", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "0", check: |v| match parse_memory_in(v, 0, LLONG_MAX)? {
-            0 => Ok(()),
-            _ => Err("maxmemory is not supported by ember yet".into()),
-        } },
-        doc: "only 0 (ember evicts nothing yet)",
+        kind: Kind::Memory { default: 0, min: 0, max: LLONG_MAX, slot: |_| &EVICTION.maxmemory },
+        doc: "the memory limit (used_memory) past which keys are evicted by the policy (0: none)",
     },
     Param {
         name: "maxmemory-policy", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "noeviction", check: |v| one_of(v, &["noeviction"]).map(|_| ()) },
-        doc: "only noeviction",
+        kind: Kind::Enum { default: "noeviction", options: POLICIES, slot: |_| &EVICTION.policy },
+        doc: "which keys go over maxmemory: noeviction, allkeys-/volatile- lru, lfu, random, volatile-ttl",
+    },
+    Param {
+        name: "maxmemory-samples", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 5, min: 1, max: INT_MAX, fit: None, slot: |_| &EVICTION.samples },
+        doc: "keys sampled per database for each eviction",
+    },
+    Param {
+        name: "maxmemory-eviction-tenacity", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 10, min: 0, max: 100, fit: None, slot: |_| &EVICTION.tenacity },
+        doc: "how long an eviction slice may run (10: 500 us, each step 15% more, 100: unbounded)",
+    },
+    Param {
+        name: "lfu-log-factor", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 10, min: 0, max: INT_MAX, fit: None, slot: |_| &EVICTION.lfu_log_factor },
+        doc: "how slowly the LFU counter grows with hits",
+    },
+    Param {
+        name: "lfu-decay-time", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 1, min: 0, max: INT_MAX, fit: None, slot: |_| &EVICTION.lfu_decay_time },
+        doc: "idle minutes per decrement of the LFU counter (0: never)",
+    },
+    Param {
+        name: "maxmemory-clients", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Custom(&MAXMEMORY_CLIENTS),
+        doc: "client memory limit, bytes or a percentage of maxmemory: kept (ember evicts no clients yet)",
     },
     Param {
         name: "daemonize", aliases: &[], set: Set::Immutable, apply: None,
@@ -596,6 +663,12 @@ mod tests {
             ("dbfilename", "dump.rdb"),
             ("rdbcompression", "yes"),
             ("maxmemory-policy", "noeviction"),
+            ("maxmemory", "0"),
+            ("maxmemory-samples", "5"),
+            ("maxmemory-eviction-tenacity", "10"),
+            ("lfu-log-factor", "10"),
+            ("lfu-decay-time", "1"),
+            ("maxmemory-clients", "0"),
         ] {
             assert_eq!(get(name), want, "{name}");
         }

@@ -79,6 +79,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
                 if let Some(core) = core {
                     core_affinity::set_for_current(core);
                 }
+                crate::util::memory::register_thread();
                 worker::Worker::new(id, shared, poll, listener, inbox, store).run();
             })
             .map_err(StartError::Thread)?;

@@ -28,6 +28,9 @@ use std::collections::BTreeMap;
 /// log2 of the window width in milliseconds (64 ms).
 pub const WINDOW_SHIFT: u32 = 6;
 
+/// The longest window [`DeadlineBuckets::forget`] searches (8 KiB of hashes).
+pub const FORGET_SCAN_MAX: usize = 1024;
+
 /// The window a deadline falls in.
 pub fn window(deadline_ms: u64) -> u64 {
     deadline_ms >> WINDOW_SHIFT
@@ -53,6 +56,30 @@ impl DeadlineBuckets {
             .or_default()
             .push(key_hash);
         self.len += 1;
+    }
+
+    /// Drops the entry of `key_hash` filed under the window of
+    /// `deadline_ms`, if that window holds at most [`FORGET_SCAN_MAX`]
+    /// entries (a longer one keeps it as a stale hint: finding it would cost
+    /// a scan of the window). For evictions: an evicted key's entry would
+    /// otherwise stay until its window passes, 8 bytes per key that an
+    /// eviction is meant to give back (a flood of SETEX with a long TTL
+    /// over `maxmemory` grew the buckets by the whole flood).
+    pub fn forget(&mut self, key_hash: u64, deadline_ms: u64) {
+        let w = window(deadline_ms);
+        let Some(hashes) = self.windows.get_mut(&w) else {
+            return;
+        };
+        if hashes.len() > FORGET_SCAN_MAX {
+            return;
+        }
+        if let Some(at) = hashes.iter().position(|&h| h == key_hash) {
+            hashes.swap_remove(at);
+            self.len -= 1;
+            if hashes.is_empty() {
+                self.windows.remove(&w);
+            }
+        }
     }
 
     /// Entries filed, stale ones included.
@@ -142,6 +169,20 @@ mod tests {
         assert_eq!(b.len(), 1);
         assert_eq!(b.pop_due(10_000), Some(2));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_forgotten_entry_leaves_its_window() {
+        let mut b = DeadlineBuckets::default();
+        b.file(1, 100);
+        b.file(2, 101);
+        b.forget(1, 100);
+        assert_eq!(b.len(), 1);
+        b.forget(2, 5_000); // another window: kept
+        assert_eq!(b.len(), 1);
+        b.forget(2, 101);
+        assert!(b.is_empty());
+        assert_eq!(b.next_end_ms(), None, "the empty window went too");
     }
 
     #[test]

@@ -107,6 +107,18 @@ impl Db {
         self.dict.take_snapshot()
     }
 
+    /// Removes an evicted key, with its deadline window entry where that is
+    /// cheap to find (`DeadlineBuckets::forget`).
+    pub fn remove_evicted(&mut self, key: &[u8]) -> Option<Entry> {
+        let hash = self.dict.hash(key);
+        let pos = self.dict.find(key)?;
+        let entry = self.dict.remove_at(pos).1;
+        if let Some(at) = entry.expire_at() {
+            self.buckets.forget(hash, at);
+        }
+        Some(entry)
+    }
+
     /// Removes a key unconditionally.
     pub fn remove_raw(&mut self, key: &[u8]) -> Option<Entry> {
         let pos = self.dict.find(key)?;
@@ -130,7 +142,6 @@ impl Db {
         expire_at: Option<u64>,
         now_ms: u64,
     ) {
-        let access_s = (now_ms / 1000) as u32;
         let field_deadlines = match &mut value {
             Value::Hash(h) if h.next_deadline().is_some() => {
                 // Its filing was under another name or database.
@@ -144,7 +155,7 @@ impl Db {
                 self.set_deadline_at(pos, expire_at);
                 let entry = self.dict.entry_mut(pos);
                 let old = std::mem::replace(&mut entry.value, value);
-                entry.access_s = access_s;
+                entry.access = super::access::overwritten(entry.access, now_ms);
                 // SET, RENAME onto the key, SUNIONSTORE, ...: what Redis
                 // calls a server-side delete.
                 crate::store::lazyfree::free_value_if(crate::store::lazyfree::server_del(), old);
@@ -155,7 +166,8 @@ impl Db {
                 if let Some(at) = expire_at {
                     self.buckets.file(hash, at);
                 }
-                self.dict.insert_new(hash, key, value, expire_at, access_s)
+                self.dict
+                    .insert_new(hash, key, value, expire_at, super::access::fresh(now_ms))
             }
         };
         if field_deadlines {
@@ -191,6 +203,13 @@ impl Db {
     /// The key and entry at position `index` (for SCAN, RANDOMKEY).
     pub fn at(&self, index: usize) -> Option<(&[u8], &Entry)> {
         (index < self.dict.len()).then(|| (self.dict.key(index), self.dict.entry(index)))
+    }
+
+    /// The `nth` volatile key and its entry (`nth < volatile_len()`;
+    /// eviction samples them).
+    pub fn volatile_at(&self, nth: usize) -> (&[u8], &Entry) {
+        let pos = self.dict.volatile_position(nth);
+        (self.dict.key(pos), self.dict.entry(pos))
     }
 
     /// Every key and entry, by position (KEYS, DEBUG, tests).
@@ -670,7 +689,7 @@ impl<'a> Keyspace<'a> {
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let pos = self.live(key)?;
         let entry = self.db.dict.entry_mut(pos);
-        entry.access_s = (self.now_ms / 1000) as u32;
+        entry.access = super::access::touched(entry.access, self.now_ms);
         Some(entry)
     }
 
@@ -682,7 +701,7 @@ impl<'a> Keyspace<'a> {
         };
         self.stats.hits += 1;
         let entry = self.db.dict.entry_mut(pos);
-        entry.access_s = (self.now_ms / 1000) as u32;
+        entry.access = super::access::touched(entry.access, self.now_ms);
         Some(entry)
     }
 
@@ -690,6 +709,16 @@ impl<'a> Keyspace<'a> {
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
         let pos = self.live(key)?;
         Some(self.db.dict.entry(pos))
+    }
+
+    /// Sets the access word of a live key (RESTORE's IDLETIME and FREQ);
+    /// false if the key does not exist.
+    pub fn set_access(&mut self, key: &[u8], word: u32) -> bool {
+        let Some(pos) = self.live(key) else {
+            return false;
+        };
+        self.db.dict.entry_mut(pos).access = word;
+        true
     }
 
     pub fn exists(&mut self, key: &[u8]) -> bool {

@@ -57,8 +57,9 @@ pub struct Entry {
     pub value: Value,
     /// Absolute deadline, Unix milliseconds, or `NO_DEADLINE`.
     deadline: u64,
-    /// Last access, Unix seconds (OBJECT IDLETIME).
-    pub access_s: u32,
+    /// Redis's `lru` word: the LRU clock or the LFU counter, by policy
+    /// (`store::access`).
+    pub access: u32,
     /// Where this slot's position is in `Dict::volatile` (with a deadline).
     volatile_pos: u32,
 }
@@ -276,7 +277,7 @@ impl Dict {
         key: &[u8],
         value: Value,
         deadline: Option<u64>,
-        access_s: u32,
+        access: u32,
     ) -> usize {
         let pos = self.slots.len;
         assert!(pos < MAX_POSITION, "at most 4G keys per database and shard");
@@ -285,7 +286,7 @@ impl Dict {
             entry: Entry {
                 value,
                 deadline: NO_DEADLINE,
-                access_s,
+                access,
                 volatile_pos: 0,
             },
         });

@@ -52,8 +52,10 @@ fn sender() -> &'static Sender<Job> {
             .name("ember-lazyfree".into())
             .spawn(move || {
                 crate::util::priority::lower_current_thread();
+                crate::util::memory::register_thread();
                 for job in rx {
                     drop(job.garbage);
+                    let _ = crate::util::memory::publish_thread();
                     PENDING.fetch_sub(job.objects, Relaxed);
                     FREED.fetch_add(job.objects as u64, Relaxed);
                 }
@@ -147,6 +149,11 @@ pub fn server_del() -> bool {
 /// `lazyfree-lazy-expire`: values of expired keys.
 pub fn expire() -> bool {
     crate::config::LAZYFREE.expire.load(Relaxed)
+}
+
+/// Whether evicted values go to the thread (`lazyfree-lazy-eviction`).
+pub fn eviction() -> bool {
+    crate::config::LAZYFREE.eviction.load(Relaxed)
 }
 
 /// `lazyfree-lazy-user-flush`: FLUSHALL / FLUSHDB without SYNC or ASYNC.

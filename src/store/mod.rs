@@ -16,10 +16,12 @@
 //!
 //! A shard owns one [`Store`]; nothing here is shared between threads.
 
+pub mod access;
 pub mod buckets;
 pub mod db;
 pub mod dict;
 pub mod encoding;
+pub mod evict;
 pub mod expire;
 pub mod hash;
 pub mod hll;
@@ -52,6 +54,8 @@ const TIDY_BUCKETS: usize = 16 * 1024;
 pub struct Store {
     pub dbs: Vec<Db>,
     pub stats: ExpiryStats,
+    /// The eviction pool and counters (`evict`).
+    pub evictor: evict::Evictor,
     /// A background snapshot runs (`store::snapshot`), started when the
     /// change counter stood at this.
     pub snapshot_changes: Option<u64>,
@@ -70,6 +74,7 @@ impl Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),
             stats: ExpiryStats::default(),
             snapshot_changes: None,
+            evictor: evict::Evictor::default(),
         }
     }
 

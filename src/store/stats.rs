@@ -24,6 +24,8 @@ pub struct ExpiryStats {
     pub slice_max_us: u64,
     /// How late keys were removed: deadline to removal, milliseconds.
     pub lag_ms: Histogram<u64>,
+    /// Keys evicted over `maxmemory` (`store::evict`): `evicted_keys`.
+    pub evicted_keys: u64,
     /// Reads that found / missed their key (`keyspace_hits` / `keyspace_misses`).
     pub hits: u64,
     pub misses: u64,
@@ -47,6 +49,7 @@ impl Default for ExpiryStats {
             slice_max_us: 0,
             // One hour at 2 significant digits; later removals saturate.
             lag_ms: Histogram::new_with_bounds(1, 3_600_000, 2).expect("static bounds"),
+            evicted_keys: 0,
             hits: 0,
             misses: 0,
             notify: Notifier::default(),
@@ -87,6 +90,7 @@ impl ExpiryStats {
         self.slices += other.slices;
         self.slice_max_us = self.slice_max_us.max(other.slice_max_us);
         let _ = self.lag_ms.add(&other.lag_ms);
+        self.evicted_keys += other.evicted_keys;
         self.hits += other.hits;
         self.misses += other.misses;
     }

@@ -279,12 +279,14 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
 
 /// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.
 fn client_flags(s: &Session) -> String {
-    // Redis's letters, in Redis's order: P pubsub, x in MULTI, b blocked; N none.
+    // Redis's letters, in Redis's order: P pubsub, x in MULTI, b blocked,
+    // e no-evict; N none.
     let mut flags = String::new();
     for (on, letter) in [
         (s.subscriptions() > 0, 'P'),
         (s.multi.is_some(), 'x'),
         (s.blocked, 'b'),
+        (s.no_evict, 'e'),
     ] {
         if on {
             flags.push(letter);

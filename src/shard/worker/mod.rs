@@ -146,6 +146,8 @@ impl Worker {
             }
         }
         let mut events = Events::with_capacity(1024);
+        // Over `maxmemory` at the end of the last pass: evict again soon.
+        let mut over_limit = false;
         loop {
             let sweeping =
                 self.data.sweep.in_cycle() && self.data.shared.active_expire.load(Relaxed);
@@ -159,6 +161,7 @@ impl Worker {
                 self.pacing.wait_for(early_cycle_at, unix_ms())
             };
             let timeout = self.poll_timeout_for_blocked(timeout);
+            let timeout = if over_limit { Duration::ZERO } else { timeout };
             let latency_ms = self.data.shared.config.latency_threshold_ms();
             // With the latency monitor on, each pass is timed; one that
             // does not mean to sleep from before its poll, so time off the
@@ -229,6 +232,10 @@ impl Worker {
             if self.pacing.slice_due(&self.data, served) {
                 sweep_us = self.pacing.run_slice(&mut self.data);
                 self.data.publish_expired();
+                self.route_deliveries();
+            }
+            over_limit = self.data.evict_in_background();
+            if over_limit || !self.data.store.stats.notify.events.is_empty() {
                 self.route_deliveries();
             }
             if saving {
