@@ -51,7 +51,7 @@ for round in $(seq "$rounds"); do
         if [ $server = redis ]; then
             pid=$(serve $port taskset -c 1 redis-server --port $port --save '' --appendonly no)
         else
-            pid=$(serve $port taskset -c 1 target/release/ember --port $port --shards 1)
+            pid=$(serve $port taskset -c 1 target/release/ember --port $port --save '' --shards 1)
         fi
         preload $port
         add=$(bench $port GEOADD g __rand_int__ __rand_int__ m:__rand_int__)

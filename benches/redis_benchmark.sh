@@ -73,9 +73,9 @@ for round in $(seq "$rounds"); do
   for server in $servers; do
     case $server in
       ember1) label=ember-1shard; port=7201
-        pid=$(serve $port taskset -c 1 target/release/ember --port $port --shards 1) ;;
+        pid=$(serve $port taskset -c 1 target/release/ember --port $port --save '' --shards 1) ;;
       emberN) label="ember-${all_shards}shards"; port=7202
-        pid=$(serve $port taskset -c "$server_cores" target/release/ember --port $port --shards "$all_shards") ;;
+        pid=$(serve $port taskset -c "$server_cores" target/release/ember --port $port --save '' --shards "$all_shards") ;;
       base1) label=base-1shard; port=7204
         pid=$(serve $port taskset -c 1 "${EMBER_BASE:?set EMBER_BASE}" --port $port --shards 1) ;;
       baseN) label="base-${all_shards}shards"; port=7205

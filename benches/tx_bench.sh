@@ -33,7 +33,7 @@ tx() { # label port template
 cross="MULTI ; INCR __key__ ; INCR __key2__ ; EXEC"
 tagged="MULTI ; INCR {__key__}a ; INCR {__key__}b ; EXEC"
 echo "columns: server, template, loadgen row (ops/s, hits, misses, avg latency ms, p50, p99, p99.9 ...)"
-pid=$(serve 7301 taskset -c "$wide" target/release/ember --port 7301 --shards 2)
+pid=$(serve 7301 taskset -c "$wide" target/release/ember --port 7301 --save '' --shards 2)
 tx "ember-2shards" 7301 "$cross"
 tx "ember-2shards" 7301 "$tagged"
 # Hop cost: keys a and b live on different shards of 2; the connection is on one of them.
@@ -43,7 +43,7 @@ for key in a b; do
   taskset -c 0 redis-benchmark -p 7301 -c 1 -n 100000 -q GET "$key" | tr '\r' '\n' | grep 'requests per second' | tail -1
 done
 kill "$pid"
-pid=$(serve 7302 taskset -c 1 target/release/ember --port 7302 --shards 1)
+pid=$(serve 7302 taskset -c 1 target/release/ember --port 7302 --save '' --shards 1)
 tx "ember-1shard" 7302 "$cross"
 tx "ember-1shard" 7302 "$tagged"
 kill "$pid"

@@ -34,6 +34,6 @@ measure() { # label port input cmd...
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-measure "ember-1shard" 7401 "$tmp/plain.resp" target/release/ember --port 7401 --shards 1
-measure "ember-1shard+field-ttl" 7402 "$tmp/ttl.resp" target/release/ember --port 7402 --shards 1
+measure "ember-1shard" 7401 "$tmp/plain.resp" target/release/ember --port 7401 --save '' --shards 1
+measure "ember-1shard+field-ttl" 7402 "$tmp/ttl.resp" target/release/ember --port 7402 --save '' --shards 1
 measure "redis" 7403 "$tmp/plain.resp" redis-server --port 7403 --save '' --appendonly no

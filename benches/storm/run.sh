@@ -52,8 +52,8 @@ start() { # name port cmd...
   echo "server on $port did not start" >&2; exit 1
 }
 
-start ember1 7101 taskset -c 1 $ember --port 7101 --shards 1
-start emberN 7102 taskset -c "$server_cores" $ember --port 7102 --shards "$all_shards"
+start ember1 7101 taskset -c 1 $ember --port 7101 --save '' --shards 1
+start emberN 7102 taskset -c "$server_cores" $ember --port 7102 --save '' --shards "$all_shards"
 start redis 7103 taskset -c 1 redis-server --port 7103 --save '' --appendonly no
 # Each server logs its own stalls of 1 ms or more (LATENCY; loadgen resets
 # it after the load and reads it at the end).

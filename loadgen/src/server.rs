@@ -182,6 +182,10 @@ impl Embedded {
                 "127.0.0.1",
                 "--shards",
                 &shards.max(1).to_string(),
+                // No snapshots: a measurement is not to include a BGSAVE
+                // (redis-server is started with `--save ''` likewise).
+                "--save",
+                "",
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
