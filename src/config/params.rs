@@ -308,6 +308,16 @@ pub static PARAMS: &[Param] = &[
         doc: "events that block a shard this many ms or more are logged for LATENCY (0: off)",
     },
     Param {
+        name: "slowlog-log-slower-than", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 10000, min: -1, max: i64::MAX, fit: None, slot: |l| &l.v.slowlog_log_slower_than },
+        doc: "commands taking this many µs or more are logged for SLOWLOG (0: every command, -1: none)",
+    },
+    Param {
+        name: "slowlog-max-len", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 128, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.slowlog_max_len },
+        doc: "entries SLOWLOG keeps (the oldest go first)",
+    },
+    Param {
         name: "lazyfree-lazy-eviction", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: false, slot: |_| &LAZYFREE.eviction },
         doc: "large evicted values are freed on the lazy-free thread",
