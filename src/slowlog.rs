@@ -136,7 +136,13 @@ pub fn entry_argv(argv: &[Bytes]) -> Vec<Bytes> {
 }
 
 /// The CONFIG parameters whose values Redis 7.0 marks sensitive.
-const SENSITIVE_CONFIGS: &[&str] = &["requirepass", "masterauth", "masteruser"];
+const SENSITIVE_CONFIGS: &[&str] = &[
+    "requirepass",
+    "masterauth",
+    "masteruser",
+    "tls-key-file-pass",
+    "tls-client-key-file-pass",
+];
 
 /// Positions of `argv` that Redis 7.0 never shows (passwords and ACL
 /// rules), as its commands redact them for the slow log and MONITOR.

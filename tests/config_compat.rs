@@ -110,6 +110,12 @@ const SETS: &[&[&str]] = &[
     &["replica-read-only", "yes"],
     &["masterauth", ""],
     &["slowlog-max-len", "-1"],
+    &["sanitize-dump-payload", "x"],
+    &["cluster-port", "1"],
+    &["cluster-node-timeout", "-1"],
+    &["cluster-preferred-endpoint-type", "x"],
+    &["tls-auth-clients", "x"],
+    &["tls-session-cache-size", "-1"],
     &["slowlog-log-slower-than", "-2"],
 ];
 
@@ -117,27 +123,30 @@ fn answers(port: u16) -> Vec<Reply> {
     let mut raw = Raw::connect(port);
     let mut out = Vec::new();
     for name in NAMES {
-        out.push(raw.cmd(&["CONFIG", "GET", name]));
+        out.extend(sorted_pairs(raw.cmd(&["CONFIG", "GET", name])));
     }
     for set in SETS {
         let mut cmd = vec!["CONFIG", "SET"];
         cmd.extend_from_slice(set);
         out.push(raw.cmd(&cmd));
     }
-    // A pattern's matches come in Redis's dictionary order: compare them
-    // as a sorted list of pairs.
-    let pairs = raw.cmd(&["CONFIG", "GET", "repl-*"]).items();
-    let mut pairs: Vec<(String, String)> = pairs
+    out.extend(sorted_pairs(raw.cmd(&["CONFIG", "GET", "repl-*"])));
+    out
+}
+
+/// CONFIG GET's pairs, sorted: a pattern's matches come in Redis's
+/// dictionary order.
+fn sorted_pairs(reply: Reply) -> Vec<Reply> {
+    let items = reply.items();
+    let mut pairs: Vec<(String, String)> = items
         .chunks(2)
         .map(|p| (p[0].text(), p[1].text()))
         .collect();
     pairs.sort();
-    out.extend(
-        pairs
-            .into_iter()
-            .map(|(n, v)| Reply::Array(vec![Reply::bulk(&n), Reply::bulk(&v)])),
-    );
-    out
+    pairs
+        .into_iter()
+        .map(|(n, v)| Reply::Array(vec![Reply::bulk(&n), Reply::bulk(&v)]))
+        .collect()
 }
 
 #[test]

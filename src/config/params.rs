@@ -867,6 +867,205 @@ pub static PARAMS: &[Param] = &[
         name: "min-replicas-max-lag", aliases: &["min-slaves-max-lag"], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
         doc: "accepted: ember has no replicas yet",
+    },    Param {
+        name: "sanitize-dump-payload", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::choice(v, &["no", "yes", "clients"]) },
+        doc: "accepted: RESTORE always checks a payload whole",
+    },
+    Param {
+        name: "replica-ignore-maxmemory", aliases: &["slave-ignore-maxmemory"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-ignore-disk-write-errors", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "cluster-allow-pubsubshard-when-down", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-allow-reads-when-down", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-allow-replica-migration", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-bus-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-hostname", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-ip", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-tls-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-config-file", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "nodes.conf", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-link-sendbuf-limit", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| super::kind::parse_memory_in(v, 0, i64::MAX as u64).map(|_| ()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-migration-barrier", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-node-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "15000", check: |v| compat::int_in(v, 0, i64::MAX) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-port", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-preferred-endpoint-type", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "ip", check: |v| compat::choice(v, &["ip", "hostname", "unknown-endpoint"]) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-replica-no-failover", aliases: &["cluster-slave-no-failover"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-replica-validity-factor", aliases: &["cluster-slave-validity-factor"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-require-full-coverage", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "tls-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 0) },
+        doc: "only 0: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-auth-clients", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::choice(v, &["no", "yes", "optional"]) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ca-cert-dir", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ca-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ciphers", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ciphersuites", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-key-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-dh-params-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-cluster", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-replication", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-caching", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-cache-size", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "20480", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-cache-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "300", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no TLS yet",
     },
 ];
 
