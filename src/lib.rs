@@ -34,7 +34,7 @@
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
 //!   persist          RDB files both ways, the persistence state
-//!   store pubsub latency acl
+//!   store pubsub latency slowlog acl
 //!   resp config
 //!   util logging
 //! ```
@@ -60,6 +60,7 @@
 //!   compares at each command), password hashes, the ACL log and the denial counters; what
 //!   rules mean for commands is `cmd::acl`'s.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
+//! - [`slowlog`]: the server's slow log behind SLOWLOG: slow commands, cut and redacted.
 //! - [`persist`]: RDB snapshots in Redis 7.0's file format (the whole file both
 //!   ways over `store::rdb`'s value codec), the start-up load, the state behind
 //!   LASTSAVE, INFO persistence and the `save` rules.
@@ -88,6 +89,7 @@ pub mod persist;
 pub mod pubsub;
 pub mod resp;
 pub mod shard;
+pub mod slowlog;
 pub mod store;
 pub mod util;
 

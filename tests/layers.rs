@@ -8,7 +8,7 @@
 //!   cmd             the commands and the dispatcher
 //!   exec            the execution core: context, jobs, key locks, waits, hops
 //!   persist         RDB files and the persistence state
-//!   store pubsub latency acl
+//!   store pubsub latency slowlog acl
 //!   resp config
 //!   util logging
 //! ```
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["util", "logging"],
     &["resp", "config"],
-    &["store", "pubsub", "latency", "acl"],
+    &["store", "pubsub", "latency", "slowlog", "acl"],
     &["persist"],
     &["exec"],
     &["cmd"],

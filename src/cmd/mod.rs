@@ -44,6 +44,7 @@ pub mod scripting;
 pub mod server;
 mod session;
 pub mod set;
+pub mod slowlog;
 pub mod sort;
 pub mod stream;
 pub mod strings;
@@ -210,11 +211,13 @@ fn keyed(
             return run_inline(shard, session.db, handler, argv);
         }
         let keys = spec.key_positions(argv);
+        // The slow log keeps the argv until the reply (`cmd::slowlog`).
+        let op_argv = match shard.shared.config.slowlog_threshold_us() {
+            Some(_) => argv.clone(),
+            None => std::mem::take(argv),
+        };
         return Action::Job(Job::new(
-            vec![(
-                owner,
-                handler_op(session.db, handler, std::mem::take(argv), keys),
-            )],
+            vec![(owner, handler_op(session.db, handler, op_argv, keys))],
             |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame)),
         ));
     }

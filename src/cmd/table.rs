@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set, sort,
-    stream, strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set,
+    slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -492,6 +492,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("script", scripting::script).with_subcommands(&["debug", "exists", "flush", "help", "kill", "load"]),
     conn("debug", server::debug),
     conn("latency", latency::latency).with_subcommands(&["doctor", "help", "history", "latest", "reset"]),
+    conn("slowlog", slowlog::slowlog).with_subcommands(&["get", "help", "len", "reset"]),
     conn("shutdown", server::shutdown),
     conn("lastsave", save::lastsave),
     conn("save", save::save),
@@ -578,7 +579,7 @@ mod tests {
             containers,
             [
                 "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
-                "function", "script", "latency", "acl"
+                "function", "script", "latency", "slowlog", "acl"
             ]
         );
     }

@@ -51,6 +51,8 @@ pub(super) struct Slots {
     pub notify_text: RwLock<String>,
     pub notify_flags: AtomicU32,
     pub latency_monitor_threshold: AtomicU64,
+    pub slowlog_log_slower_than: AtomicU64,
+    pub slowlog_max_len: AtomicU64,
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
@@ -512,6 +514,17 @@ impl Live {
     /// `busy-reply-threshold` (`lua-time-limit`), ms.
     pub fn busy_reply_threshold_ms(&self) -> u64 {
         self.v.busy_reply_threshold.load(Relaxed)
+    }
+
+    /// `slowlog-log-slower-than`, µs: `None` while the slow log is off (-1).
+    pub fn slowlog_threshold_us(&self) -> Option<u64> {
+        let v = self.v.slowlog_log_slower_than.load(Relaxed) as i64;
+        u64::try_from(v).ok()
+    }
+
+    /// `slowlog-max-len`.
+    pub fn slowlog_max_len(&self) -> usize {
+        usize::try_from(self.v.slowlog_max_len.load(Relaxed)).unwrap_or(usize::MAX)
     }
 
     /// `latency-monitor-threshold`, ms (0: the latency monitor is off).

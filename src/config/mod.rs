@@ -33,6 +33,7 @@
 //! keyspace event bits, are defined here).
 
 pub mod access;
+pub mod compat;
 pub mod events;
 pub mod kind;
 pub mod live;

@@ -17,7 +17,7 @@ use super::live::{
     ListpackLimits, Live, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION, LAZYFREE, LOGLEVELS,
     POLICIES,
 };
-use super::{events, obuf, persist};
+use super::{compat, events, obuf, persist};
 
 /// One configuration parameter.
 pub struct Param {
@@ -308,6 +308,16 @@ pub static PARAMS: &[Param] = &[
         doc: "events that block a shard this many ms or more are logged for LATENCY (0: off)",
     },
     Param {
+        name: "slowlog-log-slower-than", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 10000, min: -1, max: i64::MAX, fit: None, slot: |l| &l.v.slowlog_log_slower_than },
+        doc: "commands taking this many µs or more are logged for SLOWLOG (0: every command, -1: none)",
+    },
+    Param {
+        name: "slowlog-max-len", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 128, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.slowlog_max_len },
+        doc: "entries SLOWLOG keeps (the oldest go first)",
+    },
+    Param {
         name: "lazyfree-lazy-eviction", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: false, slot: |_| &LAZYFREE.eviction },
         doc: "large evicted values are freed on the lazy-free thread",
@@ -581,6 +591,481 @@ pub static PARAMS: &[Param] = &[
         name: "protected-mode", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: true, slot: |l| &l.v.protected_mode },
         doc: "refuse clients not on loopback while the default user has no password",
+    },    // Accepted for tools and config files written for Redis, not acted on
+    // (`config::compat`; the README's table says so row by row).
+    Param {
+        name: "io-threads", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "1", check: |v| compat::int_in(v, 1, 128) },
+        doc: "accepted: every shard thread does its own I/O (see shards)",
+    },
+    Param {
+        name: "io-threads-do-reads", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: every shard thread does its own I/O",
+    },
+    Param {
+        name: "tcp-backlog", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "511", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: the listen backlog is the system's",
+    },
+    Param {
+        name: "dynamic-hz", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: hz stays as set",
+    },
+    Param {
+        name: "activedefrag", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::activedefrag(v) },
+        doc: "only no: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-cycle-min", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1", check: |v| compat::int_in(v, 1, 99) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-cycle-max", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "25", check: |v| compat::int_in(v, 1, 99) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-threshold-lower", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, 1000) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-threshold-upper", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "100", check: |v| compat::int_in(v, 0, 1000) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-max-scan-fields", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1000", check: |v| compat::int_in(v, 1, i64::MAX) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "active-defrag-ignore-bytes", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "104857600", check: |v| super::kind::parse_memory_in(v, 1, i64::MAX as u64).map(|_| ()) },
+        doc: "accepted: ember does not defragment",
+    },
+    Param {
+        name: "cluster-enabled", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "supervised", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::choice(v, &["upstart", "systemd", "auto", "no"]) },
+        doc: "accepted: ember does not notify a supervisor",
+    },
+    Param {
+        name: "syslog-enabled", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember logs to standard error",
+    },
+    Param {
+        name: "syslog-ident", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "redis", check: |_| Ok(()) },
+        doc: "accepted: ember logs to standard error",
+    },
+    Param {
+        name: "syslog-facility", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "local0", check: |v| compat::choice(v, &["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]) },
+        doc: "accepted: ember logs to standard error",
+    },
+    Param {
+        name: "set-proc-title", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember keeps its process title",
+    },
+    Param {
+        name: "proc-title-template", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "{title} {listen-addr} {server-mode}", check: |v| compat::title_template(v) },
+        doc: "accepted: ember keeps its process title",
+    },
+    Param {
+        name: "crash-log-enabled", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: a panic prints Rust's report",
+    },
+    Param {
+        name: "crash-memcheck-enabled", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember runs no memory test on a crash",
+    },
+    Param {
+        name: "disable-thp", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember leaves transparent huge pages as the system has them",
+    },
+    Param {
+        name: "oom-score-adj", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::choice(v, &["no", "yes", "relative", "absolute"]) },
+        doc: "accepted: ember leaves its OOM score as it started",
+    },
+    Param {
+        name: "oom-score-adj-values", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0 200 800", check: |v| compat::oom_score_values(v) },
+        doc: "accepted: ember leaves its OOM score as it started",
+    },
+    Param {
+        name: "latency-tracking", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: INFO latencystats is not built yet",
+    },
+    Param {
+        name: "latency-tracking-info-percentiles", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "50 99 99.9", check: |v| compat::percentiles(v) },
+        doc: "accepted: INFO latencystats is not built yet",
+    },
+    Param {
+        name: "tracking-table-max-keys", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1000000", check: |v| compat::int_in(v, 0, i64::MAX) },
+        doc: "accepted: ember has no client-side caching yet",
+    },
+    Param {
+        name: "shutdown-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas to wait for",
+    },
+    Param {
+        name: "shutdown-on-sigint", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "default", check: |v| compat::shutdown_flags(v) },
+        doc: "accepted: SIGINT shuts down as SHUTDOWN does",
+    },
+    Param {
+        name: "shutdown-on-sigterm", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "default", check: |v| compat::shutdown_flags(v) },
+        doc: "accepted: SIGTERM shuts down as SHUTDOWN does",
+    },
+    Param {
+        name: "socket-mark-id", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, u32::MAX as i64) },
+        doc: "accepted: ember marks no socket",
+    },
+    Param {
+        name: "ignore-warnings", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember prints no kernel warnings to ignore",
+    },
+    Param {
+        name: "bind-source-addr", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "server_cpulist", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: shard threads are pinned one per core",
+    },
+    Param {
+        name: "bio_cpulist", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: shard threads are pinned one per core",
+    },
+    Param {
+        name: "aof_rewrite_cpulist", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: shard threads are pinned one per core",
+    },
+    Param {
+        name: "bgsave_cpulist", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: shard threads are pinned one per core",
+    },
+    Param {
+        name: "replicaof", aliases: &["slaveof"], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "masterauth", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "masteruser", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-read-only", aliases: &["slave-read-only"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-lazy-flush", aliases: &["slave-lazy-flush"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-priority", aliases: &["slave-priority"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "100", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-announced", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-announce-ip", aliases: &["slave-announce-ip"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-announce-port", aliases: &["slave-announce-port"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-diskless-sync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-diskless-sync-max-replicas", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-diskless-load", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "disabled", check: |v| compat::choice(v, &["disabled", "on-empty-db", "swapdb"]) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-disable-tcp-nodelay", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-backlog-size", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1048576", check: |v| super::kind::parse_memory_in(v, 1, i64::MAX as u64).map(|_| ()) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-backlog-ttl", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "3600", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "60", check: |v| compat::int_in(v, 1, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "repl-ping-replica-period", aliases: &["repl-ping-slave-period"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 1, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "min-replicas-to-write", aliases: &["min-slaves-to-write"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "min-replicas-max-lag", aliases: &["min-slaves-max-lag"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no replicas yet",
+    },    Param {
+        name: "sanitize-dump-payload", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::choice(v, &["no", "yes", "clients"]) },
+        doc: "accepted: RESTORE always checks a payload whole",
+    },
+    Param {
+        name: "replica-ignore-maxmemory", aliases: &["slave-ignore-maxmemory"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "replica-ignore-disk-write-errors", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no replicas yet",
+    },
+    Param {
+        name: "cluster-allow-pubsubshard-when-down", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-allow-reads-when-down", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-allow-replica-migration", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-bus-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-hostname", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-ip", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-announce-tls-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-config-file", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "nodes.conf", check: |_| Ok(()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-link-sendbuf-limit", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| super::kind::parse_memory_in(v, 0, i64::MAX as u64).map(|_| ()) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-migration-barrier", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "1", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-node-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "15000", check: |v| compat::int_in(v, 0, i64::MAX) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-port", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 65535) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-preferred-endpoint-type", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "ip", check: |v| compat::choice(v, &["ip", "hostname", "unknown-endpoint"]) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-replica-no-failover", aliases: &["cluster-slave-no-failover"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-replica-validity-factor", aliases: &["cluster-slave-validity-factor"], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "cluster-require-full-coverage", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember is not a cluster node",
+    },
+    Param {
+        name: "tls-port", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 0) },
+        doc: "only 0: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-auth-clients", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::choice(v, &["no", "yes", "optional"]) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ca-cert-dir", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ca-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ciphers", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-ciphersuites", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-key-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-client-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-dh-params-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-cluster", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-replication", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-caching", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-cache-size", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "20480", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no TLS yet",
+    },
+    Param {
+        name: "tls-session-cache-timeout", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Fixed { answer: "300", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
+        doc: "accepted: ember has no TLS yet",
     },
 ];
 

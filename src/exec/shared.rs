@@ -54,6 +54,8 @@ pub struct Shared {
     pub scripts: super::scripts::ScriptCache,
     /// FUNCTION LOAD's libraries, known to every shard.
     pub libraries: super::scripts::Libraries,
+    /// SLOWLOG's entries from every shard (`crate::slowlog`).
+    pub slowlog: crate::slowlog::SlowLog,
 }
 
 impl Shared {
@@ -84,6 +86,7 @@ impl Shared {
             acl: Default::default(),
             scripts: Default::default(),
             libraries: Default::default(),
+            slowlog: Default::default(),
         }
     }
 

@@ -25,6 +25,11 @@ pub enum Slot {
         /// For command statistics: which command and when it was dispatched.
         cmd: &'static CommandSpec,
         started: Stamp,
+        /// For the slow log: the command as sent (empty while the slow log
+        /// is off), and for a command that waited (BLPOP) the time of its
+        /// own work, which the wait does not count in.
+        argv: Vec<bytes::Bytes>,
+        own_us: Option<u64>,
     },
 }
 
@@ -155,6 +160,7 @@ impl Conn {
         then: Then,
         cmd: &'static CommandSpec,
         started: Stamp,
+        argv: Vec<bytes::Bytes>,
     ) -> u64 {
         let seq = self.base_seq + self.slots.len() as u64;
         self.slots.push_back(Slot::Waiting {
@@ -163,8 +169,26 @@ impl Conn {
             then: Some(then),
             cmd,
             started,
+            argv,
+            own_us: None,
         });
         seq
+    }
+
+    /// Sets the time a waiting command's slow-log entry reports (its own
+    /// work, before it started to wait).
+    pub fn set_own_us(&mut self, seq: u64, us: u64) {
+        if let Some(Slot::Waiting { own_us, .. }) = self.slot_mut(seq) {
+            *own_us = Some(us);
+        }
+    }
+
+    /// Takes a waiting slot's argv and own time for the slow log.
+    pub fn take_slow(&mut self, seq: u64) -> Option<(Vec<bytes::Bytes>, Option<u64>)> {
+        match self.slot_mut(seq) {
+            Some(Slot::Waiting { argv, own_us, .. }) => Some((std::mem::take(argv), *own_us)),
+            _ => None,
+        }
     }
 
     /// Re-arms a slot for the next step of a multi-step job.
@@ -201,6 +225,7 @@ impl Conn {
             then,
             cmd,
             started,
+            ..
         }) = self.slot_mut(seq)
         else {
             return None;

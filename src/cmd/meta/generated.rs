@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 232] = [
+pub static META: [CommandMeta; 233] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2035,6 +2035,23 @@ pub static META: [CommandMeta; 232] = [
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
                 .docs("Reset latency data for one or more events.", "2.8.13", "server", "O(1)")
                 .args(&[string("event").flags("optional multiple")]),
+        ]),
+    cmd("slowlog", -2, "", "slow", (0, 0, 0))
+        .docs("A container for slow log commands", "2.2.12", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("slowlog|get", -2, "admin loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "nondeterministic_output"])
+                .docs("Get the slow log's entries", "2.2.12", "server", "O(N) where N is the number of entries returned")
+                .history(&[("4.0.0", "Added client IP address, port and name to the reply.")])
+                .args(&[integer("count").flags("optional")]),
+            cmd("slowlog|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "6.2.0", "server", "O(1)"),
+            cmd("slowlog|len", 2, "admin loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"])
+                .docs("Get the slow log's length", "2.2.12", "server", "O(1)"),
+            cmd("slowlog|reset", 2, "admin loading stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+                .docs("Clear all entries from the slow log", "2.2.12", "server", "O(N) where N is the number of entries in the slowlog"),
         ]),
     cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "admin slow dangerous", (0, 0, 0))
         .docs("Synchronously save the dataset to disk and then shut down the server", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")

@@ -63,11 +63,16 @@ impl Worker {
                 continue;
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
+            let step_started = Stamp::now();
             let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
             self.data.current_tx = None;
             self.data.publish_records(to.tx);
             match action {
                 Action::Reply(frame) | Action::Close(frame) => {
+                    // EXEC is not logged, the commands it ran are (Redis's
+                    // skip_slowlog), each with its own time.
+                    let us = step_started.elapsed_us();
+                    cmd::slowlog::log_if_slow(&self.data, &conn.session, spec, &argv, us);
                     if let Some(run) = conn.session.exec.as_mut() {
                         run.replies.push(frame);
                     }
@@ -295,6 +300,12 @@ impl Worker {
         started: Stamp,
     ) {
         let elapsed_us = started.elapsed_us();
+        if let Some(conn) = self.conns.get_mut(to.token) {
+            if let Some((argv, own_us)) = conn.take_slow(to.seq) {
+                let us = own_us.unwrap_or(elapsed_us);
+                cmd::slowlog::log_if_slow(&self.data, &conn.session, cmd, &argv, us);
+            }
+        }
         let counters = &mut self.data.counters;
         counters.record(cmd.id(), elapsed_us, frame.is_error());
         let exec = matches!(frame, Frame::Array(_)) && cmd.name == "exec";

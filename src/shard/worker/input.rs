@@ -153,7 +153,12 @@ impl Worker {
         conn.session.last_ms = self.data.now_ms;
         let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
         self.data.publish_records(None);
-        conn.parser.recycle(argv);
+        // The argv stays for the slow log: until the reply for a command
+        // answered here, with the reply slot for one answered later.
+        let logging = self.data.shared.config.slowlog_threshold_us().is_some();
+        if !logging || !matches!(admitted, Admitted::Dispatched(..)) {
+            conn.parser.recycle(std::mem::take(&mut argv));
+        }
         let (spec, action) = match admitted {
             Admitted::Answered(frame) => {
                 if frame.is_error() {
@@ -188,6 +193,10 @@ impl Worker {
                     data.latency
                         .record(event, elapsed_us, latency_ms, data.now_ms);
                 }
+                if logging {
+                    cmd::slowlog::log_if_slow(data, &conn.session, spec, &argv, elapsed_us);
+                    conn.parser.recycle(argv);
+                }
                 conn.push_reply(frame);
                 return done;
             }
@@ -197,15 +206,21 @@ impl Worker {
             }
             Action::Block(wait) => {
                 // Later commands of this client wait for the reply.
-                let to = self.open_slot(token, spec, started, true);
+                let to = self.open_slot(token, spec, started, true, argv);
+                // The slow log counts a blocked command's own work, not
+                // its wait (as Redis does).
+                let own_us = started.elapsed_us();
+                if let Some(conn) = self.conns.get_mut(token) {
+                    conn.set_own_us(to.seq, own_us);
+                }
                 self.on_wait(to, *wait);
             }
             Action::Job(job) => {
-                let to = self.open_slot(token, spec, started, job.ordered);
+                let to = self.open_slot(token, spec, started, job.ordered, argv);
                 self.launch(to, job);
             }
             Action::Exec { plan, check } => {
-                let to = self.open_slot(token, spec, started, true);
+                let to = self.open_slot(token, spec, started, true, argv);
                 let conn = &mut self.conns[token];
                 if let Some(run) = conn.session.exec.as_mut() {
                     run.seq = to.seq;
@@ -232,9 +247,16 @@ impl Worker {
         cmd: &'static cmd::CommandSpec,
         started: Stamp,
         ordered: bool,
+        argv: Vec<Bytes>,
     ) -> ReplyTo {
         let conn = &mut self.conns[token];
-        let seq = conn.push_waiting(0, Box::new(|_| Action::Reply(Frame::Null)), cmd, started);
+        let seq = conn.push_waiting(
+            0,
+            Box::new(|_| Action::Reply(Frame::Null)),
+            cmd,
+            started,
+            argv,
+        );
         if ordered {
             conn.barrier = Some(seq);
         }
