@@ -680,3 +680,104 @@ return s";
     assert_eq!(c.cmd(&args), int(6));
     assert_eq!(c.cmd(&["GET", &keys[2]]), Reply::bulk("3"));
 }
+
+/// INFO memory's scripting fields as (name, value), in the order printed.
+fn script_memory_fields(c: &mut Raw) -> Vec<(String, String)> {
+    let text = c.cmd(&["INFO", "memory"]).text();
+    text.lines()
+        .filter_map(|l| l.trim_end().split_once(':'))
+        .filter(|(k, _)| {
+            ["lua", "script", "function", "librar", "_vm_"]
+                .iter()
+                .any(|w| k.contains(w))
+        })
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn field(fields: &[(String, String)], name: &str) -> u64 {
+    fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} in {fields:?}"))
+}
+
+#[test]
+fn info_memory_counts_scripts_and_libraries_under_redis_names() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let before = script_memory_fields(&mut c);
+    assert_eq!(field(&before, "number_of_cached_scripts"), 0);
+    let body = format!("return '{}'", "x".repeat(1000));
+    c.cmd(&["SCRIPT", "LOAD", &body]);
+    c.cmd(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "k"]);
+    let lib = "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)\nredis.register_function('f2', function() return 2 end)";
+    c.cmd(&["FUNCTION", "LOAD", lib]);
+    let after = script_memory_fields(&mut c);
+    assert_eq!(field(&after, "number_of_cached_scripts"), 2);
+    assert_eq!(field(&after, "number_of_libraries"), 1);
+    assert_eq!(field(&after, "number_of_functions"), 2);
+    let eval = field(&after, "used_memory_scripts_eval");
+    assert!(
+        eval >= 1000 + field(&before, "used_memory_scripts_eval"),
+        "{after:?}"
+    );
+    assert!(field(&after, "used_memory_functions") >= lib.len() as u64);
+    assert_eq!(
+        field(&after, "used_memory_scripts"),
+        eval + field(&after, "used_memory_functions")
+    );
+    // A shard that ran a script has a VM, and the total covers the VMs.
+    let vm = field(&after, "used_memory_vm_eval");
+    assert!(vm > 0);
+    assert_eq!(field(&after, "used_memory_lua"), vm);
+    assert_eq!(
+        field(&after, "used_memory_vm_total"),
+        vm + field(&after, "used_memory_vm_functions")
+    );
+    c.cmd(&["SCRIPT", "FLUSH"]);
+    c.cmd(&["FUNCTION", "FLUSH"]);
+    let flushed = script_memory_fields(&mut c);
+    assert_eq!(field(&flushed, "number_of_cached_scripts"), 0);
+    assert_eq!(field(&flushed, "number_of_libraries"), 0);
+    assert_eq!(field(&flushed, "used_memory_scripts_eval"), 0);
+}
+
+#[test]
+fn info_memory_script_fields_are_redis_fields_in_redis_order() {
+    let Some(redis) = Redis::or_skip("INFO memory script fields") else {
+        return;
+    };
+    let server = Server::start(1, &[]);
+    let names = |c: &mut Raw| -> Vec<String> {
+        script_memory_fields(c)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let ours = names(&mut server.raw());
+    let theirs = names(&mut Raw::connect(redis.port));
+    assert_eq!(ours, theirs);
+    let mut c = server.raw();
+    let mut r = Raw::connect(redis.port);
+    for conn in [&mut c, &mut r] {
+        conn.cmd(&["SCRIPT", "LOAD", "return 1"]);
+        conn.cmd(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=l\nredis.register_function('f', function() return 1 end)",
+        ]);
+    }
+    for name in [
+        "number_of_cached_scripts",
+        "number_of_functions",
+        "number_of_libraries",
+    ] {
+        assert_eq!(
+            field(&script_memory_fields(&mut c), name),
+            field(&script_memory_fields(&mut r), name),
+            "{name}"
+        );
+    }
+}

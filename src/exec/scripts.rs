@@ -74,6 +74,14 @@ impl ScriptCache {
         let n = self.bodies.read().map_or(0, |m| m.len());
         (n, self.bytes.load(Ordering::Relaxed))
     }
+
+    /// What the cache holds (INFO `used_memory_scripts_eval`): the bodies
+    /// and, per script, its map entry (the key, the `Bytes` handle and the
+    /// map's control byte), as Redis counts its bodies and dict entries.
+    pub fn memory(&self) -> u64 {
+        let (n, bodies) = self.stats();
+        bodies + (n * (std::mem::size_of::<(Sha, Bytes)>() + 1)) as u64
+    }
 }
 
 /// A function a library registered (FUNCTION LIST shows these).
@@ -175,6 +183,33 @@ impl Libraries {
             m.clear();
         }
         self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// What the registry holds (INFO `used_memory_functions`): each
+    /// library's name, code and entry, and its functions' names,
+    /// descriptions and flags.
+    pub fn memory(&self) -> u64 {
+        self.libs.read().map_or(0, |m| {
+            m.iter()
+                .map(|(key, lib)| {
+                    let functions: usize = lib
+                        .functions
+                        .iter()
+                        .map(|f| {
+                            std::mem::size_of::<FunctionInfo>()
+                                + f.name.len()
+                                + f.description.as_ref().map_or(0, |d| d.len())
+                                + f.flags.iter().map(|g| g.len() + 24).sum::<usize>()
+                        })
+                        .sum();
+                    (key.len()
+                        + std::mem::size_of::<Library>()
+                        + lib.name.len()
+                        + lib.code.len()
+                        + functions) as u64
+                })
+                .sum()
+        })
     }
 
     /// (libraries, functions) for FUNCTION STATS.
