@@ -781,3 +781,78 @@ fn info_memory_script_fields_are_redis_fields_in_redis_order() {
         );
     }
 }
+
+/// What a restricted user's scripts try, run as that user: each reply
+/// must be redis-server's.
+const ACL_SCRIPT_CASES: &[&[&str]] = &[
+    &["EVAL", "redis.call('get','x')", "0"],
+    &["EVAL", "return redis.pcall('get','x')", "0"],
+    &["EVAL", "return redis.call('set','k1','v')", "1", "k1"],
+    &["EVAL", "return redis.call('get', KEYS[1])", "1", "k1"],
+    &["EVAL", "return redis.pcall('get', KEYS[1])", "1", "other"],
+    &["EVAL", "return redis.call('publish','nope','m')", "0"],
+    &["EVAL", "return redis.call('config','get','maxmemory')", "0"],
+    &["FCALL", "getter", "1", "k1"],
+    &["FCALL", "getter", "1", "zz"],
+];
+
+const ACL_SCRIPT_LIB: &str = "#!lua name=acllib\nredis.register_function('getter', function(keys) return redis.call('get', keys[1]) end)";
+
+/// The ACL LOG entries without their times and client lines.
+fn acl_log(c: &mut Raw) -> Vec<Vec<Reply>> {
+    c.cmd(&["ACL", "LOG"])
+        .items()
+        .into_iter()
+        .map(|entry| {
+            let items = entry.items();
+            items
+                .chunks(2)
+                .filter(|kv| {
+                    let k = kv[0].text();
+                    k != "age-seconds" && k != "client-info"
+                })
+                .flat_map(|kv| kv.to_vec())
+                .collect()
+        })
+        .collect()
+}
+
+fn run_acl_cases(admin: &mut Raw, user: &mut Raw) -> (Vec<Reply>, Vec<Vec<Reply>>) {
+    admin.cmd(&["FUNCTION", "LOAD", "REPLACE", ACL_SCRIPT_LIB]);
+    admin.cmd(&["ACL", "LOG", "RESET"]);
+    let replies = ACL_SCRIPT_CASES.iter().map(|case| user.cmd(case)).collect();
+    (replies, acl_log(admin))
+}
+
+#[test]
+fn a_restricted_users_script_gets_redis_refusals_for_commands_keys_and_channels() {
+    let Some(redis) = Redis::or_skip("ACL inside scripts") else {
+        return;
+    };
+    let rules = [
+        "ACL", "SETUSER", "u", "on", ">pw", "+eval", "+fcall", "+get", "+set", "+publish", "~k*",
+        "&ch*",
+    ];
+    let mut theirs_admin = Raw::connect(redis.port);
+    assert_eq!(theirs_admin.cmd(&rules), common::ok());
+    let mut theirs_user = Raw::connect(redis.port);
+    assert_eq!(theirs_user.cmd(&["AUTH", "u", "pw"]), common::ok());
+    let theirs = run_acl_cases(&mut theirs_admin, &mut theirs_user);
+    for shards in [1, 3] {
+        let server = Server::start(shards, &[]);
+        let mut admin = server.raw();
+        assert_eq!(admin.cmd(&rules), common::ok());
+        let mut user = server.raw();
+        assert_eq!(user.cmd(&["AUTH", "u", "pw"]), common::ok());
+        let ours = run_acl_cases(&mut admin, &mut user);
+        for (i, case) in ACL_SCRIPT_CASES.iter().enumerate() {
+            assert_eq!(ours.0[i], theirs.0[i], "{shards} shards: {case:?}");
+        }
+        assert_eq!(ours.1, theirs.1, "{shards} shards: ACL LOG");
+        // The default user's scripts are not checked.
+        assert_eq!(
+            admin.cmd(&["EVAL", "return redis.call('get','x')", "0"]),
+            Reply::Nil
+        );
+    }
+}

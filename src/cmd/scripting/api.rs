@@ -6,6 +6,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use mlua::{Lua, MultiValue, Value};
@@ -13,6 +14,7 @@ use mlua::{Lua, MultiValue, Value};
 use std::time::Duration;
 
 use super::convert;
+use crate::cmd::acl::{check_script_command, ScriptCaller};
 use crate::cmd::table::{Handler, Route};
 use crate::cmd::{lookup, propagate, shard_of, CommandFlags, Ctx};
 use crate::exec::{Msg, TxId};
@@ -30,6 +32,9 @@ pub struct Call<'c, 'a> {
     /// those shards whole, and the shards; a command on a key of one of
     /// them runs there (`remote`).
     pub across: Option<(Option<TxId>, Vec<usize>)>,
+    /// A user that may not run everything: each command is checked
+    /// against it.
+    pub caller: Option<Arc<ScriptCaller>>,
 }
 
 fn refuse(text: &str) -> Frame {
@@ -99,8 +104,20 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if !spec.arity_ok(argv.len()) {
         return refuse("Wrong number of args calling Redis command from script");
     }
-    if spec.flags.contains(CommandFlags::NOSCRIPT) {
+    // A subcommand has flags of its own (CONFIG GET is `noscript`, its
+    // container is not), as Redis looks the subcommand up.
+    let sub = argv
+        .get(1)
+        .and_then(|name| crate::cmd::acl::rules::sub_index(spec, name))
+        .filter(|_| spec.container);
+    let flags = sub.map_or(spec.flags, |i| spec.meta.subcommands[i].flags);
+    if flags.contains(CommandFlags::NOSCRIPT) {
         return refuse("This Redis command is not allowed from script");
+    }
+    if let Some(caller) = &call.caller {
+        if let Err(text) = check_script_command(call.ctx.shard, caller, spec, argv) {
+            return refuse(text);
+        }
     }
     let write = spec.flags.contains(CommandFlags::WRITE);
     if write && call.read_only {

@@ -239,11 +239,11 @@ fn sync(vm: &mut Vm, libraries: &Libraries) {
 }
 
 pub fn fcall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    fcall_in(ctx, argv, false, None)
+    fcall_in(ctx, argv, false, None, None)
 }
 
 pub fn fcall_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    fcall_in(ctx, argv, true, None)
+    fcall_in(ctx, argv, true, None, None)
 }
 
 pub(super) fn fcall_in(
@@ -251,6 +251,7 @@ pub(super) fn fcall_in(
     argv: &[Bytes],
     read_only: bool,
     across: Option<(Option<TxId>, Vec<usize>)>,
+    caller: Option<Arc<crate::cmd::acl::ScriptCaller>>,
 ) -> Reply {
     let numkeys = int_arg(&argv[2]).map_err(|_| err::frame("ERR Bad number of keys provided"))?;
     if numkeys < 0 {
@@ -287,6 +288,7 @@ pub(super) fn fcall_in(
             read_only: info.no_writes(),
             wrote: Default::default(),
             across,
+            caller,
         };
         super::run(vm, call, &name, function, (keys, args), true)
     })
