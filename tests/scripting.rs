@@ -856,3 +856,93 @@ fn a_restricted_users_script_gets_redis_refusals_for_commands_keys_and_channels(
         );
     }
 }
+
+const LIB_A: &str =
+    "#!lua name=liba\nredis.register_function('fa', function(keys, args) return 'a' end)";
+const LIB_B: &str = "#!lua name=libb\nredis.register_function{function_name='fb', callback=function() return 'b' end, flags={'no-writes'}, description='bee'}";
+const LIB_B2: &str = "#!lua name=libb\nredis.register_function('fb', function() return 'b2' end)";
+const LIB_CLASH: &str = "#!lua name=libc\nredis.register_function('fa', function() return 'c' end)";
+
+fn bulk_bytes(reply: Reply) -> Vec<u8> {
+    match reply {
+        Reply::Bulk(b) => b,
+        other => panic!("not a bulk: {other:?}"),
+    }
+}
+
+/// FUNCTION LIST WITHCODE, libraries by name (the registries' orders
+/// differ).
+fn listed(c: &mut Raw) -> Vec<Reply> {
+    let mut libs = c.cmd(&["FUNCTION", "LIST", "WITHCODE"]).items();
+    libs.sort_by_key(|l| format!("{l:?}"));
+    libs
+}
+
+#[test]
+fn function_dump_payloads_restore_on_redis_and_back() {
+    let Some(redis) = Redis::or_skip("FUNCTION DUMP/RESTORE differential") else {
+        return;
+    };
+    let server = Server::start(2, &[]);
+    let mut ours = server.raw();
+    let mut theirs = Raw::connect(redis.port);
+    let big = format!(
+        "#!lua name=big\n{}redis.register_function('fbig', function() return 1 end)",
+        "-- pad\n".repeat(100)
+    );
+    for c in [&mut ours, &mut theirs] {
+        c.cmd(&["FUNCTION", "FLUSH"]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_A]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_B]);
+        c.cmd(&["FUNCTION", "LOAD", &big]);
+    }
+    let our_dump = bulk_bytes(ours.cmd(&["FUNCTION", "DUMP"]));
+    let their_dump = bulk_bytes(theirs.cmd(&["FUNCTION", "DUMP"]));
+    let expected = listed(&mut theirs);
+    // Each server restores the other's payload into an empty registry.
+    for (c, payload) in [(&mut ours, &their_dump), (&mut theirs, &our_dump)] {
+        assert_eq!(c.cmd(&["FUNCTION", "FLUSH"]), common::ok());
+        assert_eq!(
+            c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]),
+            common::ok()
+        );
+        assert_eq!(listed(c), expected);
+        assert_eq!(c.cmd(&["FCALL", "fa", "0"]), Reply::bulk("a"));
+    }
+    // Policies and errors, reply for reply.
+    let mut empty = Vec::new();
+    for c in [&mut ours, &mut theirs] {
+        c.cmd(&["FUNCTION", "FLUSH"]);
+        empty.push(bulk_bytes(c.cmd(&["FUNCTION", "DUMP"])));
+    }
+    assert_eq!(empty[0], empty[1]);
+    let mut replies = Vec::new();
+    for (c, payload) in [(&mut ours, &our_dump), (&mut theirs, &their_dump)] {
+        let mut r = Vec::new();
+        c.cmd(&["FUNCTION", "LOAD", LIB_B2]);
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"APPEND"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"bogus"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"APPEND", b"x"]));
+        r.push(c.cmd(&["FCALL", "fb", "0"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"replace"]));
+        r.push(c.cmd(&["FCALL", "fb", "0"]));
+        c.cmd(&["FUNCTION", "DELETE", "liba"]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_CLASH]);
+        c.cmd(&["FUNCTION", "DELETE", "libb"]);
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"FLUSH"]));
+        r.push(c.cmd(&["FCALL", "fa", "0"]));
+        let mut flipped = payload.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", &flipped]));
+        r.push(c.cmd(&["FUNCTION", "RESTORE", ""]));
+        c.cmd(&["SET", "sk", "v"]);
+        let key_dump = bulk_bytes(c.cmd(&["DUMP", "sk"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", &key_dump]));
+        r.push(c.cmd(&["FUNCTION", "DUMP", "x"]));
+        r.push(c.cmd(&["FUNCTION", "RESTORE"]));
+        replies.push(r);
+    }
+    assert_eq!(replies[0], replies[1]);
+}

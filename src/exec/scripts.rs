@@ -108,6 +108,17 @@ pub struct Library {
     pub functions: Vec<FunctionInfo>,
 }
 
+/// How FUNCTION RESTORE treats the libraries already there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestorePolicy {
+    /// Refused when a library of the payload is there already.
+    Append,
+    /// Libraries of the payload replace those of the same name.
+    Replace,
+    /// Every library there goes first.
+    Flush,
+}
+
 /// The server's function libraries, shared by every shard like the
 /// script cache; `generation` moves at every change, and a shard's VM
 /// whose libraries are older loads them all again before its next FCALL.
@@ -210,6 +221,47 @@ impl Libraries {
                 })
                 .sum()
         })
+    }
+
+    /// FUNCTION RESTORE's join of `new` (libraries loaded from a payload,
+    /// names distinct) into the registry, under one lock so no FUNCTION
+    /// LOAD of another shard comes between the checks and the change.
+    /// Err: the reason, in Redis 7.0.15's words (without `ERR `).
+    pub fn restore(&self, new: Vec<Library>, policy: RestorePolicy) -> Result<(), String> {
+        let Ok(mut libs) = self.libs.write() else {
+            return Err("the function registry is not available".into());
+        };
+        let mut joined = if policy == RestorePolicy::Flush {
+            Default::default()
+        } else {
+            libs.clone()
+        };
+        for lib in &new {
+            let key = lib.name.to_ascii_lowercase();
+            if joined.contains_key(&key) && policy == RestorePolicy::Append {
+                return Err(format!("Library {} already exists", lib.name));
+            }
+            joined.remove(&key);
+        }
+        for lib in &new {
+            for f in &lib.functions {
+                let taken = joined.values().any(|old| {
+                    old.functions
+                        .iter()
+                        .any(|g| g.name.eq_ignore_ascii_case(&f.name))
+                });
+                if taken {
+                    return Err(format!("Function {} already exists", f.name));
+                }
+            }
+        }
+        for lib in new {
+            joined.insert(lib.name.to_ascii_lowercase(), lib);
+        }
+        *libs = joined;
+        drop(libs);
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// (libraries, functions) for FUNCTION STATS.
