@@ -409,8 +409,7 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
 
 /// What library code `body` registers, run in this shard's VM. Err: the
 /// error reply.
-fn registration_of(shard: &ShardData, body: &[u8]) -> Result<Vec<FunctionInfo>, String> {
-    let generation = shard.shared.scripts.generation();
+fn registration_of(generation: u64, body: &[u8]) -> Result<Vec<FunctionInfo>, String> {
     vm::with_vm(generation, |vm| {
         run_library(vm, body).map(|fs| fs.into_iter().map(|(i, _)| i).collect::<Vec<_>>())
     })
@@ -418,17 +417,17 @@ fn registration_of(shard: &ShardData, body: &[u8]) -> Result<Vec<FunctionInfo>, 
 }
 
 /// Libraries from their code (a FUNCTION RESTORE payload, an RDB file),
-/// each run once to learn what it registers. Err: the error reply (a
-/// library that does not load, two of one name or two functions of one
-/// name among them).
-pub fn libraries_of(shard: &ShardData, codes: Vec<Vec<u8>>) -> Result<Vec<Library>, String> {
+/// each run once in this thread's VM (of script cache `generation`) to
+/// learn what it registers. Err: the error reply (a library that does not
+/// load, two of one name or two functions of one name among them).
+pub fn libraries_of(generation: u64, codes: Vec<Vec<u8>>) -> Result<Vec<Library>, String> {
     let mut out: Vec<Library> = Vec::with_capacity(codes.len());
     for code in codes {
         let (name, body) = metadata(&code)?;
         if out.iter().any(|l| l.name.eq_ignore_ascii_case(&name)) {
             return Err(format!("ERR Library '{name}' already exists"));
         }
-        let functions = registration_of(shard, body)?;
+        let functions = registration_of(generation, body)?;
         for f in &functions {
             let taken = out
                 .iter()
@@ -463,7 +462,7 @@ fn restore(shard: &ShardData, args: &[Bytes]) -> Frame {
         Ok(codes) => codes,
         Err(e) => return Frame::error(format!("ERR {}", e.message())),
     };
-    let libs = match libraries_of(shard, codes) {
+    let libs = match libraries_of(shard.shared.scripts.generation(), codes) {
         Ok(libs) => libs,
         Err(e) => return Frame::Error(e),
     };
@@ -496,7 +495,7 @@ fn load(shard: &ShardData, args: &[Bytes]) -> Frame {
     if !replace && libraries.contains(&name) {
         return Frame::error(format!("ERR Library '{name}' already exists"));
     }
-    let functions = match registration_of(shard, body) {
+    let functions = match registration_of(shard.shared.scripts.generation(), body) {
         Ok(f) => f,
         Err(e) => return Frame::Error(e),
     };
