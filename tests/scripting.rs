@@ -794,6 +794,14 @@ const ACL_SCRIPT_CASES: &[&[&str]] = &[
     &["EVAL", "return redis.call('config','get','maxmemory')", "0"],
     &["FCALL", "getter", "1", "k1"],
     &["FCALL", "getter", "1", "zz"],
+    &["EVAL", "return redis.acl_check_cmd('set','k1','1')", "0"],
+    &[
+        "EVAL",
+        "return redis.acl_check_cmd('hset','k1','f','1')",
+        "0",
+    ],
+    &["EVAL", "return redis.acl_check_cmd('set','yy','1')", "0"],
+    &["EVAL", "return redis.acl_check_cmd('nosuch','a')", "0"],
 ];
 
 const ACL_SCRIPT_LIB: &str = "#!lua name=acllib\nredis.register_function('getter', function(keys) return redis.call('get', keys[1]) end)";

@@ -169,6 +169,12 @@ pub fn script_caller(shard: &ShardData, session: &Session) -> Option<Arc<ScriptC
     }))
 }
 
+/// `redis.acl_check_cmd`: whether `caller` may run `argv` (nothing is
+/// logged, as in Redis).
+pub fn script_may_run(caller: &ScriptCaller, spec: &'static CommandSpec, argv: &[Bytes]) -> bool {
+    check::check(&caller.user, spec, argv).is_ok()
+}
+
 /// Whether `caller` may run `argv` from its script; Err: the error text
 /// (without `ERR `) Redis 7.0.15 gives the script, the refusal counted and
 /// logged with context `lua`.

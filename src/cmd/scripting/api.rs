@@ -96,6 +96,34 @@ pub fn call(
     convert::to_lua(lua, &frame, resp3)
 }
 
+/// `redis.acl_check_cmd(...)`: whether the user running the script may
+/// run that command line (a script of a user who may run anything: true).
+pub fn acl_check(state: &RefCell<Call>, args: MultiValue) -> mlua::Result<bool> {
+    let fail = |text: &str| super::vm::raise(format!("ERR {text}"));
+    let argv = argv_of(args).map_err(|e| {
+        fail(
+            e.error_code()
+                .map(|t| {
+                    String::from_utf8_lossy(t)
+                        .trim_start_matches("ERR ")
+                        .to_string()
+                })
+                .unwrap_or_default()
+                .as_str(),
+        )
+    })?;
+    let Some(spec) = lookup(&argv[0]) else {
+        return Err(fail("Invalid command passed to redis.acl_check_cmd()"));
+    };
+    let call = state
+        .try_borrow()
+        .map_err(|_| fail("This Redis command is not allowed from script"))?;
+    Ok(call
+        .caller
+        .as_ref()
+        .is_none_or(|c| crate::cmd::acl::script_may_run(c, spec, &argv)))
+}
+
 /// Runs one command of a script on the script's shard.
 fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     let Some(spec) = lookup(&argv[0]) else {

@@ -228,6 +228,9 @@ pub(super) fn run(
         Ok(t) => t,
         Err(e) => return Err(running_error(sha, &e)),
     };
+    // The VM's own acl_check_cmd (for library code run at load), put back
+    // after the run: the scoped one checks this script's caller.
+    let static_acl_check: Value = redis.raw_get("acl_check_cmd").unwrap_or(Value::Nil);
     let result = lua.scope(|scope| {
         let call =
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
@@ -235,6 +238,9 @@ pub(super) fn run(
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, false, args))?;
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
+        let acl_check =
+            scope.create_function(|_, args: MultiValue| api::acl_check(&state, args))?;
+        redis.raw_set("acl_check_cmd", acl_check)?;
         let runner: Function = hidden.raw_get("run")?;
         let (ok, value): (bool, Value) = runner.call((function, k, a))?;
         let resp3 = vm::resp(lua) == 3;
@@ -247,6 +253,7 @@ pub(super) fn run(
     limits.stop(lua);
     let _ = redis.raw_set("call", Value::Nil);
     let _ = redis.raw_set("pcall", Value::Nil);
+    let _ = redis.raw_set("acl_check_cmd", static_acl_check);
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
 }
 
