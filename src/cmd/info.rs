@@ -411,21 +411,6 @@ fn by_name(counters: &ShardCounters) -> Vec<(&'static str, &CmdStat)> {
     called
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn section_selection() {
-        assert_eq!(sections_for(&[]), DEFAULT_SECTIONS);
-        assert!(sections_for(&["all".into()]).contains(&"commandstats"));
-        assert_eq!(
-            sections_for(&["keyspace".into(), "stats".into()]),
-            vec!["stats", "keyspace"]
-        );
-    }
-}
-
 /// INFO memory's scripting fields, named and ordered as Redis 7.0.15 prints
 /// them. Redis keeps one Lua VM for EVAL and one for functions; each ember
 /// shard has one VM running both, so the sum of the shards' VMs is
@@ -453,4 +438,19 @@ fn scripts_memory(line: &mut impl FnMut(&str, String), shared: &Shared, reports:
     let scripts = scripts_eval + functions_mem;
     line("used_memory_scripts", scripts.to_string());
     line("used_memory_scripts_human", human_bytes(scripts));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_selection() {
+        assert_eq!(sections_for(&[]), DEFAULT_SECTIONS);
+        assert!(sections_for(&["all".into()]).contains(&"commandstats"));
+        assert_eq!(
+            sections_for(&["keyspace".into(), "stats".into()]),
+            vec!["stats", "keyspace"]
+        );
+    }
 }
