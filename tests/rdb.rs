@@ -487,3 +487,62 @@ fn a_bgsave_under_twenty_writing_clients_writes_one_instant() {
         }
     }
 }
+
+const LIBRARY: &str = "#!lua name=filelib\nredis.register_function{function_name='fget', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}";
+
+/// FUNCTION LIST WITHCODE.
+fn libraries(c: &mut Raw) -> Reply {
+    c.cmd(&["FUNCTION", "LIST", "WITHCODE"])
+}
+
+#[test]
+fn function_libraries_travel_in_the_file_between_ember_and_redis_server() {
+    let Some(mut reference) = Redis::or_skip("function libraries in the RDB file") else {
+        return;
+    };
+    let mut r = Raw::connect(reference.port);
+    r.cmd(&["FUNCTION", "LOAD", LIBRARY]);
+    let expected = libraries(&mut r);
+    reference.stop();
+
+    // ember writes them, ember and redis-server read them.
+    let dir = temp_dir();
+    let mut ember = Server::start_in(&dir, 2, &[]);
+    let mut e = ember.raw();
+    assert_eq!(
+        e.cmd(&["FUNCTION", "LOAD", LIBRARY]),
+        Reply::bulk("filelib")
+    );
+    e.cmd(&["SET", "k", "v"]);
+    assert_eq!(e.cmd(&["SAVE"]), Reply::ok());
+    let report = check_rdb(&dir.join("dump.rdb")).unwrap_or_default();
+    assert!(report.contains("RDB looks OK"), "{report}");
+    // DEBUG RELOAD keeps them (flushed and read back).
+    e.send_cmd(&[b"SHUTDOWN", b"NOSAVE"]);
+    assert!(e.read().is_none(), "the connection closes");
+    assert!(ember.wait_exit().is_some());
+    let ember = Server::start_in(&dir, 3, &["--enable-debug-command", "yes"]);
+    let mut e = ember.raw();
+    assert_eq!(libraries(&mut e), expected);
+    assert_eq!(e.cmd(&["FCALL_RO", "fget", "1", "k"]), Reply::bulk("v"));
+    assert_eq!(e.cmd(&["DEBUG", "RELOAD"]), Reply::ok());
+    assert_eq!(libraries(&mut e), expected);
+    drop(ember);
+    let redis = start_redis_in(&dir).expect("redis-server starts on ember's file");
+    let mut r = Raw::connect(redis.port);
+    assert_eq!(libraries(&mut r), expected);
+    assert_eq!(r.cmd(&["FCALL_RO", "fget", "1", "k"]), Reply::bulk("v"));
+
+    // redis-server writes them, ember reads them.
+    let dir2 = temp_dir();
+    let redis = start_redis_in(&dir2).unwrap();
+    let mut r = Raw::connect(redis.port);
+    r.cmd(&["FUNCTION", "LOAD", LIBRARY]);
+    assert_eq!(r.cmd(&["SAVE"]), Reply::ok());
+    drop(redis);
+    let ember = Server::start_in(&dir2, 1, &[]);
+    let mut e = ember.raw();
+    assert_eq!(libraries(&mut e), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}

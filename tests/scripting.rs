@@ -680,3 +680,277 @@ return s";
     assert_eq!(c.cmd(&args), int(6));
     assert_eq!(c.cmd(&["GET", &keys[2]]), Reply::bulk("3"));
 }
+
+/// INFO memory's scripting fields as (name, value), in the order printed.
+fn script_memory_fields(c: &mut Raw) -> Vec<(String, String)> {
+    let text = c.cmd(&["INFO", "memory"]).text();
+    text.lines()
+        .filter_map(|l| l.trim_end().split_once(':'))
+        .filter(|(k, _)| {
+            ["lua", "script", "function", "librar", "_vm_"]
+                .iter()
+                .any(|w| k.contains(w))
+        })
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn field(fields: &[(String, String)], name: &str) -> u64 {
+    fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} in {fields:?}"))
+}
+
+#[test]
+fn info_memory_counts_scripts_and_libraries_under_redis_names() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let before = script_memory_fields(&mut c);
+    assert_eq!(field(&before, "number_of_cached_scripts"), 0);
+    let body = format!("return '{}'", "x".repeat(1000));
+    c.cmd(&["SCRIPT", "LOAD", &body]);
+    c.cmd(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "k"]);
+    let lib = "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)\nredis.register_function('f2', function() return 2 end)";
+    c.cmd(&["FUNCTION", "LOAD", lib]);
+    let after = script_memory_fields(&mut c);
+    assert_eq!(field(&after, "number_of_cached_scripts"), 2);
+    assert_eq!(field(&after, "number_of_libraries"), 1);
+    assert_eq!(field(&after, "number_of_functions"), 2);
+    let eval = field(&after, "used_memory_scripts_eval");
+    assert!(
+        eval >= 1000 + field(&before, "used_memory_scripts_eval"),
+        "{after:?}"
+    );
+    assert!(field(&after, "used_memory_functions") >= lib.len() as u64);
+    assert_eq!(
+        field(&after, "used_memory_scripts"),
+        eval + field(&after, "used_memory_functions")
+    );
+    // A shard that ran a script has a VM, and the total covers the VMs.
+    let vm = field(&after, "used_memory_vm_eval");
+    assert!(vm > 0);
+    assert_eq!(field(&after, "used_memory_lua"), vm);
+    assert_eq!(
+        field(&after, "used_memory_vm_total"),
+        vm + field(&after, "used_memory_vm_functions")
+    );
+    c.cmd(&["SCRIPT", "FLUSH"]);
+    c.cmd(&["FUNCTION", "FLUSH"]);
+    let flushed = script_memory_fields(&mut c);
+    assert_eq!(field(&flushed, "number_of_cached_scripts"), 0);
+    assert_eq!(field(&flushed, "number_of_libraries"), 0);
+    assert_eq!(field(&flushed, "used_memory_scripts_eval"), 0);
+}
+
+#[test]
+fn info_memory_script_fields_are_redis_fields_in_redis_order() {
+    let Some(redis) = Redis::or_skip("INFO memory script fields") else {
+        return;
+    };
+    let server = Server::start(1, &[]);
+    let names = |c: &mut Raw| -> Vec<String> {
+        script_memory_fields(c)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let ours = names(&mut server.raw());
+    let theirs = names(&mut Raw::connect(redis.port));
+    assert_eq!(ours, theirs);
+    let mut c = server.raw();
+    let mut r = Raw::connect(redis.port);
+    for conn in [&mut c, &mut r] {
+        conn.cmd(&["SCRIPT", "LOAD", "return 1"]);
+        conn.cmd(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=l\nredis.register_function('f', function() return 1 end)",
+        ]);
+    }
+    for name in [
+        "number_of_cached_scripts",
+        "number_of_functions",
+        "number_of_libraries",
+    ] {
+        assert_eq!(
+            field(&script_memory_fields(&mut c), name),
+            field(&script_memory_fields(&mut r), name),
+            "{name}"
+        );
+    }
+}
+
+/// What a restricted user's scripts try, run as that user: each reply
+/// must be redis-server's.
+const ACL_SCRIPT_CASES: &[&[&str]] = &[
+    &["EVAL", "redis.call('get','x')", "0"],
+    &["EVAL", "return redis.pcall('get','x')", "0"],
+    &["EVAL", "return redis.call('set','k1','v')", "1", "k1"],
+    &["EVAL", "return redis.call('get', KEYS[1])", "1", "k1"],
+    &["EVAL", "return redis.pcall('get', KEYS[1])", "1", "other"],
+    &["EVAL", "return redis.call('publish','nope','m')", "0"],
+    &["EVAL", "return redis.call('config','get','maxmemory')", "0"],
+    &["FCALL", "getter", "1", "k1"],
+    &["FCALL", "getter", "1", "zz"],
+    &["EVAL", "return redis.acl_check_cmd('set','k1','1')", "0"],
+    &[
+        "EVAL",
+        "return redis.acl_check_cmd('hset','k1','f','1')",
+        "0",
+    ],
+    &["EVAL", "return redis.acl_check_cmd('set','yy','1')", "0"],
+    &["EVAL", "return redis.acl_check_cmd('nosuch','a')", "0"],
+];
+
+const ACL_SCRIPT_LIB: &str = "#!lua name=acllib\nredis.register_function('getter', function(keys) return redis.call('get', keys[1]) end)";
+
+/// The ACL LOG entries without their times and client lines.
+fn acl_log(c: &mut Raw) -> Vec<Vec<Reply>> {
+    c.cmd(&["ACL", "LOG"])
+        .items()
+        .into_iter()
+        .map(|entry| {
+            let items = entry.items();
+            items
+                .chunks(2)
+                .filter(|kv| {
+                    let k = kv[0].text();
+                    k != "age-seconds" && k != "client-info"
+                })
+                .flat_map(|kv| kv.to_vec())
+                .collect()
+        })
+        .collect()
+}
+
+fn run_acl_cases(admin: &mut Raw, user: &mut Raw) -> (Vec<Reply>, Vec<Vec<Reply>>) {
+    admin.cmd(&["FUNCTION", "LOAD", "REPLACE", ACL_SCRIPT_LIB]);
+    admin.cmd(&["ACL", "LOG", "RESET"]);
+    let replies = ACL_SCRIPT_CASES.iter().map(|case| user.cmd(case)).collect();
+    (replies, acl_log(admin))
+}
+
+#[test]
+fn a_restricted_users_script_gets_redis_refusals_for_commands_keys_and_channels() {
+    let Some(redis) = Redis::or_skip("ACL inside scripts") else {
+        return;
+    };
+    let rules = [
+        "ACL", "SETUSER", "u", "on", ">pw", "+eval", "+fcall", "+get", "+set", "+publish", "~k*",
+        "&ch*",
+    ];
+    let mut theirs_admin = Raw::connect(redis.port);
+    assert_eq!(theirs_admin.cmd(&rules), common::ok());
+    let mut theirs_user = Raw::connect(redis.port);
+    assert_eq!(theirs_user.cmd(&["AUTH", "u", "pw"]), common::ok());
+    let theirs = run_acl_cases(&mut theirs_admin, &mut theirs_user);
+    for shards in [1, 3] {
+        let server = Server::start(shards, &[]);
+        let mut admin = server.raw();
+        assert_eq!(admin.cmd(&rules), common::ok());
+        let mut user = server.raw();
+        assert_eq!(user.cmd(&["AUTH", "u", "pw"]), common::ok());
+        let ours = run_acl_cases(&mut admin, &mut user);
+        for (i, case) in ACL_SCRIPT_CASES.iter().enumerate() {
+            assert_eq!(ours.0[i], theirs.0[i], "{shards} shards: {case:?}");
+        }
+        assert_eq!(ours.1, theirs.1, "{shards} shards: ACL LOG");
+        // The default user's scripts are not checked.
+        assert_eq!(
+            admin.cmd(&["EVAL", "return redis.call('get','x')", "0"]),
+            Reply::Nil
+        );
+    }
+}
+
+const LIB_A: &str =
+    "#!lua name=liba\nredis.register_function('fa', function(keys, args) return 'a' end)";
+const LIB_B: &str = "#!lua name=libb\nredis.register_function{function_name='fb', callback=function() return 'b' end, flags={'no-writes'}, description='bee'}";
+const LIB_B2: &str = "#!lua name=libb\nredis.register_function('fb', function() return 'b2' end)";
+const LIB_CLASH: &str = "#!lua name=libc\nredis.register_function('fa', function() return 'c' end)";
+
+fn bulk_bytes(reply: Reply) -> Vec<u8> {
+    match reply {
+        Reply::Bulk(b) => b,
+        other => panic!("not a bulk: {other:?}"),
+    }
+}
+
+/// FUNCTION LIST WITHCODE, libraries by name (the registries' orders
+/// differ).
+fn listed(c: &mut Raw) -> Vec<Reply> {
+    let mut libs = c.cmd(&["FUNCTION", "LIST", "WITHCODE"]).items();
+    libs.sort_by_key(|l| format!("{l:?}"));
+    libs
+}
+
+#[test]
+fn function_dump_payloads_restore_on_redis_and_back() {
+    let Some(redis) = Redis::or_skip("FUNCTION DUMP/RESTORE differential") else {
+        return;
+    };
+    let server = Server::start(2, &[]);
+    let mut ours = server.raw();
+    let mut theirs = Raw::connect(redis.port);
+    let big = format!(
+        "#!lua name=big\n{}redis.register_function('fbig', function() return 1 end)",
+        "-- pad\n".repeat(100)
+    );
+    for c in [&mut ours, &mut theirs] {
+        c.cmd(&["FUNCTION", "FLUSH"]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_A]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_B]);
+        c.cmd(&["FUNCTION", "LOAD", &big]);
+    }
+    let our_dump = bulk_bytes(ours.cmd(&["FUNCTION", "DUMP"]));
+    let their_dump = bulk_bytes(theirs.cmd(&["FUNCTION", "DUMP"]));
+    let expected = listed(&mut theirs);
+    // Each server restores the other's payload into an empty registry.
+    for (c, payload) in [(&mut ours, &their_dump), (&mut theirs, &our_dump)] {
+        assert_eq!(c.cmd(&["FUNCTION", "FLUSH"]), common::ok());
+        assert_eq!(
+            c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]),
+            common::ok()
+        );
+        assert_eq!(listed(c), expected);
+        assert_eq!(c.cmd(&["FCALL", "fa", "0"]), Reply::bulk("a"));
+    }
+    // Policies and errors, reply for reply.
+    let mut empty = Vec::new();
+    for c in [&mut ours, &mut theirs] {
+        c.cmd(&["FUNCTION", "FLUSH"]);
+        empty.push(bulk_bytes(c.cmd(&["FUNCTION", "DUMP"])));
+    }
+    assert_eq!(empty[0], empty[1]);
+    let mut replies = Vec::new();
+    for (c, payload) in [(&mut ours, &our_dump), (&mut theirs, &their_dump)] {
+        let mut r = Vec::new();
+        c.cmd(&["FUNCTION", "LOAD", LIB_B2]);
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"APPEND"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"bogus"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"APPEND", b"x"]));
+        r.push(c.cmd(&["FCALL", "fb", "0"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"replace"]));
+        r.push(c.cmd(&["FCALL", "fb", "0"]));
+        c.cmd(&["FUNCTION", "DELETE", "liba"]);
+        c.cmd(&["FUNCTION", "LOAD", LIB_CLASH]);
+        c.cmd(&["FUNCTION", "DELETE", "libb"]);
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", payload, b"FLUSH"]));
+        r.push(c.cmd(&["FCALL", "fa", "0"]));
+        let mut flipped = payload.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", &flipped]));
+        r.push(c.cmd(&["FUNCTION", "RESTORE", ""]));
+        c.cmd(&["SET", "sk", "v"]);
+        let key_dump = bulk_bytes(c.cmd(&["DUMP", "sk"]));
+        r.push(c.cmd_bytes(&[b"FUNCTION", b"RESTORE", &key_dump]));
+        r.push(c.cmd(&["FUNCTION", "DUMP", "x"]));
+        r.push(c.cmd(&["FUNCTION", "RESTORE"]));
+        replies.push(r);
+    }
+    assert_eq!(replies[0], replies[1]);
+}

@@ -135,6 +135,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("allocator_allocated", mem.allocated.to_string());
                 line("allocator_active", mem.active.to_string());
                 line("allocator_resident", mem.resident.to_string());
+                scripts_memory(&mut line, shared, reports);
                 let eviction = &crate::config::EVICTION;
                 line("maxmemory", eviction.maxmemory().to_string());
                 line("maxmemory_human", human_bytes(eviction.maxmemory()));
@@ -408,6 +409,35 @@ fn by_name(counters: &ShardCounters) -> Vec<(&'static str, &CmdStat)> {
         .collect();
     called.sort_by_key(|(name, _)| *name);
     called
+}
+
+/// INFO memory's scripting fields, named and ordered as Redis 7.0.15 prints
+/// them. Redis keeps one Lua VM for EVAL and one for functions; each ember
+/// shard has one VM running both, so the sum of the shards' VMs is
+/// reported as the eval VM (`used_memory_lua` is its old name) and the
+/// functions VM, which does not exist apart from it, as 0.
+fn scripts_memory(line: &mut impl FnMut(&str, String), shared: &Shared, reports: &[ShardReport]) {
+    let vm_eval: u64 = reports.iter().map(|r| r.lua_mem).sum();
+    let vm_functions = 0u64;
+    let scripts_eval = shared.scripts.memory();
+    let (cached, _) = shared.scripts.stats();
+    let (libraries, functions) = shared.libraries.counts();
+    let functions_mem = shared.libraries.memory();
+    line("used_memory_lua", vm_eval.to_string());
+    line("used_memory_vm_eval", vm_eval.to_string());
+    line("used_memory_lua_human", human_bytes(vm_eval));
+    line("used_memory_scripts_eval", scripts_eval.to_string());
+    line("number_of_cached_scripts", cached.to_string());
+    line("number_of_functions", functions.to_string());
+    line("number_of_libraries", libraries.to_string());
+    line("used_memory_vm_functions", vm_functions.to_string());
+    let vm_total = vm_eval + vm_functions;
+    line("used_memory_vm_total", vm_total.to_string());
+    line("used_memory_vm_total_human", human_bytes(vm_total));
+    line("used_memory_functions", functions_mem.to_string());
+    let scripts = scripts_eval + functions_mem;
+    line("used_memory_scripts", scripts.to_string());
+    line("used_memory_scripts_human", human_bytes(scripts));
 }
 
 #[cfg(test)]

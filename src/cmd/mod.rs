@@ -179,6 +179,15 @@ fn keyed(
     argv: &mut Vec<Bytes>,
 ) -> Action {
     let n = shard.shared.nshards;
+    if let Split::Computed(_, f) = split {
+        // A script of a user that may not run everything: its caller goes
+        // with it (its commands are checked against the user), which the
+        // custom route carries; the plain handler sees no session.
+        if scripting::is_script(spec) && !acl::is_free(shard, session) {
+            let action = f(shard, session, argv);
+            return propagate::custom(shard, session.db, spec, argv, action);
+        }
+    }
     let mut positions = spec.key_positions(argv);
     let Some(first) = positions.next() else {
         // No named key, but the data or the code may reach keys anywhere

@@ -26,6 +26,7 @@ use bytes::Bytes;
 use super::args::err;
 use super::{CommandSpec, Session, ShardData};
 use crate::cmd::meta::CommandFlags;
+use crate::exec::scripts::RestorePolicy;
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, Shared};
 use crate::persist::file::{self, Aux};
 use crate::persist::{disk, snapshot, Part};
@@ -97,7 +98,14 @@ pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
         ctime_s: now / 1000,
         used_mem: crate::util::memory::memory_stats().allocated,
     };
-    let bytes = file::build(&dbs, &aux, config.rdbchecksum(), version);
+    let libraries = shared.libraries.all();
+    let codes: Vec<&[u8]> = libraries.iter().map(|l| l.code.as_ref()).collect();
+    let build = || file::build(&dbs, &codes, &aux, config.rdbchecksum(), version);
+    let bytes = if config.rdbcompression() {
+        build()
+    } else {
+        crate::store::rdb::writer::without_compression(build)
+    };
     let changes = parts
         .iter()
         .fold(0u64, |sum, p| sum.wrapping_add(p.changes));
@@ -282,7 +290,31 @@ pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
         let loaded = file::load(&bytes, &opts, |db, key, value, at| {
             per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
         });
-        if let Err(e) = loaded {
+        let loaded = match loaded {
+            Ok(l) => l,
+            Err(e) => {
+                return Action::Reply(Frame::Error(format!(
+                    "ERR Error trying to load the RDB dump: {e}"
+                )))
+            }
+        };
+        // The file's libraries: in place of the registry's (after a flush,
+        // as Redis empties functions with the data), else over those of
+        // the same name.
+        let policy = if flush {
+            RestorePolicy::Flush
+        } else {
+            RestorePolicy::Replace
+        };
+        let generation = shared.scripts.generation();
+        let restored = super::scripting::functions::libraries_of(generation, loaded.libraries)
+            .and_then(|libs| {
+                shared
+                    .libraries
+                    .restore(libs, policy)
+                    .map_err(|e| format!("ERR {e}"))
+            });
+        if let Err(e) = restored {
             return Action::Reply(Frame::Error(format!(
                 "ERR Error trying to load the RDB dump: {e}"
             )));

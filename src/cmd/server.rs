@@ -27,7 +27,9 @@ pub fn info(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
     let ops = (0..shared.nshards)
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
-                Out::Report(Box::new(ShardReport::of(ctx.shard, with_commands)))
+                let mut report = ShardReport::of(ctx.shard, with_commands);
+                report.lua_mem = super::scripting::vm::used_memory() as u64;
+                Out::Report(Box::new(report))
             };
             (s, Op::keyless(op))
         })

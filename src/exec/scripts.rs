@@ -74,6 +74,14 @@ impl ScriptCache {
         let n = self.bodies.read().map_or(0, |m| m.len());
         (n, self.bytes.load(Ordering::Relaxed))
     }
+
+    /// What the cache holds (INFO `used_memory_scripts_eval`): the bodies
+    /// and, per script, its map entry (the key, the `Bytes` handle and the
+    /// map's control byte), as Redis counts its bodies and dict entries.
+    pub fn memory(&self) -> u64 {
+        let (n, bodies) = self.stats();
+        bodies + (n * (std::mem::size_of::<(Sha, Bytes)>() + 1)) as u64
+    }
 }
 
 /// A function a library registered (FUNCTION LIST shows these).
@@ -98,6 +106,17 @@ pub struct Library {
     pub name: String,
     pub code: Bytes,
     pub functions: Vec<FunctionInfo>,
+}
+
+/// How FUNCTION RESTORE treats the libraries already there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestorePolicy {
+    /// Refused when a library of the payload is there already.
+    Append,
+    /// Libraries of the payload replace those of the same name.
+    Replace,
+    /// Every library there goes first.
+    Flush,
 }
 
 /// The server's function libraries, shared by every shard like the
@@ -175,6 +194,74 @@ impl Libraries {
             m.clear();
         }
         self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// What the registry holds (INFO `used_memory_functions`): each
+    /// library's name, code and entry, and its functions' names,
+    /// descriptions and flags.
+    pub fn memory(&self) -> u64 {
+        self.libs.read().map_or(0, |m| {
+            m.iter()
+                .map(|(key, lib)| {
+                    let functions: usize = lib
+                        .functions
+                        .iter()
+                        .map(|f| {
+                            std::mem::size_of::<FunctionInfo>()
+                                + f.name.len()
+                                + f.description.as_ref().map_or(0, |d| d.len())
+                                + f.flags.iter().map(|g| g.len() + 24).sum::<usize>()
+                        })
+                        .sum();
+                    (key.len()
+                        + std::mem::size_of::<Library>()
+                        + lib.name.len()
+                        + lib.code.len()
+                        + functions) as u64
+                })
+                .sum()
+        })
+    }
+
+    /// FUNCTION RESTORE's join of `new` (libraries loaded from a payload,
+    /// names distinct) into the registry, under one lock so no FUNCTION
+    /// LOAD of another shard comes between the checks and the change.
+    /// Err: the reason, in Redis 7.0.15's words (without `ERR `).
+    pub fn restore(&self, new: Vec<Library>, policy: RestorePolicy) -> Result<(), String> {
+        let Ok(mut libs) = self.libs.write() else {
+            return Err("the function registry is not available".into());
+        };
+        let mut joined = if policy == RestorePolicy::Flush {
+            Default::default()
+        } else {
+            libs.clone()
+        };
+        for lib in &new {
+            let key = lib.name.to_ascii_lowercase();
+            if joined.contains_key(&key) && policy == RestorePolicy::Append {
+                return Err(format!("Library {} already exists", lib.name));
+            }
+            joined.remove(&key);
+        }
+        for lib in &new {
+            for f in &lib.functions {
+                let taken = joined.values().any(|old| {
+                    old.functions
+                        .iter()
+                        .any(|g| g.name.eq_ignore_ascii_case(&f.name))
+                });
+                if taken {
+                    return Err(format!("Function {} already exists", f.name));
+                }
+            }
+        }
+        for lib in new {
+            joined.insert(lib.name.to_ascii_lowercase(), lib);
+        }
+        *libs = joined;
+        drop(libs);
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// (libraries, functions) for FUNCTION STATS.

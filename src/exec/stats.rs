@@ -153,6 +153,9 @@ pub struct ShardReport {
     /// Changes commands made on the shard (`Notifier::dirty`, Redis's
     /// `server.dirty`): `rdb_changes_since_last_save`.
     pub changes: u64,
+    /// Bytes the shard's Lua state holds (INFO `used_memory_vm_eval`); the
+    /// scripting layer fills it in, this layer knows no VM.
+    pub lua_mem: u64,
 }
 
 impl ShardReport {
@@ -175,6 +178,7 @@ impl ShardReport {
             counters,
             clients_mem: data.clients_mem,
             changes: data.store.stats.notify.dirty,
+            lua_mem: 0,
         }
     }
 }

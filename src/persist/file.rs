@@ -7,6 +7,7 @@
 //! ```text
 //!   "REDIS0010"
 //!   AUX redis-ver 7.0.15, AUX redis-bits 64, AUX ctime <s>, AUX used-mem <bytes>, AUX aof-base 0
+//!   per function library:  FUNCTION2 <code>
 //!   per database with keys:  SELECTDB <n>  RESIZEDB <keys> <volatile keys>
 //!     per key:  [EXPIRETIME_MS <u64 LE>] <type> <key> <value body>
 //!   EOF  <CRC-64 of everything before it, u64 LE; 0 with rdbchecksum no>
@@ -24,7 +25,7 @@
 
 use crate::store::rdb::reader::Reader;
 use crate::store::rdb::writer::{put_len, put_string};
-use crate::store::rdb::{crc64, decode_value, Limits, RDB_VERSION_7_0};
+use crate::store::rdb::{crc64, decode_value, functions, Limits, RDB_VERSION_7_0};
 use crate::store::Value;
 
 /// The newest version read: Redis 7.4's (hash-field TTLs).
@@ -98,11 +99,23 @@ pub fn put_eof(out: &mut Vec<u8>, crc: u64, checksum: bool) {
     out.extend_from_slice(&footer.to_le_bytes());
 }
 
-/// A whole file in memory from every database's part (index = database).
-pub fn build(parts: &[DbPart], aux: &Aux, checksum: bool, version: u16) -> Vec<u8> {
+/// A whole file in memory from every database's part (index = database),
+/// with the function libraries whose code is `libraries` before the
+/// databases, as Redis 7.0 writes them.
+pub fn build(
+    parts: &[DbPart],
+    libraries: &[&[u8]],
+    aux: &Aux,
+    checksum: bool,
+    version: u16,
+) -> Vec<u8> {
     let body: usize = parts.iter().map(|p| p.bytes.len() + 16).sum();
-    let mut out = Vec::with_capacity(body + 128);
+    let code: usize = libraries.iter().map(|c| c.len() + 8).sum();
+    let mut out = Vec::with_capacity(body + code + 128);
     put_header(&mut out, version.max(RDB_VERSION_7_0), aux);
+    for library in libraries {
+        functions::put_library(&mut out, library);
+    }
     for (db, part) in parts.iter().enumerate() {
         if part.keys == 0 {
             continue;
@@ -142,6 +155,8 @@ pub struct Loaded {
     pub keys_expired: u64,
     /// `redis-ver`, `ctime`, `used-mem` and the rest, as written.
     pub aux: Vec<(String, String)>,
+    /// The code of each function library, in the file's order.
+    pub libraries: Vec<Vec<u8>>,
 }
 
 impl Loaded {
@@ -236,10 +251,10 @@ pub fn load(
                 r.u8().map_err(cut)?;
             }
             op::FUNCTION2 => {
-                // A function library (Redis 7.0): ember has no functions;
-                // the library is skipped with a warning.
-                r.string().map_err(cut)?;
-                log::warn!("RDB file holds a function library; ember has no functions, skipped");
+                // A function library (Redis 7.0): its code, which the
+                // caller loads (this layer runs no Lua).
+                let code = functions::read_library(&mut r).map_err(|_| LoadError::Truncated)?;
+                loaded.libraries.push(code);
             }
             op::MODULE_AUX | op::FUNCTION_PRE_GA => {
                 return Err(corrupt(

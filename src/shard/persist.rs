@@ -22,7 +22,7 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
     };
     let started = std::time::Instant::now();
     let opts = crate::cmd::save::load_options(shared, true);
-    let loaded = disk::load_into(&bytes, &mut stores, &opts).map_err(|e| {
+    let mut loaded = disk::load_into(&bytes, &mut stores, &opts).map_err(|e| {
         log::warn!("{e}");
         if matches!(e, crate::persist::LoadError::Checksum { .. }) {
             // Redis's second line for it, which its tests look for.
@@ -32,6 +32,23 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
         }
         StartError::Load(e.to_string())
     })?;
+    // The file's function libraries, run once here to learn what they
+    // register; each shard's VM loads them again before its first FCALL.
+    if !loaded.libraries.is_empty() {
+        let generation = shared.scripts.generation();
+        let libraries = std::mem::take(&mut loaded.libraries);
+        crate::cmd::scripting::functions::libraries_of(generation, libraries)
+            .and_then(|libs| {
+                shared
+                    .libraries
+                    .restore(libs, crate::exec::scripts::RestorePolicy::Flush)
+                    .map_err(|e| format!("ERR {e}"))
+            })
+            .map_err(|e| {
+                log::warn!("Failed loading library from the RDB file: {e}");
+                StartError::Load(e)
+            })?;
+    }
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");
     log::info!("Loading RDB produced by version {ver}");
     if let Some(ctime) = loaded.aux("ctime").and_then(|c| c.parse::<u64>().ok()) {

@@ -16,6 +16,8 @@ pub mod check;
 pub mod file;
 pub mod rules;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 use super::args::err;
@@ -143,6 +145,68 @@ pub fn exec_refusals(
         }
     });
     refused
+}
+
+/// Who runs a script, when that user may not run everything: its
+/// `redis.call`s are checked against the user as Redis checks them
+/// (`scriptVerifyACL`), on whatever shard the script runs. The client's
+/// line for the ACL log is taken when the script is dispatched, since the
+/// session stays on the connection's shard.
+pub struct ScriptCaller {
+    user: Arc<User>,
+    client_info: String,
+}
+
+/// The caller of a script `session` runs, None when its user may run
+/// anything (nothing to check).
+pub fn script_caller(shard: &ShardData, session: &Session) -> Option<Arc<ScriptCaller>> {
+    if is_free(shard, session) {
+        return None;
+    }
+    Some(Arc::new(ScriptCaller {
+        user: Arc::clone(&session.auth.user),
+        client_info: client_info(session, shard.now_ms),
+    }))
+}
+
+/// `redis.acl_check_cmd`: whether `caller` may run `argv` (nothing is
+/// logged, as in Redis).
+pub fn script_may_run(caller: &ScriptCaller, spec: &'static CommandSpec, argv: &[Bytes]) -> bool {
+    check::check(&caller.user, spec, argv).is_ok()
+}
+
+/// Whether `caller` may run `argv` from its script; Err: the error text
+/// (without `ERR `) Redis 7.0.15 gives the script, the refusal counted and
+/// logged with context `lua`.
+pub fn check_script_command(
+    shard: &ShardData,
+    caller: &ScriptCaller,
+    spec: &'static CommandSpec,
+    argv: &[Bytes],
+) -> Result<(), &'static str> {
+    let Err(refusal) = check::check(&caller.user, spec, argv) else {
+        return Ok(());
+    };
+    let acl = &shard.shared.acl;
+    acl.denied.count(refusal.why);
+    let entry = Entry {
+        count: 1,
+        reason: refusal.why.reason(),
+        context: "lua",
+        object: refusal.object(spec, argv),
+        username: caller.user.name.clone(),
+        updated_ms: shard.now_ms,
+        client_info: caller.client_info.clone(),
+    };
+    let max = shard.shared.config.acllog_max_len();
+    if let Ok(mut log) = acl.log.lock() {
+        log.add(entry, max);
+    }
+    Err(match refusal.why {
+        Denial::Key => "The user executing the script can't access at least one of the keys mentioned in the command arguments",
+        Denial::Channel => "The user executing the script can't publish to the channel mentioned in the command",
+        _ => "The user executing the script can't run this command or subcommand",
+    })
 }
 
 /// Counts a refusal in INFO and the ACL log.

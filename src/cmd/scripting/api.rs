@@ -6,6 +6,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use mlua::{Lua, MultiValue, Value};
@@ -13,6 +14,7 @@ use mlua::{Lua, MultiValue, Value};
 use std::time::Duration;
 
 use super::convert;
+use crate::cmd::acl::{check_script_command, ScriptCaller};
 use crate::cmd::table::{Handler, Route};
 use crate::cmd::{lookup, propagate, shard_of, CommandFlags, Ctx};
 use crate::exec::{Msg, TxId};
@@ -30,6 +32,9 @@ pub struct Call<'c, 'a> {
     /// those shards whole, and the shards; a command on a key of one of
     /// them runs there (`remote`).
     pub across: Option<(Option<TxId>, Vec<usize>)>,
+    /// A user that may not run everything: each command is checked
+    /// against it.
+    pub caller: Option<Arc<ScriptCaller>>,
 }
 
 fn refuse(text: &str) -> Frame {
@@ -91,6 +96,34 @@ pub fn call(
     convert::to_lua(lua, &frame, resp3)
 }
 
+/// `redis.acl_check_cmd(...)`: whether the user running the script may
+/// run that command line (a script of a user who may run anything: true).
+pub fn acl_check(state: &RefCell<Call>, args: MultiValue) -> mlua::Result<bool> {
+    let fail = |text: &str| super::vm::raise(format!("ERR {text}"));
+    let argv = argv_of(args).map_err(|e| {
+        fail(
+            e.error_code()
+                .map(|t| {
+                    String::from_utf8_lossy(t)
+                        .trim_start_matches("ERR ")
+                        .to_string()
+                })
+                .unwrap_or_default()
+                .as_str(),
+        )
+    })?;
+    let Some(spec) = lookup(&argv[0]) else {
+        return Err(fail("Invalid command passed to redis.acl_check_cmd()"));
+    };
+    let call = state
+        .try_borrow()
+        .map_err(|_| fail("This Redis command is not allowed from script"))?;
+    Ok(call
+        .caller
+        .as_ref()
+        .is_none_or(|c| crate::cmd::acl::script_may_run(c, spec, &argv)))
+}
+
 /// Runs one command of a script on the script's shard.
 fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     let Some(spec) = lookup(&argv[0]) else {
@@ -99,8 +132,20 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if !spec.arity_ok(argv.len()) {
         return refuse("Wrong number of args calling Redis command from script");
     }
-    if spec.flags.contains(CommandFlags::NOSCRIPT) {
+    // A subcommand has flags of its own (CONFIG GET is `noscript`, its
+    // container is not), as Redis looks the subcommand up.
+    let sub = argv
+        .get(1)
+        .and_then(|name| crate::cmd::acl::rules::sub_index(spec, name))
+        .filter(|_| spec.container);
+    let flags = sub.map_or(spec.flags, |i| spec.meta.subcommands[i].flags);
+    if flags.contains(CommandFlags::NOSCRIPT) {
         return refuse("This Redis command is not allowed from script");
+    }
+    if let Some(caller) = &call.caller {
+        if let Err(text) = check_script_command(call.ctx.shard, caller, spec, argv) {
+            return refuse(text);
+        }
     }
     let write = spec.flags.contains(CommandFlags::WRITE);
     if write && call.read_only {

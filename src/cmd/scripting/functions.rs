@@ -18,9 +18,10 @@ use super::api;
 use super::vm::{self, raise, Vm};
 use crate::cmd::args::{err, int_arg, Reply};
 use crate::cmd::{Ctx, Session, ShardData};
-use crate::exec::scripts::{FunctionInfo, Libraries, Library};
+use crate::exec::scripts::{FunctionInfo, Libraries, Library, RestorePolicy};
 use crate::exec::{Action, TxId};
 use crate::resp::Frame;
+use crate::store::rdb;
 
 const FLAGS: &[&str] = &[
     "no-writes",
@@ -239,11 +240,11 @@ fn sync(vm: &mut Vm, libraries: &Libraries) {
 }
 
 pub fn fcall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    fcall_in(ctx, argv, false, None)
+    fcall_in(ctx, argv, false, None, None)
 }
 
 pub fn fcall_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
-    fcall_in(ctx, argv, true, None)
+    fcall_in(ctx, argv, true, None, None)
 }
 
 pub(super) fn fcall_in(
@@ -251,6 +252,7 @@ pub(super) fn fcall_in(
     argv: &[Bytes],
     read_only: bool,
     across: Option<(Option<TxId>, Vec<usize>)>,
+    caller: Option<Arc<crate::cmd::acl::ScriptCaller>>,
 ) -> Reply {
     let numkeys = int_arg(&argv[2]).map_err(|_| err::frame("ERR Bad number of keys provided"))?;
     if numkeys < 0 {
@@ -287,6 +289,7 @@ pub(super) fn fcall_in(
             read_only: info.no_writes(),
             wrote: Default::default(),
             across,
+            caller,
         };
         super::run(vm, call, &name, function, (keys, args), true)
     })
@@ -384,14 +387,89 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
             "OK" => Frame::OK,
             refusal => err::frame(refusal),
         },
-        "dump" | "restore" => err::frame("ERR ember has no FUNCTION DUMP/RESTORE payloads yet"),
+        "dump" if argv.len() == 2 => {
+            let all = libraries.all();
+            Frame::Bulk(Bytes::from(rdb::functions::dump(
+                all.iter().map(|l| l.code.as_ref()),
+            )))
+        }
+        "restore" if (3..=4).contains(&argv.len()) => restore(shard, &argv[2..]),
+        "restore" if argv.len() > 4 => Frame::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            String::from_utf8_lossy(&argv[1])
+        )),
         "help" if argv.len() == 2 => Frame::Array(HELP.iter().map(|l| Frame::Simple(l)).collect()),
-        "delete" | "flush" | "stats" | "kill" | "help" => {
+        "delete" | "flush" | "stats" | "kill" | "help" | "dump" | "restore" => {
             err::wrong_arity(&format!("function|{sub}"))
         }
         _ => err::unknown_subcommand(&argv[1], "function"),
     };
     Action::Reply(frame)
+}
+
+/// What library code `body` registers, run in this shard's VM. Err: the
+/// error reply.
+fn registration_of(generation: u64, body: &[u8]) -> Result<Vec<FunctionInfo>, String> {
+    vm::with_vm(generation, |vm| {
+        run_library(vm, body).map(|fs| fs.into_iter().map(|(i, _)| i).collect::<Vec<_>>())
+    })
+    .unwrap_or_else(|| Err("ERR the scripting engine is not available".into()))
+}
+
+/// Libraries from their code (a FUNCTION RESTORE payload, an RDB file),
+/// each run once in this thread's VM (of script cache `generation`) to
+/// learn what it registers. Err: the error reply (a library that does not
+/// load, two of one name or two functions of one name among them).
+pub fn libraries_of(generation: u64, codes: Vec<Vec<u8>>) -> Result<Vec<Library>, String> {
+    let mut out: Vec<Library> = Vec::with_capacity(codes.len());
+    for code in codes {
+        let (name, body) = metadata(&code)?;
+        if out.iter().any(|l| l.name.eq_ignore_ascii_case(&name)) {
+            return Err(format!("ERR Library '{name}' already exists"));
+        }
+        let functions = registration_of(generation, body)?;
+        for f in &functions {
+            let taken = out
+                .iter()
+                .flat_map(|l| l.functions.iter())
+                .any(|g| g.name.eq_ignore_ascii_case(&f.name));
+            if taken {
+                return Err(format!("ERR Function {} already exists", f.name));
+            }
+        }
+        out.push(Library {
+            name,
+            code: Bytes::from(code),
+            functions,
+        });
+    }
+    Ok(out)
+}
+
+/// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
+fn restore(shard: &ShardData, args: &[Bytes]) -> Frame {
+    let policy =
+        match args.get(1) {
+            None => RestorePolicy::Append,
+            Some(p) if p.eq_ignore_ascii_case(b"append") => RestorePolicy::Append,
+            Some(p) if p.eq_ignore_ascii_case(b"replace") => RestorePolicy::Replace,
+            Some(p) if p.eq_ignore_ascii_case(b"flush") => RestorePolicy::Flush,
+            Some(_) => return err::frame(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ),
+        };
+    let codes = match rdb::functions::restore(&args[0]) {
+        Ok(codes) => codes,
+        Err(e) => return Frame::error(format!("ERR {}", e.message())),
+    };
+    let libs = match libraries_of(shard.shared.scripts.generation(), codes) {
+        Ok(libs) => libs,
+        Err(e) => return Frame::Error(e),
+    };
+    match shard.shared.libraries.restore(libs, policy) {
+        Ok(()) => Frame::OK,
+        Err(e) => Frame::error(format!("ERR {e}")),
+    }
 }
 
 /// FUNCTION LOAD [REPLACE] code.
@@ -417,12 +495,7 @@ fn load(shard: &ShardData, args: &[Bytes]) -> Frame {
     if !replace && libraries.contains(&name) {
         return Frame::error(format!("ERR Library '{name}' already exists"));
     }
-    let generation = shard.shared.scripts.generation();
-    let registered = vm::with_vm(generation, |vm| {
-        run_library(vm, body).map(|fs| fs.into_iter().map(|(i, _)| i).collect::<Vec<_>>())
-    })
-    .unwrap_or_else(|| Err("ERR the scripting engine is not available".into()));
-    let functions = match registered {
+    let functions = match registration_of(shard.shared.scripts.generation(), body) {
         Ok(f) => f,
         Err(e) => return Frame::Error(e),
     };
@@ -478,7 +551,12 @@ fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
                         ),
                         (
                             Frame::bulk("flags"),
-                            Frame::Set(f.flags.iter().map(Frame::bulk).collect()),
+                            Frame::Set(
+                                f.flags
+                                    .iter()
+                                    .map(|g| Frame::SimpleOwned(g.clone()))
+                                    .collect(),
+                            ),
                         ),
                     ])
                 })

@@ -63,6 +63,15 @@ pub fn eval_keys(argv: &[Bytes]) -> Vec<usize> {
     super::table::numkeys_positions(argv, &[], 2)
 }
 
+/// Whether `spec` runs a script (EVAL, EVALSHA, FCALL and their `_RO`
+/// forms).
+pub fn is_script(spec: &super::CommandSpec) -> bool {
+    matches!(
+        spec.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    )
+}
+
 /// Whether a script declares no key (`numkeys` 0): it may touch any key,
 /// so with several shards it runs as [`across`] over every shard.
 pub fn declares_no_keys(argv: &[Bytes]) -> bool {
@@ -103,6 +112,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     shards.dedup();
     let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
     let argv = argv.to_vec();
+    let caller = super::acl::script_caller(shard, session);
     let op = Op::Store(
         session.db,
         Need::Nothing,
@@ -110,9 +120,9 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
             let tx = ctx.shard.op_tx;
             let across = Some((tx, shards));
             let reply = if fcall {
-                functions::fcall_in(ctx, &argv, read_only, across)
+                functions::fcall_in(ctx, &argv, read_only, across, caller)
             } else {
-                eval_in(ctx, &argv, by_sha, read_only, across)
+                eval_in(ctx, &argv, by_sha, read_only, across, caller)
             };
             Out::Frame(reply.unwrap_or_else(|e| e))
         }),
@@ -124,7 +134,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
 }
 
 fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) -> Reply {
-    eval_in(ctx, argv, by_sha, read_only, None)
+    eval_in(ctx, argv, by_sha, read_only, None, None)
 }
 
 fn eval_in(
@@ -133,6 +143,7 @@ fn eval_in(
     by_sha: bool,
     read_only: bool,
     across: Option<(Option<TxId>, Vec<usize>)>,
+    caller: Option<Arc<super::acl::ScriptCaller>>,
 ) -> Reply {
     let numkeys = int_arg(&argv[2])?;
     if numkeys < 0 {
@@ -166,6 +177,7 @@ fn eval_in(
             read_only: read_only || flags.no_writes,
             wrote: Default::default(),
             across,
+            caller,
         };
         let name = hex(&sha).to_string();
         run(vm, call, &name, function, (keys, args), false)
@@ -216,6 +228,9 @@ pub(super) fn run(
         Ok(t) => t,
         Err(e) => return Err(running_error(sha, &e)),
     };
+    // The VM's own acl_check_cmd (for library code run at load), put back
+    // after the run: the scoped one checks this script's caller.
+    let static_acl_check: Value = redis.raw_get("acl_check_cmd").unwrap_or(Value::Nil);
     let result = lua.scope(|scope| {
         let call =
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
@@ -223,6 +238,9 @@ pub(super) fn run(
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, false, args))?;
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
+        let acl_check =
+            scope.create_function(|_, args: MultiValue| api::acl_check(&state, args))?;
+        redis.raw_set("acl_check_cmd", acl_check)?;
         let runner: Function = hidden.raw_get("run")?;
         let (ok, value): (bool, Value) = runner.call((function, k, a))?;
         let resp3 = vm::resp(lua) == 3;
@@ -235,6 +253,7 @@ pub(super) fn run(
     limits.stop(lua);
     let _ = redis.raw_set("call", Value::Nil);
     let _ = redis.raw_set("pcall", Value::Nil);
+    let _ = redis.raw_set("acl_check_cmd", static_acl_check);
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
 }
 

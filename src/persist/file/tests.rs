@@ -38,7 +38,7 @@ fn file_of(store: &Store, compress: bool, checksum: bool) -> Vec<u8> {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
     };
-    build(&dbs, &aux, checksum, version)
+    build(&dbs, &[], &aux, checksum, version)
 }
 
 type Keys = Vec<(usize, Vec<u8>, Value, Option<u64>)>;
@@ -181,4 +181,26 @@ fn a_database_past_the_configured_count_is_refused() {
     put_key(&mut out, b"k", &Value::copy_of(b"v"), None);
     put_eof(&mut out, 0, false);
     assert_eq!(keys_of(&out).unwrap_err(), LoadError::Databases(16));
+}
+
+#[test]
+fn function_libraries_come_before_the_databases_and_read_back() {
+    let part = crate::persist::snapshot::serialize(&sample_store(), NOW, true);
+    let (dbs, version) = crate::persist::merge(&[part], 16);
+    let aux = Aux {
+        ctime_s: NOW / 1000,
+        used_mem: 1 << 20,
+    };
+    let a = b"#!lua name=a\nredis.register_function('fa', function() return 1 end)";
+    let b = format!("#!lua name=b\n{}", "-- long\n".repeat(50));
+    let file = build(&dbs, &[&a[..], b.as_bytes()], &aux, true, version);
+    let at = file
+        .iter()
+        .position(|&x| x == crate::store::rdb::functions::OPCODE_FUNCTION2)
+        .unwrap();
+    let select = file.iter().position(|&x| x == op::SELECTDB).unwrap();
+    assert!(at < select);
+    let (loaded, keys) = keys_of(&file).unwrap();
+    assert_eq!(loaded.libraries, vec![a.to_vec(), b.into_bytes()]);
+    assert_eq!(keys.len(), 4);
 }

@@ -57,6 +57,7 @@
 pub mod crc64;
 pub mod decode;
 pub mod encode;
+pub mod functions;
 pub mod intset;
 pub mod listpack;
 pub mod lzf;
