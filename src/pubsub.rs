@@ -147,6 +147,23 @@ impl Registry {
         self.channels.get(channel).map_or(0, |s| s.len())
     }
 
+    /// Channels with at least one subscriber (INFO `pubsub_channels`).
+    pub fn channel_count(&self) -> usize {
+        self.channels
+            .iter()
+            .filter(|e| !e.value().is_empty())
+            .count()
+    }
+
+    /// Shard channels with at least one subscriber (INFO
+    /// `pubsubshard_channels`).
+    pub fn shard_channel_count(&self) -> usize {
+        self.shard_channels
+            .iter()
+            .filter(|e| !e.value().is_empty())
+            .count()
+    }
+
     /// Number of patterns subscribed to (by anyone), as Redis counts NUMPAT.
     pub fn numpat(&self) -> usize {
         self.patterns

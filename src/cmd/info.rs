@@ -280,6 +280,18 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("current_eviction_exceeded_time", current.to_string());
                 line("keyspace_hits", expiry.hits.to_string());
                 line("keyspace_misses", expiry.misses.to_string());
+                let pubsub = &shared.pubsub;
+                line("pubsub_channels", pubsub.channel_count().to_string());
+                line("pubsub_patterns", pubsub.numpat().to_string());
+                line(
+                    "pubsubshard_channels",
+                    pubsub.shard_channel_count().to_string(),
+                );
+                // ember never forks (snapshots are taken in slices by the
+                // shards) and has no MIGRATE, so these are truly zero.
+                line("latest_fork_usec", "0".into());
+                line("total_forks", "0".into());
+                line("migrate_cached_sockets", "0".into());
                 line("unexpected_error_replies", "0".into());
                 let errors: u64 = counters.errors.values().sum();
                 line("total_error_replies", errors.to_string());
