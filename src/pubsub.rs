@@ -149,28 +149,25 @@ impl Registry {
 
     /// Channels with at least one subscriber (INFO `pubsub_channels`).
     pub fn channel_count(&self) -> usize {
-        self.channels
-            .iter()
-            .filter(|e| !e.value().is_empty())
-            .count()
+        live_count(&self.channels)
     }
 
     /// Shard channels with at least one subscriber (INFO
     /// `pubsubshard_channels`).
     pub fn shard_channel_count(&self) -> usize {
-        self.shard_channels
-            .iter()
-            .filter(|e| !e.value().is_empty())
-            .count()
+        live_count(&self.shard_channels)
     }
 
     /// Number of patterns subscribed to (by anyone), as Redis counts NUMPAT.
     pub fn numpat(&self) -> usize {
-        self.patterns
-            .iter()
-            .filter(|e| !e.value().is_empty())
-            .count()
+        live_count(&self.patterns)
     }
+}
+
+/// Entries of `map` with at least one subscriber (an emptied entry may
+/// stay until it is reused).
+fn live_count<T>(map: &DashMap<Bytes, Vec<T>>) -> usize {
+    map.iter().filter(|e| !e.value().is_empty()).count()
 }
 
 #[cfg(test)]
