@@ -51,6 +51,7 @@ pub(super) struct Slots {
     pub notify_text: RwLock<String>,
     pub notify_flags: AtomicU32,
     pub latency_monitor_threshold: AtomicU64,
+    pub latency_tracking: AtomicBool,
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
@@ -517,6 +518,12 @@ impl Live {
     /// `latency-monitor-threshold`, ms (0: the latency monitor is off).
     pub fn latency_threshold_ms(&self) -> u64 {
         self.v.latency_monitor_threshold.load(Relaxed)
+    }
+
+    /// `latency-tracking`: per-command latency histograms (INFO
+    /// latencystats) are kept.
+    pub fn latency_tracking(&self) -> bool {
+        self.v.latency_tracking.load(Relaxed)
     }
 
     /// `loglevel`, Redis's name.

@@ -308,6 +308,11 @@ pub static PARAMS: &[Param] = &[
         doc: "events that block a shard this many ms or more are logged for LATENCY (0: off)",
     },
     Param {
+        name: "latency-tracking", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.latency_tracking },
+        doc: "per-command latency histograms for INFO latencystats (about 25 KB per command and shard)",
+    },
+    Param {
         name: "lazyfree-lazy-eviction", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: false, slot: |_| &LAZYFREE.eviction },
         doc: "large evicted values are freed on the lazy-free thread",

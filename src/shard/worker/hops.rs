@@ -295,8 +295,9 @@ impl Worker {
         started: Stamp,
     ) {
         let elapsed_us = started.elapsed_us();
+        let track = self.data.shared.config.latency_tracking();
         let counters = &mut self.data.counters;
-        counters.record(cmd.id(), elapsed_us, frame.is_error());
+        counters.record(cmd.id(), elapsed_us, frame.is_error(), track);
         let exec = matches!(frame, Frame::Array(_)) && cmd.name == "exec";
         if frame.is_error() || exec {
             counters.record_errors(&frame, exec);
