@@ -10,7 +10,7 @@ use crate::resp::Frame;
 use crate::store::ExpiryStats;
 
 /// Calls, time and latency of one command on one shard.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct CmdStat {
     pub calls: u64,
     pub usec: u64,
@@ -20,17 +20,6 @@ pub struct CmdStat {
     /// with it off a command costs no histogram (about 25 KB a command and
     /// shard, memory eviction cannot give back).
     pub latency: Option<Box<Histogram<u64>>>,
-}
-
-impl Default for CmdStat {
-    fn default() -> Self {
-        CmdStat {
-            calls: 0,
-            usec: 0,
-            failed: 0,
-            latency: None,
-        }
-    }
 }
 
 /// An empty latency histogram: 1 µs to 1000 s, two significant digits
