@@ -451,3 +451,46 @@ fn used_memory_stays_within_the_limit_under_a_write_flood() {
         assert!(used(&mut c) <= limit + margin);
     }
 }
+
+/// Redis's "Don't rehash if used memory exceeds maxmemory after rehash":
+/// a table whose next growth would pass the limit grows by a small step
+/// instead, so two more keys just under the limit evict nothing (the slot
+/// chunk that doubling would allocate is memory eviction cannot give back).
+#[test]
+fn a_table_does_not_double_past_the_limit() {
+    let server = Server::start(1, &["--maxmemory-policy", "allkeys-random"]);
+    let mut c = server.raw();
+    set_config(&mut c, &["latency-tracking", "no"]);
+    let cmds: Vec<Vec<Vec<u8>>> = (0..4096)
+        .map(|i| args(&["SET", &format!("key:{i}"), "value"]))
+        .collect();
+    assert!(c.pipeline(&cmds).iter().all(|r| *r == ok()));
+    let limit = used(&mut c) + 10 * 1024;
+    set_config(&mut c, &["maxmemory", &limit.to_string()]);
+    assert_eq!(c.cmd(&["SET", "k1", "v1"]), ok());
+    assert_eq!(c.cmd(&["SET", "k2", "v2"]), ok());
+    assert_eq!(c.int(&["DBSIZE"]), 4098);
+    assert_eq!(c.info_int("stats", "evicted_keys"), 0);
+}
+
+/// `latency-tracking no` makes no histogram for a command called only
+/// then (no INFO latencystats line for it), as Redis; `yes` again does.
+#[test]
+fn latency_tracking_off_makes_no_histograms() {
+    let server = Server::start(1, &[]);
+    let mut c = server.raw();
+    let stats = |c: &mut Raw| match c.cmd(&["INFO", "latencystats"]) {
+        Reply::Bulk(text) => String::from_utf8_lossy(&text).into_owned(),
+        other => panic!("INFO: {other:?}"),
+    };
+    set_config(&mut c, &["latency-tracking", "no"]);
+    assert_eq!(c.int(&["STRLEN", "k"]), 0);
+    assert!(!stats(&mut c).contains("latency_percentiles_usec_strlen:"));
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "latency-tracking"]),
+        Reply::Array(vec![Reply::bulk("latency-tracking"), Reply::bulk("no")])
+    );
+    set_config(&mut c, &["latency-tracking", "yes"]);
+    assert_eq!(c.int(&["STRLEN", "k"]), 0);
+    assert!(stats(&mut c).contains("latency_percentiles_usec_strlen:p50="));
+}

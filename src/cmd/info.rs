@@ -363,7 +363,12 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             }
             "latencystats" => {
                 for (name, s) in by_name(&counters) {
-                    let q = |p: f64| s.latency.value_at_quantile(p) as f64;
+                    // Commands called only while latency-tracking was off
+                    // have no histogram and no line, as in Redis.
+                    let Some(latency) = &s.latency else {
+                        continue;
+                    };
+                    let q = |p: f64| latency.value_at_quantile(p) as f64;
                     line(
                         &format!("latency_percentiles_usec_{name}"),
                         format!("p50={:.3},p99={:.3},p99.9={:.3}", q(0.5), q(0.99), q(0.999)),

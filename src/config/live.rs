@@ -53,6 +53,7 @@ pub(super) struct Slots {
     pub latency_monitor_threshold: AtomicU64,
     pub slowlog_log_slower_than: AtomicU64,
     pub slowlog_max_len: AtomicU64,
+    pub latency_tracking: AtomicBool,
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
@@ -530,6 +531,12 @@ impl Live {
     /// `latency-monitor-threshold`, ms (0: the latency monitor is off).
     pub fn latency_threshold_ms(&self) -> u64 {
         self.v.latency_monitor_threshold.load(Relaxed)
+    }
+
+    /// `latency-tracking`: per-command latency histograms (INFO
+    /// latencystats) are kept.
+    pub fn latency_tracking(&self) -> bool {
+        self.v.latency_tracking.load(Relaxed)
     }
 
     /// `loglevel`, Redis's name.

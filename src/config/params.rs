@@ -318,6 +318,11 @@ pub static PARAMS: &[Param] = &[
         doc: "entries SLOWLOG keeps (the oldest go first)",
     },
     Param {
+        name: "latency-tracking", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.latency_tracking },
+        doc: "per-command latency histograms for INFO latencystats (about 25 KB per command and shard)",
+    },
+    Param {
         name: "lazyfree-lazy-eviction", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Bool { default: false, slot: |_| &LAZYFREE.eviction },
         doc: "large evicted values are freed on the lazy-free thread",
@@ -709,14 +714,9 @@ pub static PARAMS: &[Param] = &[
         doc: "accepted: ember leaves its OOM score as it started",
     },
     Param {
-        name: "latency-tracking", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
-        doc: "accepted: INFO latencystats is not built yet",
-    },
-    Param {
         name: "latency-tracking-info-percentiles", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "50 99 99.9", check: |v| compat::percentiles(v) },
-        doc: "accepted: INFO latencystats is not built yet",
+        doc: "accepted: INFO latencystats always shows p50, p99 and p99.9",
     },
     Param {
         name: "tracking-table-max-keys", aliases: &[], set: Set::Yes, apply: None,

@@ -10,24 +10,22 @@ use crate::resp::Frame;
 use crate::store::ExpiryStats;
 
 /// Calls, time and latency of one command on one shard.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct CmdStat {
     pub calls: u64,
     pub usec: u64,
     pub failed: u64,
-    /// Microseconds per call (INFO latencystats).
-    pub latency: Histogram<u64>,
+    /// Microseconds per call (INFO latencystats): made at the first call
+    /// recorded while `latency-tracking` is on, as Redis does, so that
+    /// with it off a command costs no histogram (about 25 KB a command and
+    /// shard, memory eviction cannot give back).
+    pub latency: Option<Box<Histogram<u64>>>,
 }
 
-impl Default for CmdStat {
-    fn default() -> Self {
-        CmdStat {
-            calls: 0,
-            usec: 0,
-            failed: 0,
-            latency: Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("static bounds"),
-        }
-    }
+/// An empty latency histogram: 1 µs to 1000 s, two significant digits
+/// (Redis's bounds and precision).
+fn new_histogram() -> Box<Histogram<u64>> {
+    Box::new(Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("static bounds"))
 }
 
 /// One shard's per-command statistics, by command id (`CommandSpec::id`):
@@ -58,7 +56,12 @@ impl CommandStats {
                 mine.calls += stat.calls;
                 mine.usec += stat.usec;
                 mine.failed += stat.failed;
-                let _ = mine.latency.add(&stat.latency);
+                if let Some(theirs) = &stat.latency {
+                    let _ = mine
+                        .latency
+                        .get_or_insert_with(new_histogram)
+                        .add(theirs.as_ref());
+                }
             }
         }
     }
@@ -119,14 +122,19 @@ impl ShardCounters {
         }
     }
 
-    /// Counts a call of the command `id` (`CommandSpec::id`).
-    pub fn record(&mut self, id: usize, usec: u64, failed: bool) {
+    /// Counts a call of the command `id` (`CommandSpec::id`); `track`:
+    /// `latency-tracking` is on, so its histogram records it too.
+    pub fn record(&mut self, id: usize, usec: u64, failed: bool, track: bool) {
         self.commands_processed += 1;
         let stat = self.commands.entry(id);
         stat.calls += 1;
         stat.usec += usec;
         stat.failed += failed as u64;
-        stat.latency.saturating_record(usec.max(1));
+        if track {
+            stat.latency
+                .get_or_insert_with(new_histogram)
+                .saturating_record(usec.max(1));
+        }
     }
 
     pub fn merge(&mut self, other: &ShardCounters) {

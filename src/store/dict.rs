@@ -4,11 +4,17 @@
 //! # Layout
 //!
 //! - `slots`: the entries (key, value, deadline, access time), densely
-//!   packed at positions `0..len`, in fixed chunks of [`CHUNK`] slots. A
-//!   chunk never moves once allocated, so growing the table never copies the
-//!   entries (a `Vec` doubling at 10M keys would copy a gigabyte and stall
-//!   the shard), and the chunks past the end are freed as keys go, so memory
-//!   comes back after an expiry storm without a rehash.
+//!   packed at positions `0..len`, in chunks of at most [`CHUNK`] slots. A
+//!   full chunk never moves, so growing the table copies at most one
+//!   chunk's entries (a `Vec` doubling at 10M keys would copy a gigabyte and
+//!   stall the shard), and the chunks past the end are freed as keys go, so
+//!   memory comes back after an expiry storm without a rehash. The last
+//!   chunk grows and shrinks as a `Vec` does (from [`MIN_CHUNK`] slots,
+//!   halved when a quarter full), so a small table holds little more than
+//!   its keys; and it grows by [`MIN_CHUNK`] slots only while doubling it
+//!   would pass `maxmemory`, as Redis does not expand a dict then
+//!   (`dictExpandAllowed`): otherwise one insert could take 160 KiB that
+//!   eviction, which frees keys and not capacity, could not give back.
 //! - `index`: slot positions by key hash, 8 bytes a bucket with 32 bits of
 //!   the hash beside the position, so a probe costs one cache line, and
 //!   resized a step at a time (`index.rs`). Full hashes are not stored: the
@@ -36,11 +42,16 @@ use super::index::{short_hash, Index, MAX_POSITION};
 use super::key::Key;
 use super::snapshot::Cursor;
 use super::Value;
+use crate::config::EVICTION;
+use crate::util::memory;
 
 /// Slots per chunk (a power of two): 4096 slots of 80 bytes, 320 KiB.
 const CHUNK_SHIFT: u32 = 12;
 pub const CHUNK: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK - 1;
+/// The fewest slots a chunk holds room for (1,280 bytes): the step by which
+/// the last chunk grows while doubling would pass `maxmemory`.
+const MIN_CHUNK: usize = 16;
 
 /// `volatile` is copied into a smaller buffer only with at most this many
 /// entries left (256 KiB of copying).
@@ -95,28 +106,38 @@ impl Slots {
     fn push(&mut self, slot: Slot) {
         let chunk = self.len >> CHUNK_SHIFT;
         if chunk == self.chunks.len() {
-            // The first chunk grows as a `Vec` does, so a small database
-            // stays small; once it is full, chunks are allocated whole.
-            let capacity = if chunk == 0 { 0 } else { CHUNK };
-            self.chunks.push(Vec::with_capacity(capacity));
+            self.chunks.push(Vec::with_capacity(MIN_CHUNK));
         }
-        self.chunks[chunk].push(slot);
+        let last = &mut self.chunks[chunk];
+        if last.len() == last.capacity() {
+            let room = CHUNK - last.capacity();
+            let double = last.capacity().min(room);
+            let bytes = double * std::mem::size_of::<Slot>();
+            let extra = if growth_allowed(bytes) {
+                double
+            } else {
+                MIN_CHUNK.min(room)
+            };
+            last.reserve_exact(extra);
+        }
+        last.push(slot);
         self.len += 1;
     }
 
     /// Removes the slot at `pos`, moving the last one into its place.
     fn swap_remove(&mut self, pos: usize) -> Slot {
         let last_pos = self.len - 1;
-        let last = self.chunks[last_pos >> CHUNK_SHIFT]
-            .pop()
-            .expect("slots are dense up to len");
-        self.len -= 1;
-        // Keep one empty chunk so a key added and removed at a chunk's edge
-        // does not allocate and free 320 KiB each time.
-        let used = self.len.div_ceil(CHUNK);
-        if self.chunks.len() > used + 1 {
-            self.chunks.truncate(used + 1);
+        let last_chunk = &mut self.chunks[last_pos >> CHUNK_SHIFT];
+        let last = last_chunk.pop().expect("slots are dense up to len");
+        // Halved when a quarter full, so that growing back (doubling) and
+        // shrinking do not chase each other.
+        if last_chunk.capacity() > MIN_CHUNK && last_chunk.len() <= last_chunk.capacity() / 4 {
+            last_chunk.shrink_to((last_chunk.capacity() / 2).max(MIN_CHUNK));
         }
+        self.len -= 1;
+        // An emptied chunk goes at once: a new one costs one small
+        // allocation.
+        self.chunks.truncate(self.len.div_ceil(CHUNK));
         if pos == last_pos {
             last
         } else {
@@ -126,6 +147,16 @@ impl Slots {
 
     fn iter(&self) -> impl Iterator<Item = &Slot> {
         self.chunks.iter().flatten()
+    }
+}
+
+/// Whether `bytes` more for a table keep the server within `maxmemory`
+/// (always, without a limit). The figure is this thread's latest.
+fn growth_allowed(bytes: usize) -> bool {
+    let max = EVICTION.maxmemory();
+    max == 0 || {
+        let _ = memory::publish_thread();
+        memory::used_memory().saturating_add(bytes as u64) <= max
     }
 }
 
@@ -554,7 +585,11 @@ mod tests {
             let pos = dict.volatile_position(0);
             dict.remove_at(pos);
         }
-        assert_eq!(dict.slots.chunks.len(), 2, "the used chunk and one spare");
+        assert_eq!(dict.slots.chunks.len(), 1, "only the used chunk");
+        assert!(
+            dict.slots.chunks[0].capacity() <= 4 * 100,
+            "the last chunk shrank"
+        );
         assert!(dict.index.heap_size() <= grown / 64, "the index shrank");
         assert!(dict.volatile.capacity() <= 1024.max(4 * dict.volatile_len()));
         dict.check_invariants().unwrap();

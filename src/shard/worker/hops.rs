@@ -306,8 +306,9 @@ impl Worker {
                 cmd::slowlog::log_if_slow(&self.data, &conn.session, cmd, &argv, us);
             }
         }
+        let track = self.data.shared.config.latency_tracking();
         let counters = &mut self.data.counters;
-        counters.record(cmd.id(), elapsed_us, frame.is_error());
+        counters.record(cmd.id(), elapsed_us, frame.is_error(), track);
         let exec = matches!(frame, Frame::Array(_)) && cmd.name == "exec";
         if frame.is_error() || exec {
             counters.record_errors(&frame, exec);

@@ -178,8 +178,9 @@ impl Worker {
                 let done = Stamp::now();
                 let elapsed_us = done.micros_since(started);
                 let data = &mut self.data;
+                let track = data.shared.config.latency_tracking();
                 data.counters
-                    .record(spec.id(), elapsed_us, frame.is_error());
+                    .record(spec.id(), elapsed_us, frame.is_error(), track);
                 if frame.is_error() {
                     data.counters.record_errors(&frame, false);
                 }
