@@ -254,22 +254,16 @@ pub(super) fn fcall_in(
     across: Option<(Option<TxId>, Vec<usize>)>,
     caller: Option<Arc<crate::cmd::acl::ScriptCaller>>,
 ) -> Reply {
-    let numkeys = int_arg(&argv[2]).map_err(|_| err::frame("ERR Bad number of keys provided"))?;
-    if numkeys < 0 {
-        return Err(err::frame("ERR Number of keys can't be negative"));
-    }
-    let numkeys = numkeys as usize;
-    if numkeys > argv.len() - 3 {
-        return Err(err::frame(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
+    // As Redis: the function is looked up before its arguments are read.
     let shared = Arc::clone(&ctx.shard.shared);
     let name = String::from_utf8_lossy(&argv[1]).into_owned();
     let info = shared
         .libraries
         .function(&name)
         .ok_or_else(|| err::frame("ERR Function not found"))?;
+    let numkeys = int_arg(&argv[2])
+        .map_err(|_| err::frame("ERR Bad number of keys provided"))
+        .and_then(|n| super::key_count(n, argv.len() - 3))?;
     if read_only && !info.no_writes() {
         return Err(err::frame(
             "ERR Can not execute a script with write flag using *_ro command.",

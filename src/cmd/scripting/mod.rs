@@ -137,6 +137,20 @@ fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) ->
     eval_in(ctx, argv, by_sha, read_only, None, None)
 }
 
+/// The `numkeys` of EVAL and FCALL (`argv[2]`, read as `n`) checked
+/// against the `args` arguments that follow it, with Redis's errors.
+pub(super) fn key_count(n: i64, args: usize) -> Result<usize, Frame> {
+    if n < 0 {
+        return Err(err::frame("ERR Number of keys can't be negative"));
+    }
+    if n as u64 > args as u64 {
+        return Err(err::frame(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    Ok(n as usize)
+}
+
 fn eval_in(
     ctx: &mut Ctx,
     argv: &[Bytes],
@@ -145,16 +159,7 @@ fn eval_in(
     across: Option<(Option<TxId>, Vec<usize>)>,
     caller: Option<Arc<super::acl::ScriptCaller>>,
 ) -> Reply {
-    let numkeys = int_arg(&argv[2])?;
-    if numkeys < 0 {
-        return Err(err::frame("ERR Number of keys can't be negative"));
-    }
-    let numkeys = numkeys as usize;
-    if numkeys > argv.len() - 3 {
-        return Err(err::frame(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
+    let numkeys = int_arg(&argv[2]).and_then(|n| key_count(n, argv.len() - 3))?;
     let shared = Arc::clone(&ctx.shard.shared);
     let (sha, body) = if by_sha {
         parse_sha(&argv[1])

@@ -12,7 +12,7 @@ use crate::cmd::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::STREAM;
 use crate::store::stream::{Group, Pending, Stream, StreamId};
-use crate::store::Value;
+use crate::store::{Keyspace, Value};
 
 const HELP: &[&str] = &[
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -322,19 +322,27 @@ fn claimed_frame(s: &Stream, id: StreamId, justid: bool) -> Frame {
     }
 }
 
+/// XCLAIM's and XAUTOCLAIM's first check: the key holds a stream (else
+/// WRONGTYPE) that has group `gname` (else Redis's NOGROUP text).
+fn require_group(ks: &mut Keyspace<'_>, key: &Bytes, gname: &Bytes) -> Result<(), Frame> {
+    let has_group = match ks.read(key) {
+        Some(entry) => as_stream(entry)?.groups.contains_key(gname),
+        None => false,
+    };
+    if has_group {
+        Ok(())
+    } else {
+        Err(no_key_or_group(key, gname))
+    }
+}
+
 /// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms]
 /// [TIME unix-time-ms] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
 pub fn xclaim(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let (key, gname, cname) = (&argv[1], &argv[2], &argv[3]);
     let now = ctx.now_ms();
     let mut ks = ctx.ks();
-    let has_group = match ks.read(key) {
-        Some(entry) => as_stream(entry)?.groups.contains_key(gname),
-        None => false,
-    };
-    if !has_group {
-        return Err(no_key_or_group(key, gname));
-    }
+    require_group(&mut ks, key, gname)?;
     let min_idle = int_arg(&argv[4])
         .map_err(|_| err::frame("ERR Invalid min-idle-time argument for XCLAIM"))?
         .max(0);
@@ -470,13 +478,7 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     }
     let now = ctx.now_ms();
     let mut ks = ctx.ks();
-    let has_group = match ks.read(key) {
-        Some(entry) => as_stream(entry)?.groups.contains_key(gname),
-        None => false,
-    };
-    if !has_group {
-        return Err(no_key_or_group(key, gname));
-    }
+    require_group(&mut ks, key, gname)?;
     let s = as_stream_mut(ks.get(key).expect("present"))?;
     let mut g = s.groups.remove(gname).expect("checked");
     let mut attempts = count.saturating_mul(ATTEMPTS_FACTOR);
