@@ -19,16 +19,7 @@ n=${1:-200000}
 rounds=${2:-2}
 cd "$(dirname "$0")/.."
 
-serve() {
-    local port=$1; shift
-    "$@" >/dev/null 2>&1 &
-    local pid=$!
-    for _ in $(seq 100); do
-        redis-cli -p "$port" ping >/dev/null 2>&1 && break
-        sleep 0.05
-    done
-    echo "$pid"
-}
+. benches/serve.sh
 
 bench() {
     taskset -c 0 redis-benchmark -p "$1" -n "$n" -P 16 -r "${R:-1000000}" -q "${@:2}" 2>/dev/null \

@@ -13,16 +13,7 @@ n=${1:-200000}
 rounds=${2:-3}
 cd "$(dirname "$0")/.."
 
-serve() {
-    local port=$1; shift
-    "$@" >/dev/null 2>&1 &
-    local pid=$!
-    for _ in $(seq 100); do
-        redis-cli -p "$port" ping >/dev/null 2>&1 && break
-        sleep 0.05
-    done
-    echo "$pid"
-}
+. benches/serve.sh
 
 preload() {
     python3 - "$1" <<'EOF' | redis-cli -p "$1" --pipe >/dev/null
