@@ -156,13 +156,12 @@ fn allkeys_lru_keeps_a_hot_set_read_in_a_loop_while_cold_keys_flood_in() {
     lru_keeps_a_hot_set(1);
 }
 
-/// The same over 2 shards fails about one run in two on this machine (36
-/// to 80 of 100 hot keys kept): the writer's shard pays the other shard's
-/// overdue share from its own keys, and once its old cold keys are gone
-/// the hot keys read a few milliseconds ago are its oldest. Kept as the
-/// measure of that open part of issue 22.
+/// The same over 2 shards: the home shard of the writing client looks at
+/// the excess first at every write, and used to free a whole key each time
+/// it owed a few bytes, until its cold keys were gone and its hot keys
+/// (read a few milliseconds ago) were its oldest: 36 to 80 of 100 kept.
+/// Its over-payment is credit now (`exec::evict`).
 #[test]
-#[ignore = "2 shards: a shard paying another's overdue eviction share evicts its own hot keys (issue 22)"]
 fn allkeys_lru_keeps_a_hot_set_over_two_shards() {
     lru_keeps_a_hot_set(2);
 }

@@ -19,7 +19,10 @@
 //! 2. Each shard frees what it owes from its own keys, measured by its own
 //!    thread's allocation counter (the global figure also moves with what
 //!    the others add meanwhile), then owes that much less; once it sees the
-//!    server under the limit it owes nothing.
+//!    server under the limit it owes nothing. Keys are freed whole, so a
+//!    shard usually frees more than it owed: the rest is credit (at most
+//!    [`overdue_limit`]), spent on its next shares, so the shard that
+//!    looks first does not pay every share of a small excess alone.
 //! 3. Where the others owe more than [`overdue_limit`] (a busy or sleeping
 //!    shard falls behind), the shard that admits a write (a `denyoom`
 //!    command) frees the rest too, so the overshoot stays bounded whatever
@@ -176,6 +179,27 @@ fn assign(excess: u64, shares: &[u64]) {
     }
 }
 
+/// Takes up to `bytes` off the debts of the shards other than `me` (of
+/// the first `n`), in shard order, never below zero; returns how much.
+fn relieve_others(me: usize, n: usize, bytes: u64) -> u64 {
+    let mut left = bytes;
+    for (i, debt) in DEBT[..n].iter().enumerate() {
+        if left == 0 {
+            break;
+        }
+        if i == me {
+            continue;
+        }
+        let taken = debt.fetch_update(Relaxed, Relaxed, |d| {
+            (d > 0).then(|| d - d.min(left as i64))
+        });
+        if let Ok(before) = taken {
+            left -= (before as u64).min(left);
+        }
+    }
+    bytes - left
+}
+
 impl ShardData {
     /// Before a command: makes room if the server is over `maxmemory`
     /// (path 1 of the module docs); `grows`: the command may grow memory
@@ -233,7 +257,8 @@ impl ShardData {
             return Slice::Done;
         };
         if !over {
-            debt.store(0, Relaxed);
+            // It owes nothing now; a credit it earned stays.
+            let _ = debt.fetch_update(Relaxed, Relaxed, |d| Some(d.min(0)));
             return Slice::Done;
         }
         let excess = used - max;
@@ -262,7 +287,17 @@ impl ShardData {
         };
         let goal = owed + covered;
         let (outcome, freed) = self.evict_slice(max, goal);
-        debt.fetch_sub(freed.min(owed) as i64, Relaxed);
+        // What it freed past its own debt pays the others' overdue part
+        // first (they owe that much less, or every write here would cover
+        // them once more), and the rest is credit: a key is freed whole,
+        // so a shard that owed a few bytes freed a kilobyte, and without
+        // the credit the shard that looks first (the one admitting the
+        // writes) would free a key at every write and empty itself of its
+        // keys, hot ones included, while the others kept theirs.
+        let relieved = relieve_others(self.id, n, freed.saturating_sub(owed).min(covered));
+        let credit_floor = -(overdue_limit(max) as i64);
+        let paid = (freed - relieved) as i64;
+        let _ = debt.fetch_update(Relaxed, Relaxed, |d| Some((d - paid).max(credit_floor)));
         self.publish_expired();
         outcome
     }

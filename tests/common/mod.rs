@@ -71,7 +71,12 @@ impl Server {
             .args(args)
             .args(["--shards", &shards.to_string(), "--loglevel", "warning"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // EMBER_TEST_STDERR=1 shows the servers' logs while debugging a test.
+            .stderr(if std::env::var_os("EMBER_TEST_STDERR").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .spawn()
             .expect("spawn ember");
         let deadline = Instant::now() + Duration::from_secs(10);
