@@ -130,7 +130,9 @@ pub fn entry_argv(argv: &[Bytes]) -> Vec<Bytes> {
                 );
                 return Bytes::from(cut);
             }
-            arg.clone()
+            // A copy: a slice would keep the whole read buffer it came
+            // from alive for as long as the entry lives.
+            Bytes::copy_from_slice(arg)
         })
         .collect()
 }

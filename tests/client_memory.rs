@@ -329,3 +329,37 @@ fn an_unfinished_multibulk_costs_about_its_wire_bytes() {
         sent / MB
     );
 }
+
+fn used_memory(c: &mut Raw) -> usize {
+    c.info_int("memory", "used_memory") as usize
+}
+
+/// A client that sent one large command gives the read buffer it grew
+/// back within a few seconds, whether it goes idle or keeps sending small
+/// commands (Redis's test: `UNLINK can reclaim memory in background`).
+#[test]
+fn a_read_buffer_grown_for_a_large_command_is_given_back() {
+    let server = Server::start(1, &[]);
+    for keeps_talking in [true, false] {
+        let mut c = server.raw();
+        let base = used_memory(&mut c);
+        let mut sadd = vec!["SADD".to_string(), "big".to_string()];
+        sadd.extend((0..100_000).map(|i| i.to_string()));
+        let words: Vec<&str> = sadd.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&words), Reply::Int(100_000));
+        assert_eq!(c.cmd(&["DEL", "big"]), Reply::Int(1));
+        let mut freed = false;
+        for _ in 0..50 {
+            if keeps_talking {
+                assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            let mut other = server.raw();
+            if used_memory(&mut other) < base + MB {
+                freed = true;
+                break;
+            }
+        }
+        assert!(freed, "keeps talking: {keeps_talking}: the read buffer stayed");
+    }
+}

@@ -191,3 +191,67 @@ fn errors_are_redis_errors() {
     // The connection is still usable.
     assert_eq!(raw.cmd(&["PING"]), Reply::Simple("PONG".into()));
 }
+
+/// One LATENCY HISTOGRAM entry: name, calls, and (bucket µs, calls at or below).
+type Entry = (String, i64, Vec<(i64, i64)>);
+
+fn histograms(raw: &mut common::Raw, names: &[&str]) -> Vec<Entry> {
+    let mut words = vec!["LATENCY", "HISTOGRAM"];
+    words.extend_from_slice(names);
+    let flat = raw.cmd(&words).items();
+    flat.chunks(2)
+        .map(|pair| {
+            let fields = pair[1].items();
+            assert_eq!(fields[0].text(), "calls");
+            assert_eq!(fields[2].text(), "histogram_usec");
+            let buckets = fields[3]
+                .items()
+                .chunks(2)
+                .map(|b| (b[0].int(), b[1].int()))
+                .collect();
+            (pair[0].text(), fields[1].int(), buckets)
+        })
+        .collect()
+}
+
+/// Redis 7.0's bucket labels: the highest µs of each log-2 bucket of its
+/// nanosecond histogram, from 1024 ns.
+fn redis_label(k: u32) -> i64 {
+    let ns = 1024u64 << k;
+    ((ns + ns / 128 - 1) / 1000) as i64
+}
+
+#[test]
+fn latency_histogram_counts_commands_and_subcommands_as_redis_does() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    let only_resetstat = histograms(&mut raw, &[]);
+    assert_eq!(only_resetstat.len(), 1);
+    assert_eq!(only_resetstat[0].0, "config|resetstat");
+    for i in 0..50 {
+        assert_eq!(raw.cmd(&["SET", &format!("k{i}"), "v"]), Reply::ok());
+    }
+    raw.cmd(&["CLIENT", "ID"]);
+    raw.cmd(&["GET", "k1"]);
+    let got = histograms(&mut raw, &["set", "client", "nosuch", "get"]);
+    let names: Vec<&str> = got.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(names, ["set", "client|id", "get"]);
+    assert_eq!((got[0].1, got[1].1, got[2].1), (50, 1, 1));
+    let labels: Vec<i64> = (0..40).map(redis_label).collect();
+    for (name, calls, buckets) in &got {
+        assert!(!buckets.is_empty(), "{name}");
+        assert_eq!(buckets.last().unwrap().1, *calls, "{name}: cumulative");
+        for pair in buckets.windows(2) {
+            assert!(pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1, "{name}: {buckets:?}");
+        }
+        for (label, _) in buckets {
+            assert!(labels.contains(label), "{name}: {label} is not one of Redis's buckets");
+        }
+    }
+    assert_eq!(histograms(&mut raw, &["client|id"]).len(), 1);
+    assert!(histograms(&mut raw, &["blabla"]).is_empty());
+    let stats = raw.cmd(&["INFO", "commandstats"]).text();
+    assert!(stats.contains("cmdstat_client|id:calls=1,"), "{stats}");
+    assert!(stats.contains("cmdstat_config|resetstat:calls=1,"), "{stats}");
+}

@@ -4,7 +4,6 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::COMMANDS;
 use crate::exec::stats::{CmdStat, ShardCounters, ShardReport};
 use crate::exec::Shared;
 use crate::store::ExpiryStats;
@@ -422,7 +421,7 @@ fn by_name(counters: &ShardCounters) -> Vec<(&'static str, &CmdStat)> {
     let mut called: Vec<(&'static str, &CmdStat)> = counters
         .commands
         .called()
-        .map(|(id, stat)| (COMMANDS[id].name, stat))
+        .map(|(id, stat)| (super::table::by_id(id).name, stat))
         .collect();
     called.sort_by_key(|(name, _)| *name);
     called

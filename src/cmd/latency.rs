@@ -5,7 +5,9 @@ use bytes::Bytes;
 
 use super::args::err;
 use super::keys::help_reply;
+use super::table::{self, CommandSpec};
 use super::{Session, ShardData};
+use crate::exec::stats::{CmdStat, CommandStats, ShardReport};
 use crate::exec::{Action, Job, Op, Out};
 use crate::latency::{doctor, Event, Monitor};
 use crate::resp::Frame;
@@ -21,6 +23,9 @@ const LATENCY_HELP: &[&str] = &[
     "RESET [<event> ...]",
     "    Reset latency data of one or more <event> classes.",
     "    (default: reset all data for all event classes)",
+    "HISTOGRAM [COMMAND ...]",
+    "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+    "    If no commands are specified then all histograms are replied.",
     "HELP",
     "    Prints this help.",
     "Events: command, fast-command, expire-cycle, event-loop, off-cpu.",
@@ -102,7 +107,7 @@ pub fn latency(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action
         }
         "help" if argv.len() == 2 => help_reply(LATENCY_HELP).into(),
         "graph" if argv.len() == 3 => not_supported("GRAPH"),
-        "histogram" => not_supported("HISTOGRAM"),
+        "histogram" => histogram(shard, &argv[2..]),
         "latest" | "doctor" | "history" | "help" | "graph" => {
             err::wrong_arity(&format!("latency|{sub}")).into()
         }
@@ -142,4 +147,90 @@ fn reset(shard: &ShardData, events: Vec<Event>) -> Action {
         names.dedup();
         Action::Reply(Frame::Integer(names.len() as i64))
     }))
+}
+
+/// LATENCY HISTOGRAM [command ...]: every shard's per-command latency
+/// histograms merged, for the named commands (a container stands for its
+/// subcommands; unknown names are skipped) or all of them, each as its
+/// call count and Redis's cumulative buckets.
+fn histogram(shard: &ShardData, names: &[Bytes]) -> Action {
+    let wanted: Option<Vec<&'static CommandSpec>> = (!names.is_empty()).then(|| {
+        names
+            .iter()
+            .filter_map(|name| match name.iter().position(|&b| b == b'|') {
+                Some(bar) => {
+                    let row = super::lookup(&name[..bar])?;
+                    let i = table::sub_index(row, &name[bar + 1..])?;
+                    Some(table::by_id(table::sub_id(row, i)))
+                }
+                None => super::lookup(name),
+            })
+            .collect()
+    });
+    let ops = (0..shard.shared.nshards)
+        .map(|s| {
+            let op = |ctx: &mut super::Ctx| Out::Report(Box::new(ShardReport::of(ctx.shard, true)));
+            (s, Op::keyless(op))
+        })
+        .collect();
+    Action::Job(Job::new(ops, move |outs| {
+        let mut merged = CommandStats::default();
+        for out in &outs {
+            if let Out::Report(r) = out {
+                merged.merge(&r.counters.commands);
+            }
+        }
+        let called: Vec<(usize, &CmdStat)> = merged.called().collect();
+        let stat_of = |id: usize| called.iter().find(|(i, _)| *i == id).map(|(_, s)| *s);
+        let mut entries = Vec::new();
+        let mut add = |spec: &'static CommandSpec| {
+            let id = spec.id();
+            if let Some(latency) = stat_of(id).and_then(|s| s.latency.as_deref()) {
+                entries.push((Frame::bulk(spec.name), cumulative(latency)));
+            }
+        };
+        match wanted {
+            None => called.iter().for_each(|(id, _)| add(table::by_id(*id))),
+            Some(specs) => {
+                for spec in specs {
+                    if spec.container {
+                        for i in 0..spec.meta.subcommands.len() {
+                            add(table::by_id(table::sub_id(spec, i)));
+                        }
+                    }
+                    add(spec);
+                }
+            }
+        }
+        Action::Reply(Frame::Map(entries))
+    }))
+}
+
+/// One command's entry: `calls` and `histogram_usec`, the latter as
+/// Redis's log-2 buckets of its nanosecond histogram (1024 ns first, each
+/// labelled with the highest value it holds in µs: 1, 2, 4, 8, 16, 33, 66,
+/// 132, ...) mapped to the calls at or below it, buckets that add nothing
+/// left out. ember keeps whole microseconds, so a bucket counts the calls
+/// of at most its label.
+fn cumulative(h: &hdrhistogram::Histogram<u64>) -> Frame {
+    let total = h.len();
+    let mut buckets = Vec::new();
+    let mut previous = 0;
+    let mut level_ns: u64 = 1024;
+    while previous < total && level_ns < (1 << 40) {
+        let label_us = (level_ns + level_ns / 128 - 1) / 1000;
+        let count = h.count_between(0, label_us);
+        if count > previous {
+            buckets.push((
+                Frame::Integer(label_us as i64),
+                Frame::Integer(count as i64),
+            ));
+            previous = count;
+        }
+        level_ns *= 2;
+    }
+    Frame::Map(vec![
+        (Frame::bulk("calls"), Frame::Integer(total as i64)),
+        (Frame::bulk("histogram_usec"), Frame::Map(buckets)),
+    ])
 }

@@ -220,10 +220,12 @@ fn keyed(
             return run_inline(shard, session.db, handler, argv);
         }
         let keys = spec.key_positions(argv);
-        // The slow log keeps the argv until the reply (`cmd::slowlog`).
-        let op_argv = match shard.shared.config.slowlog_threshold_us() {
-            Some(_) => argv.clone(),
-            None => std::mem::take(argv),
+        // The slow log keeps the argv until the reply (`cmd::slowlog`), and
+        // a container's statistics read its subcommand from it.
+        let op_argv = if spec.container || shard.shared.config.slowlog_threshold_us().is_some() {
+            argv.clone()
+        } else {
+            std::mem::take(argv)
         };
         return Action::Job(Job::new(
             vec![(owner, handler_op(session.db, handler, op_argv, keys))],

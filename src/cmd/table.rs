@@ -203,14 +203,103 @@ impl CommandSpec {
         self
     }
 
-    /// The command's place in [`COMMANDS`], for tables indexed by command
-    /// (statistics). Requires: `self` is a row of [`COMMANDS`], as every
-    /// spec [`lookup`] returns is.
+    /// The command's id, for tables indexed by command (statistics, ACL
+    /// bits): its place in [`COMMANDS`], or for a subcommand's row
+    /// ([`subcommand_row`]) its place after them. Requires: `self` is one
+    /// of those rows, as every spec [`lookup`] and [`subcommand_row`]
+    /// return is.
     pub fn id(&'static self) -> usize {
-        let offset = self as *const CommandSpec as usize - COMMANDS.as_ptr() as usize;
-        let id = offset / std::mem::size_of::<CommandSpec>();
-        debug_assert!(std::ptr::eq(&COMMANDS[id], self));
+        let size = std::mem::size_of::<CommandSpec>();
+        let at = self as *const CommandSpec as usize;
+        let rows = COMMANDS.as_ptr() as usize;
+        let id = if (rows..rows + std::mem::size_of_val(COMMANDS)).contains(&at) {
+            (at - rows) / size
+        } else {
+            COMMANDS.len() + (at - sub_rows().as_ptr() as usize) / size
+        };
+        debug_assert!(std::ptr::eq(by_id(id), self));
         id
+    }
+}
+
+/// Subcommands as rows of their own (`config|get`), for what Redis keeps
+/// per subcommand: INFO commandstats, LATENCY HISTOGRAM, ACL rules. Each
+/// copies its container's route and takes its own name, flags and key
+/// range from its metadata. In row order, then subcommand order: the ids
+/// [`sub_id`] gives.
+fn sub_rows() -> &'static [CommandSpec] {
+    static ROWS: OnceLock<Vec<CommandSpec>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        COMMANDS
+            .iter()
+            .flat_map(|row| {
+                row.meta.subcommands.iter().map(move |sub| CommandSpec {
+                    name: sub.name,
+                    arity: sub.arity,
+                    flags: sub.flags,
+                    first_key: sub.first_key,
+                    last_key: sub.last_key,
+                    step: sub.step,
+                    route: row.route,
+                    movable: row.movable,
+                    container: false,
+                    meta: sub,
+                })
+            })
+            .collect()
+    })
+}
+
+/// The first id of each row's subcommands.
+fn sub_bases() -> &'static [usize] {
+    static BASES: OnceLock<Vec<usize>> = OnceLock::new();
+    BASES.get_or_init(|| {
+        let mut next = COMMANDS.len();
+        COMMANDS
+            .iter()
+            .map(|row| {
+                let base = next;
+                next += row.meta.subcommands.len();
+                base
+            })
+            .collect()
+    })
+}
+
+/// The id of subcommand `index` of `row`.
+pub fn sub_id(row: &'static CommandSpec, index: usize) -> usize {
+    sub_bases()[row.id()] + index
+}
+
+/// The place of subcommand `name` in `row`'s metadata.
+pub fn sub_index(row: &CommandSpec, name: &[u8]) -> Option<usize> {
+    row.meta
+        .subcommands
+        .iter()
+        .position(|s| s.short_name().as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Every command id: the rows', then their subcommands'.
+pub fn id_count() -> usize {
+    COMMANDS.len() + sub_rows().len()
+}
+
+/// The row (or subcommand row) with id `id`.
+pub fn by_id(id: usize) -> &'static CommandSpec {
+    COMMANDS
+        .get(id)
+        .unwrap_or_else(|| &sub_rows()[id - COMMANDS.len()])
+}
+
+/// What `argv` runs of `row`, as its statistics count it: the subcommand's
+/// row for a container whose subcommand ember has, `row` otherwise.
+pub fn subcommand_row(row: &'static CommandSpec, argv: &[Bytes]) -> &'static CommandSpec {
+    if !row.container {
+        return row;
+    }
+    match argv.get(1).and_then(|sub| sub_index(row, sub)) {
+        Some(i) => by_id(sub_id(row, i)),
+        None => row,
     }
 }
 

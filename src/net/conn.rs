@@ -80,10 +80,18 @@ pub struct Received {
     pub drained: bool,
 }
 
+/// A read buffer's first size (Redis's PROTO_IOBUF_LEN).
+pub const READ_BUFFER: usize = 16 * 1024;
+
 pub struct Conn {
     pub stream: TcpStream,
     pub session: Session,
     pub rbuf: BytesMut,
+    /// The most `rbuf` held since the shard's last cron, and whether it
+    /// grew past its first size since it was last given back
+    /// (`Worker::cron` trims it).
+    pub rbuf_peak: usize,
+    pub rbuf_grown: bool,
     /// Replies encoded and not yet written.
     pub out: Output,
     pub parser: Parser,
@@ -124,7 +132,9 @@ impl Conn {
         Conn {
             stream,
             session,
-            rbuf: BytesMut::with_capacity(16 * 1024),
+            rbuf: BytesMut::with_capacity(READ_BUFFER),
+            rbuf_peak: 0,
+            rbuf_grown: false,
             out: Output::default(),
             parser,
             slots: VecDeque::new(),
@@ -285,6 +295,33 @@ impl Conn {
 
     pub fn has_pending(&self) -> bool {
         !self.slots.is_empty()
+    }
+
+    /// Notes how much `rbuf` holds, for [`Conn::trim_read_buffer`].
+    pub fn note_read_buffer(&mut self) {
+        let held = self.rbuf.len();
+        self.rbuf_peak = self.rbuf_peak.max(held);
+        self.rbuf_grown |= held > READ_BUFFER;
+    }
+
+    /// From the shard's cron: gives an empty read buffer back while the
+    /// client is idle (`idle`: 2 s, as Redis frees an idle client's query
+    /// buffer), or starts it afresh at its first size once it had grown
+    /// for a large command and held little since the last cron. A client
+    /// that sent one large command would otherwise keep the buffer's peak,
+    /// megabytes, for as long as it stays connected.
+    pub fn trim_read_buffer(&mut self, idle: bool) {
+        let peak = std::mem::take(&mut self.rbuf_peak);
+        if !self.rbuf.is_empty() {
+            return;
+        }
+        if idle {
+            self.rbuf = BytesMut::new();
+            self.rbuf_grown = false;
+        } else if self.rbuf_grown && peak <= READ_BUFFER {
+            self.rbuf = BytesMut::with_capacity(READ_BUFFER);
+            self.rbuf_grown = false;
+        }
     }
 
     /// Reads once into `rbuf` (see [`read_once`]).

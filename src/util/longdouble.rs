@@ -38,6 +38,11 @@ impl LongDouble {
     /// NaN, no overflow or underflow to zero. Accepts what `strtold` does
     /// besides: `inf`, `infinity`, hexadecimal floats (`0x1p3`).
     pub fn parse(text: &[u8]) -> Option<LongDouble> {
+        // strtold would stop at a NUL and call the text before it whole;
+        // Redis refuses it, as what was parsed is not all of the value.
+        if text.contains(&0) {
+            return None;
+        }
         let mut out = [0u8; 16];
         // SAFETY: `text` is valid for `text.len()` bytes, which the C side
         // copies (at most 5 KiB, refusing longer) into its own buffer
@@ -126,7 +131,9 @@ mod tests {
         ] {
             assert!(LongDouble::parse(ok.as_bytes()).is_some(), "{ok}");
         }
-        for bad in ["", " 1", "1 ", "abc", "nan", "1e99999", "1e-99999", "1x"] {
+        for bad in [
+            "", " 1", "1 ", "abc", "nan", "1e99999", "1e-99999", "1x", "1\x002", "\0",
+        ] {
             assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad:?}");
         }
         assert!(

@@ -7,13 +7,12 @@
 //! the description is worked out from the bits as Redis 7.0 does it
 //! (`describe_commands`).
 
-use std::sync::OnceLock;
-
 use bytes::Bytes;
 
 use crate::acl::password;
 use crate::acl::user::{KeyPattern, Selector, User, READ, WRITE};
 use crate::cmd::meta::AclCategories;
+pub use crate::cmd::table::{id_count, sub_id, sub_index};
 use crate::cmd::{lookup, CommandSpec, COMMANDS};
 
 /// Why a rule was refused: the text after `modifier '...': `.
@@ -40,35 +39,6 @@ impl RuleError {
             RuleError::SubcommandFirstArg => "Allowing first-arg of a subcommand is not supported",
         }
     }
-}
-
-/// The first id of each row's subcommands.
-fn sub_bases() -> &'static [usize] {
-    static BASES: OnceLock<Vec<usize>> = OnceLock::new();
-    BASES.get_or_init(|| {
-        let mut next = COMMANDS.len();
-        COMMANDS
-            .iter()
-            .map(|row| {
-                let base = next;
-                next += row.meta.subcommands.len();
-                base
-            })
-            .collect()
-    })
-}
-
-/// The id of subcommand `index` of `row`.
-pub fn sub_id(row: &'static CommandSpec, index: usize) -> usize {
-    sub_bases()[row.id()] + index
-}
-
-/// The place of subcommand `name` in `row`'s metadata.
-pub fn sub_index(row: &CommandSpec, name: &[u8]) -> Option<usize> {
-    row.meta
-        .subcommands
-        .iter()
-        .position(|s| s.short_name().as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// A command and all its subcommands.
@@ -104,13 +74,6 @@ fn set_all_commands(sel: &mut Selector, on: bool) {
     }
     sel.all_commands = on;
     sel.first_args.clear();
-}
-
-/// Every command id: the rows', then their subcommands'.
-pub fn id_count() -> usize {
-    sub_bases().last().map_or(0, |base| {
-        base + COMMANDS.last().map_or(0, |row| row.meta.subcommands.len())
-    })
 }
 
 /// Whether a user may run anything on any key and channel (the default

@@ -21,6 +21,10 @@ impl Worker {
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
+        let now = self.data.now_ms;
+        for (_, c) in self.conns.iter_mut() {
+            c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);
+        }
         let timeout_s = self.data.shared.config.timeout_s();
         if timeout_s > 0 {
             let now = self.data.now_ms;

@@ -53,6 +53,7 @@ impl Worker {
         match received {
             Ok(received) => {
                 self.data.counters.net_input_bytes += received.bytes as u64;
+                conn.note_read_buffer();
                 // The complete arguments of an unfinished multibulk are
                 // not query buffer: Redis holds them in argv, unlimited.
                 if conn.rbuf.len() - conn.parser.held() > limit {
@@ -151,7 +152,14 @@ impl Worker {
     pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
-        let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
+        let admitted = match cmd::admit(&mut self.data, &mut conn.session, &mut argv) {
+            // A container's figures are its subcommand's (`config|get`), as
+            // Redis keeps them; keyed() leaves a container's argv whole.
+            Admitted::Dispatched(spec, action) if spec.container => {
+                Admitted::Dispatched(cmd::table::subcommand_row(spec, &argv), action)
+            }
+            other => other,
+        };
         self.data.publish_records(None);
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
