@@ -360,6 +360,9 @@ fn a_read_buffer_grown_for_a_large_command_is_given_back() {
                 break;
             }
         }
-        assert!(freed, "keeps talking: {keeps_talking}: the read buffer stayed");
+        assert!(
+            freed,
+            "keeps talking: {keeps_talking}: the read buffer stayed"
+        );
     }
 }

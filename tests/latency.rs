@@ -243,15 +243,24 @@ fn latency_histogram_counts_commands_and_subcommands_as_redis_does() {
         assert!(!buckets.is_empty(), "{name}");
         assert_eq!(buckets.last().unwrap().1, *calls, "{name}: cumulative");
         for pair in buckets.windows(2) {
-            assert!(pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1, "{name}: {buckets:?}");
+            assert!(
+                pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1,
+                "{name}: {buckets:?}"
+            );
         }
         for (label, _) in buckets {
-            assert!(labels.contains(label), "{name}: {label} is not one of Redis's buckets");
+            assert!(
+                labels.contains(label),
+                "{name}: {label} is not one of Redis's buckets"
+            );
         }
     }
     assert_eq!(histograms(&mut raw, &["client|id"]).len(), 1);
     assert!(histograms(&mut raw, &["blabla"]).is_empty());
     let stats = raw.cmd(&["INFO", "commandstats"]).text();
     assert!(stats.contains("cmdstat_client|id:calls=1,"), "{stats}");
-    assert!(stats.contains("cmdstat_config|resetstat:calls=1,"), "{stats}");
+    assert!(
+        stats.contains("cmdstat_config|resetstat:calls=1,"),
+        "{stats}"
+    );
 }

@@ -78,6 +78,13 @@ pub(super) struct Slots {
     pub acllog_max_len: AtomicU64,
     pub acl_pubsub_default: AtomicU8,
     pub protected_mode: AtomicBool,
+    // TLS (`config::tls`).
+    pub tls_port: AtomicU64,
+    pub tls_cert_file: RwLock<String>,
+    pub tls_key_file: RwLock<String>,
+    pub tls_ca_cert_file: RwLock<String>,
+    pub tls_ca_cert_dir: RwLock<String>,
+    pub tls_auth_clients: AtomicU8,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one

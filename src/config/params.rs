@@ -17,7 +17,7 @@ use super::live::{
     ListpackLimits, Live, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION, LAZYFREE, LOGLEVELS,
     POLICIES,
 };
-use super::{compat, events, obuf, persist};
+use super::{compat, events, obuf, persist, tls};
 
 /// One configuration parameter.
 pub struct Param {
@@ -968,104 +968,104 @@ pub static PARAMS: &[Param] = &[
         doc: "accepted: ember is not a cluster node",
     },
     Param {
-        name: "tls-port", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, 0) },
-        doc: "only 0: ember has no TLS yet",
+        name: "tls-port", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Int { default: 0, min: 0, max: 65535, fit: None, slot: |l| &l.v.tls_port },
+        doc: "TLS port on the `bind` addresses (0: none); read at start",
     },
     Param {
-        name: "tls-auth-clients", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| compat::choice(v, &["no", "yes", "optional"]) },
-        doc: "accepted: ember has no TLS yet",
+        name: "tls-auth-clients", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Enum { default: "yes", options: tls::AUTH_CLIENTS, slot: |l| &l.v.tls_auth_clients },
+        doc: "TLS clients must show a certificate the CA signed (yes), may (optional), or need not (no)",
     },
     Param {
-        name: "tls-ca-cert-dir", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        name: "tls-ca-cert-dir", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Custom(&tls::CA_CERT_DIR),
+        doc: "a directory of PEM CA certificates for client certificates",
     },
     Param {
-        name: "tls-ca-cert-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        name: "tls-ca-cert-file", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Custom(&tls::CA_CERT_FILE),
+        doc: "PEM CA certificates for client certificates",
     },
     Param {
-        name: "tls-cert-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        name: "tls-cert-file", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Custom(&tls::CERT_FILE),
+        doc: "the server's PEM certificate chain",
     },
     Param {
         name: "tls-ciphers", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-ciphersuites", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-client-key-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-client-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-dh-params-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
-        name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        name: "tls-key-file", aliases: &[], set: Set::StartUp, apply: None,
+        kind: Kind::Custom(&tls::KEY_FILE),
+        doc: "the server's PEM private key (unencrypted)",
     },
     Param {
         name: "tls-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-cluster", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-replication", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-session-caching", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-session-cache-size", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "20480", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
         name: "tls-session-cache-timeout", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "300", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no TLS yet",
+        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
 ];
 

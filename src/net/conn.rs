@@ -85,6 +85,8 @@ pub const READ_BUFFER: usize = 16 * 1024;
 
 pub struct Conn {
     pub stream: TcpStream,
+    /// A client of `tls-port`: its bytes pass through rustls (`net::tls`).
+    pub tls: Option<Box<rustls::ServerConnection>>,
     pub session: Session,
     pub rbuf: BytesMut,
     /// The most `rbuf` held since the shard's last cron, and whether it
@@ -131,6 +133,7 @@ impl Conn {
     pub fn new(stream: TcpStream, session: Session, parser: Parser) -> Conn {
         Conn {
             stream,
+            tls: None,
             session,
             rbuf: BytesMut::with_capacity(READ_BUFFER),
             rbuf_peak: 0,
@@ -326,13 +329,19 @@ impl Conn {
 
     /// Reads once into `rbuf` (see [`read_once`]).
     pub fn fill_read_buffer(&mut self, scratch: &mut [u8]) -> io::Result<Received> {
-        read_once(&mut self.stream, &mut self.rbuf, scratch)
+        match &mut self.tls {
+            Some(tls) => super::tls::read_once(&mut self.stream, tls, &mut self.rbuf, scratch),
+            None => read_once(&mut self.stream, &mut self.rbuf, scratch),
+        }
     }
 
     /// Writes as much of the output as the socket takes. Returns bytes
     /// written and whether everything went out.
     pub fn flush(&mut self) -> io::Result<(usize, bool)> {
-        self.out.write_to(&mut self.stream)
+        match &mut self.tls {
+            Some(tls) => super::tls::flush(&mut self.stream, tls, &mut self.out),
+            None => self.out.write_to(&mut self.stream),
+        }
     }
 }
 

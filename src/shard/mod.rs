@@ -34,6 +34,9 @@ pub enum StartError {
     /// The users of the config file or ACL file do not load.
     #[error("{0}")]
     Acl(String),
+    /// The `tls-*` files do not make a TLS set-up.
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
@@ -57,11 +60,12 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     }
     let _ = shared.peers.set(peers);
     // Bind every listener before any thread runs, so a port in use fails start-up.
-    let listeners =
+    let mut listeners =
         crate::net::listen_all(&bind, port, n).map_err(|source| StartError::Listen {
             addr: addr.clone(),
             source,
         })?;
+    let tls = listen_tls(&shared.config, &bind, n, &mut listeners)?;
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
@@ -71,6 +75,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
     {
         let shared = Arc::clone(&shared);
+        let tls = tls.clone();
         let store = stores.next();
         let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
         let handle = std::thread::Builder::new()
@@ -80,7 +85,11 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
                     core_affinity::set_for_current(core);
                 }
                 crate::util::memory::register_thread();
-                worker::Worker::new(id, shared, poll, listener, inbox, store).run();
+                let worker = worker::Worker::new(id, shared, poll, listener, inbox, store);
+                match tls {
+                    Some((first, config)) => worker.with_tls(first, config).run(),
+                    None => worker.run(),
+                }
             })
             .map_err(StartError::Thread)?;
         handles.push(handle);
@@ -89,4 +98,29 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     let rules_addr = addr.replace("0.0.0.0:", "127.0.0.1:");
     persist::start_rules(Arc::clone(&shared), rules_addr);
     Ok((shared, handles))
+}
+
+/// With `tls-port`: the TLS set-up from the `tls-*` files, and each
+/// shard's listeners on that port after its plain ones; returns where they
+/// start in each shard's list.
+fn listen_tls(
+    config: &Live,
+    bind: &[(String, bool)],
+    n: usize,
+    listeners: &mut [Vec<mio::net::TcpListener>],
+) -> Result<Option<(usize, Arc<rustls::ServerConfig>)>, StartError> {
+    let port = config.tls_port();
+    if port == 0 {
+        return Ok(None);
+    }
+    let tls = crate::net::tls::server_config(&config.tls_files()).map_err(StartError::Tls)?;
+    let first = listeners.first().map_or(0, Vec::len);
+    let on_port = crate::net::listen_all(bind, port, n).map_err(|source| StartError::Listen {
+        addr: format!("{} tls-port {port}", config.bind()),
+        source,
+    })?;
+    for (mine, theirs) in listeners.iter_mut().zip(on_port) {
+        mine.extend(theirs);
+    }
+    Ok(Some((first, tls)))
 }

@@ -91,7 +91,21 @@ impl Worker {
                         continue;
                     }
                     session.token = token;
-                    entry.insert(Conn::new(stream, session, Parser::new(limits)));
+                    let mut conn = Conn::new(stream, session, Parser::new(limits));
+                    if let Some((first, config)) = &self.tls {
+                        if which >= *first {
+                            match rustls::ServerConnection::new(std::sync::Arc::clone(config)) {
+                                Ok(tls) => conn.tls = Some(Box::new(tls)),
+                                Err(e) => {
+                                    log::warn!("cannot start TLS for a client: {e}");
+                                    counters.connected_clients.fetch_sub(1, Relaxed);
+                                    let _ = self.poll.registry().deregister(&mut conn.stream);
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    entry.insert(conn);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -50,8 +50,9 @@ use crate::net::Conn;
 
 /// The token of listener `i` is `LISTENER - i` (one per `bind` address).
 const LISTENER: usize = usize::MAX - 2;
-/// At most this many listeners (Redis's CONFIG_BINDADDR_MAX).
-const LISTENERS_MAX: usize = 16;
+/// At most this many listeners: Redis's CONFIG_BINDADDR_MAX (16) bind
+/// addresses, each on `port` and on `tls-port`.
+const LISTENERS_MAX: usize = 32;
 /// Largest single read from a socket.
 const READ_CHUNK: usize = 64 * 1024;
 /// A connection's turn in a pass of the loop: at most this many commands
@@ -65,8 +66,12 @@ const TURN_US: u64 = 500;
 pub struct Worker {
     data: ShardData,
     poll: Poll,
-    /// This shard's listener on each `bind` address.
+    /// This shard's listener on each `bind` address: those on `port`, then
+    /// those on `tls-port`.
     listeners: Vec<TcpListener>,
+    /// With `tls-port`: the index in `listeners` of its first listener, and
+    /// the TLS set-up its clients' connections start from.
+    tls: Option<(usize, Arc<rustls::ServerConfig>)>,
     conns: Slab<Conn>,
     inbox: Receiver<Vec<Msg>>,
     /// Messages for each shard produced this iteration, sent as one batch.
@@ -119,6 +124,7 @@ impl Worker {
             data,
             poll,
             listeners,
+            tls: None,
             conns: Slab::new(),
             inbox,
             outbox: (0..n).map(|_| Vec::new()).collect(),
@@ -131,6 +137,12 @@ impl Worker {
             txs: Transactions::default(),
             save_paced_at: None,
         }
+    }
+
+    /// Listeners from `first` on are `tls-port`'s: their clients speak TLS.
+    pub fn with_tls(mut self, first: usize, config: Arc<rustls::ServerConfig>) -> Worker {
+        self.tls = Some((first, config));
+        self
     }
 
     pub fn run(mut self) {

@@ -1,0 +1,299 @@
+//! TLS on `tls-port`: a CA, a server certificate and a client certificate
+//! made here (rcgen), ember serving both its plain port and its TLS port,
+//! clients speaking RESP through rustls and through redis-cli --tls.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+/// The PEM files of one test: a CA, the server's pair, a client's pair.
+struct Certs {
+    dir: PathBuf,
+}
+
+impl Certs {
+    fn make() -> Certs {
+        let dir = temp_dir();
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        // Names of their own: OpenSSL (redis-cli) takes a certificate whose
+        // subject is its issuer's for a self-signed one.
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "ember test CA");
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let leaf = |names: Vec<String>| {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(names.clone()).unwrap();
+            params
+                .distinguished_name
+                .push(DnType::CommonName, names[0].as_str());
+            let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server, server_key) = leaf(vec!["localhost".into(), "127.0.0.1".into()]);
+        let (client, client_key) = leaf(vec!["client".into()]);
+        for (name, pem) in [
+            ("ca.crt", ca.pem()),
+            ("server.crt", server),
+            ("server.key", server_key),
+            ("client.crt", client),
+            ("client.key", client_key),
+        ] {
+            std::fs::write(dir.join(name), pem).unwrap();
+        }
+        Certs { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    /// ember's flags for TLS on `port`, clients authenticated as `auth`.
+    fn flags(&self, port: u16, auth: &str) -> Vec<String> {
+        [
+            ("--tls-port", port.to_string()),
+            ("--tls-cert-file", self.path("server.crt")),
+            ("--tls-key-file", self.path("server.key")),
+            ("--tls-ca-cert-file", self.path("ca.crt")),
+            ("--tls-auth-clients", auth.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect()
+    }
+}
+
+fn start(certs: &Certs, auth: &str) -> (Server, u16) {
+    let tls_port = free_port();
+    let flags = certs.flags(tls_port, auth);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    (Server::start(2, &flags), tls_port)
+}
+
+fn pem_certs(path: &Path) -> Vec<CertificateDer<'static>> {
+    CertificateDer::pem_file_iter(path)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A TLS client of `port`, showing the client certificate if `with_cert`.
+fn connect(certs: &Certs, port: u16, with_cert: bool) -> std::io::Result<TlsClient> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in pem_certs(&certs.dir.join("ca.crt")) {
+        roots.add(cert).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = if with_cert {
+        let key = PrivateKeyDer::from_pem_file(certs.dir.join("client.key")).unwrap();
+        builder
+            .with_client_auth_cert(pem_certs(&certs.dir.join("client.crt")), key)
+            .unwrap()
+    } else {
+        builder.with_no_client_auth()
+    };
+    let conn =
+        rustls::ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap())
+            .unwrap();
+    let sock = TcpStream::connect(("127.0.0.1", port))?;
+    sock.set_read_timeout(Some(Duration::from_secs(10)))?;
+    Ok(TlsClient {
+        tls: rustls::StreamOwned::new(conn, sock),
+        buf: Vec::new(),
+    })
+}
+
+struct TlsClient {
+    tls: rustls::StreamOwned<rustls::ClientConnection, TcpStream>,
+    buf: Vec<u8>,
+}
+
+impl TlsClient {
+    /// Sends one command and reads one reply (as raw RESP text up to
+    /// its end; enough for simple, integer and bulk replies).
+    fn cmd(&mut self, args: &[&[u8]]) -> std::io::Result<Vec<u8>> {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.tls.write_all(&out)?;
+        self.tls.flush()?;
+        loop {
+            if let Some(len) = reply_len(&self.buf) {
+                let rest = self.buf.split_off(len);
+                return Ok(std::mem::replace(&mut self.buf, rest));
+            }
+            let mut chunk = [0u8; 16384];
+            let n = self.tls.read(&mut chunk)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+/// The length of the first whole simple, error, integer or bulk reply.
+fn reply_len(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")? + 2;
+    if buf[0] != b'$' {
+        return Some(line_end);
+    }
+    let n: i64 = std::str::from_utf8(&buf[1..line_end - 2])
+        .ok()?
+        .parse()
+        .ok()?;
+    if n < 0 {
+        return Some(line_end);
+    }
+    let total = line_end + n as usize + 2;
+    (buf.len() >= total).then_some(total)
+}
+
+#[test]
+fn commands_work_over_tls_and_the_plain_port_stays() {
+    let certs = Certs::make();
+    let (server, tls_port) = start(&certs, "yes");
+    let mut c = connect(&certs, tls_port, true).unwrap();
+    assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    assert_eq!(c.cmd(&[b"SET", b"k", b"v"]).unwrap(), b"+OK\r\n");
+    // A value larger than the TLS layer buffers (64 KiB of plaintext) and
+    // than a record (16 KiB), both ways, on keys of both shards.
+    let big = vec![b'x'; 3 * 1024 * 1024];
+    for key in [&b"big:1"[..], b"big:2", b"big:3"] {
+        assert_eq!(c.cmd(&[b"SET", key, &big]).unwrap(), b"+OK\r\n");
+        let got = c.cmd(&[b"GET", key]).unwrap();
+        assert_eq!(got.len(), big.len() + "$3145728\r\n\r\n".len());
+        assert!(got.ends_with(b"xx\r\n"));
+    }
+    // The plain port sees the same keyspace.
+    let mut plain = server.raw();
+    assert_eq!(plain.cmd(&["GET", "k"]), Reply::bulk("v"));
+    assert_eq!(plain.cmd(&["STRLEN", "big:2"]), Reply::Int(3 * 1024 * 1024));
+    let tls_port_text = tls_port.to_string();
+    assert_eq!(
+        plain.cmd(&["CONFIG", "GET", "tls-port"]),
+        Reply::Array(vec![Reply::bulk("tls-port"), Reply::bulk(&tls_port_text)])
+    );
+    // A plain client on the TLS port gets nowhere, and breaks nothing.
+    let mut wrong = TcpStream::connect(("127.0.0.1", tls_port)).unwrap();
+    wrong
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = wrong.write_all(b"PING\r\n");
+    let mut answer = [0u8; 64];
+    let n = wrong.read(&mut answer).unwrap_or(0);
+    assert!(!answer[..n].starts_with(b"+PONG"));
+    assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+}
+
+#[test]
+fn client_certificates_are_required_optional_or_not_asked_for() {
+    let certs = Certs::make();
+    let (_server, port) = start(&certs, "yes");
+    let refused = connect(&certs, port, false).and_then(|mut c| c.cmd(&[b"PING"]));
+    assert!(refused.is_err(), "no certificate, tls-auth-clients yes");
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+
+    for auth in ["optional", "no"] {
+        let (_server, port) = start(&certs, auth);
+        let mut c = connect(&certs, port, false).unwrap();
+        assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n", "{auth}");
+    }
+}
+
+#[test]
+fn redis_cli_talks_to_the_tls_port() {
+    let Ok(out) = std::process::Command::new("redis-cli")
+        .arg("--help")
+        .output()
+    else {
+        eprintln!("skipped: no redis-cli");
+        return;
+    };
+    if !String::from_utf8_lossy(&out.stdout).contains("--tls")
+        && !String::from_utf8_lossy(&out.stderr).contains("--tls")
+    {
+        eprintln!("skipped: redis-cli without TLS");
+        return;
+    }
+    let certs = Certs::make();
+    let (_server, port) = start(&certs, "yes");
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["--tls", "--cacert", &certs.path("ca.crt")])
+            .args([
+                "--cert",
+                &certs.path("client.crt"),
+                "--key",
+                &certs.path("client.key"),
+            ])
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(cli(&["SET", "via-cli", "yes"]), "OK");
+    assert_eq!(cli(&["GET", "via-cli"]), "yes");
+}
+
+#[test]
+fn start_up_refuses_missing_or_broken_tls_files() {
+    let certs = Certs::make();
+    let port = free_port();
+    let no_key = format!(
+        "tls-port {port}\ntls-cert-file {}\n",
+        certs.path("server.crt")
+    );
+    let (status, stderr) = run_with_bad_config(&no_key);
+    assert!(!status.success());
+    assert!(
+        stderr.contains("tls-cert-file and tls-key-file"),
+        "{stderr}"
+    );
+
+    std::fs::write(certs.dir.join("garbage.crt"), "not a certificate\n").unwrap();
+    let garbage = format!(
+        "tls-port {port}\ntls-cert-file {}\ntls-key-file {}\ntls-auth-clients no\n",
+        certs.path("garbage.crt"),
+        certs.path("server.key")
+    );
+    let (status, stderr) = run_with_bad_config(&garbage);
+    assert!(!status.success());
+    assert!(stderr.contains("garbage.crt"), "{stderr}");
+
+    let no_ca = format!(
+        "tls-port {port}\ntls-cert-file {}\ntls-key-file {}\n",
+        certs.path("server.crt"),
+        certs.path("server.key")
+    );
+    let (status, stderr) = run_with_bad_config(&no_ca);
+    assert!(!status.success());
+    assert!(
+        stderr.contains("Either tls-ca-cert-file or tls-ca-cert-dir"),
+        "{stderr}"
+    );
+}
