@@ -90,13 +90,23 @@ fn pem_certs(path: &Path) -> Vec<CertificateDer<'static>> {
 
 /// A TLS client of `port`, showing the client certificate if `with_cert`.
 fn connect(certs: &Certs, port: u16, with_cert: bool) -> std::io::Result<TlsClient> {
+    connect_with(certs, port, with_cert, rustls::DEFAULT_VERSIONS)
+}
+
+/// [`connect`] offering only `versions`.
+fn connect_with(
+    certs: &Certs,
+    port: u16,
+    with_cert: bool,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> std::io::Result<TlsClient> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in pem_certs(&certs.dir.join("ca.crt")) {
         roots.add(cert).unwrap();
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .unwrap()
         .with_root_certificates(roots);
     let config = if with_cert {
@@ -295,5 +305,69 @@ fn start_up_refuses_missing_or_broken_tls_files() {
     assert!(
         stderr.contains("Either tls-ca-cert-file or tls-ca-cert-dir"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn config_set_reloads_the_tls_set_up_or_refuses_and_keeps_it() {
+    let certs = Certs::make();
+    let (server, port) = start(&certs, "yes");
+    let mut admin = server.raw();
+    // Only TLS 1.3: a 1.2-only client is turned away, a 1.3 one served.
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-protocols", "TLSv1.3"]),
+        Reply::ok()
+    );
+    let tls12 = connect_with(&certs, port, true, &[&rustls::version::TLS12])
+        .and_then(|mut c| c.cmd(&[b"PING"]));
+    assert!(tls12.is_err());
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+    // A client certificate is no longer asked for.
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-auth-clients", "no"]),
+        Reply::ok()
+    );
+    assert!(connect(&certs, port, false)
+        .unwrap()
+        .cmd(&[b"PING"])
+        .is_ok());
+    // A certificate file that does not load: refused, the old set-up kept.
+    let garbage = certs.dir.join("garbage.crt");
+    std::fs::write(&garbage, "not a certificate\n").unwrap();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-cert-file", &garbage.display().to_string()]),
+        Reply::Error("ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs.".into())
+    );
+    let cert_now = admin.cmd(&["CONFIG", "GET", "tls-cert-file"]);
+    assert_eq!(cert_now.items()[1].text(), certs.path("server.crt"));
+    assert!(connect(&certs, port, false)
+        .unwrap()
+        .cmd(&[b"PING"])
+        .is_ok());
+    // Names rustls does not have are refused by name.
+    let refused = admin.cmd(&["CONFIG", "SET", "tls-protocols", "TLSv1.1"]);
+    assert!(
+        matches!(&refused, Reply::Error(e) if e.contains("not supported")),
+        "{refused:?}"
+    );
+    let refused = admin.cmd(&["CONFIG", "SET", "tls-ciphersuites", "TLS_NOPE"]);
+    assert!(
+        matches!(&refused, Reply::Error(e) if e.contains("unknown suite TLS_NOPE")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "tls-ciphersuites",
+            "TLS_CHACHA20_POLY1305_SHA256"
+        ]),
+        Reply::ok()
+    );
+    let mut c = connect(&certs, port, false).unwrap();
+    assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    assert_eq!(
+        c.tls.conn.negotiated_cipher_suite().map(|s| s.suite()),
+        Some(rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256)
     );
 }

@@ -104,13 +104,28 @@ impl Live {
             values.push(value);
         }
         let mut hooks: Vec<fn(&Live)> = Vec::new();
+        let mut olds: Vec<(&'static Param, Value)> = Vec::new();
         for (param, value) in params.into_iter().zip(values) {
-            let changed = value != param.kind.read(self);
+            let old = param.kind.read(self);
+            let changed = value != old;
+            olds.push((param, old));
             param.kind.store(self, value);
             if let Some(apply) = param.apply.filter(|_| changed) {
                 if !hooks.contains(&apply) {
                     hooks.push(apply);
                 }
+            }
+        }
+        // The TLS set-up is rebuilt from the new values; one that does not
+        // build leaves every value as it was, as Redis's reload does.
+        if let Some((param, _)) = olds.iter().find(|(p, _)| p.name.starts_with("tls-")) {
+            if let Err(reason) = super::tls::rebuild(self) {
+                log::warn!("Failed to update TLS configuration: {reason}");
+                for (param, old) in olds.iter().rev() {
+                    param.kind.store(self, old.clone());
+                }
+                let text = "Unable to update TLS configuration. Check server logs.";
+                return Err(failed(param.name.as_bytes(), text));
             }
         }
         for apply in hooks {

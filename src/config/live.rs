@@ -85,6 +85,12 @@ pub(super) struct Slots {
     pub tls_ca_cert_file: RwLock<String>,
     pub tls_ca_cert_dir: RwLock<String>,
     pub tls_auth_clients: AtomicU8,
+    pub tls_protocols: RwLock<String>,
+    pub tls_ciphers: RwLock<String>,
+    pub tls_ciphersuites: RwLock<String>,
+    pub tls_prefer_server_ciphers: AtomicBool,
+    pub tls_session_caching: AtomicBool,
+    pub tls_session_cache_size: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one

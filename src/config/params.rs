@@ -973,34 +973,34 @@ pub static PARAMS: &[Param] = &[
         doc: "TLS port on the `bind` addresses (0: none); read at start",
     },
     Param {
-        name: "tls-auth-clients", aliases: &[], set: Set::StartUp, apply: None,
+        name: "tls-auth-clients", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Enum { default: "yes", options: tls::AUTH_CLIENTS, slot: |l| &l.v.tls_auth_clients },
         doc: "TLS clients must show a certificate the CA signed (yes), may (optional), or need not (no)",
     },
     Param {
-        name: "tls-ca-cert-dir", aliases: &[], set: Set::StartUp, apply: None,
+        name: "tls-ca-cert-dir", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::CA_CERT_DIR),
         doc: "a directory of PEM CA certificates for client certificates",
     },
     Param {
-        name: "tls-ca-cert-file", aliases: &[], set: Set::StartUp, apply: None,
+        name: "tls-ca-cert-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::CA_CERT_FILE),
         doc: "PEM CA certificates for client certificates",
     },
     Param {
-        name: "tls-cert-file", aliases: &[], set: Set::StartUp, apply: None,
+        name: "tls-cert-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::CERT_FILE),
         doc: "the server's PEM certificate chain",
     },
     Param {
         name: "tls-ciphers", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CIPHERS),
+        doc: "TLS 1.2 suites by OpenSSL name, colon-separated (empty: rustls's defaults)",
     },
     Param {
         name: "tls-ciphersuites", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CIPHERSUITES),
+        doc: "TLS 1.3 suites, colon-separated (empty: rustls's defaults)",
     },
     Param {
         name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
@@ -1023,7 +1023,7 @@ pub static PARAMS: &[Param] = &[
         doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
     },
     Param {
-        name: "tls-key-file", aliases: &[], set: Set::StartUp, apply: None,
+        name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::KEY_FILE),
         doc: "the server's PEM private key (unencrypted)",
     },
@@ -1034,8 +1034,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::PROTOCOLS),
+        doc: "TLS versions offered: TLSv1.2 and/or TLSv1.3 (empty: both)",
     },
     Param {
         name: "tls-cluster", aliases: &[], set: Set::Yes, apply: None,
@@ -1049,18 +1049,18 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Bool { default: false, slot: |l| &l.v.tls_prefer_server_ciphers },
+        doc: "the server's suite order wins over the client's",
     },
     Param {
         name: "tls-session-caching", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Bool { default: true, slot: |l| &l.v.tls_session_caching },
+        doc: "keep TLS sessions so clients can resume them",
     },
     Param {
         name: "tls-session-cache-size", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "20480", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Int { default: 20480, min: 0, max: i32::MAX as i64, fit: None, slot: |l| &l.v.tls_session_cache_size },
+        doc: "TLS sessions kept (0: none)",
     },
     Param {
         name: "tls-session-cache-timeout", aliases: &[], set: Set::Yes, apply: None,

@@ -4,107 +4,16 @@
 //! in and out ([`read_once`], [`flush`]). No thread, no runtime: rustls is
 //! a state machine fed by the shard's reads and drained by its writes.
 //!
-//! [`server_config`] builds the set-up once at start from `tls-cert-file`,
-//! `tls-key-file` and, for client certificates (`tls-auth-clients`),
-//! `tls-ca-cert-file` / `tls-ca-cert-dir`; a file that is missing or holds
-//! no usable PEM stops start-up with a message naming it, as Redis does.
+//! The set-up a connection starts from is `config::tls`'s, built from the
+//! `tls-*` parameters at start and by CONFIG SET.
 
 use std::io::{self, Read, Write};
-use std::sync::Arc;
 
 use bytes::BytesMut;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig, ServerConnection};
+use rustls::ServerConnection;
 
 use super::conn::Received;
 use super::Output;
-use crate::config::tls::TlsFiles;
-
-/// The server's TLS set-up from the `tls-*` parameters.
-pub fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
-    if files.cert_file.is_empty() || files.key_file.is_empty() {
-        return Err(
-            "Failed to configure TLS: tls-port needs tls-cert-file and tls-key-file".into(),
-        );
-    }
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert_file)
-        .and_then(|certs| certs.collect())
-        .map_err(|e| format!("Failed to load certificate: {}: {e}", files.cert_file))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "Failed to load certificate: {}: no certificate in it",
-            files.cert_file
-        ));
-    }
-    let key = PrivateKeyDer::from_pem_file(&files.key_file)
-        .map_err(|e| format!("Failed to load private key: {}: {e}", files.key_file))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("Failed to configure TLS: {e}"))?;
-    let builder = if files.auth_clients == 0 {
-        builder.with_no_client_auth()
-    } else {
-        let roots = ca_roots(files)?;
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-        let verifier = if files.auth_clients == 2 {
-            verifier.allow_unauthenticated()
-        } else {
-            verifier
-        };
-        builder.with_client_cert_verifier(
-            verifier
-                .build()
-                .map_err(|e| format!("Failed to configure TLS: client certificates: {e}"))?,
-        )
-    };
-    let config = builder
-        .with_single_cert(certs, key)
-        .map_err(|e| format!("Failed to configure TLS: {}: {e}", files.cert_file))?;
-    Ok(Arc::new(config))
-}
-
-/// The CAs that sign client certificates: `tls-ca-cert-file`, and every
-/// PEM file in `tls-ca-cert-dir`. Redis refuses to start without one while
-/// clients must show certificates; so does this.
-fn ca_roots(files: &TlsFiles) -> Result<RootCertStore, String> {
-    let mut paths = Vec::new();
-    if !files.ca_cert_file.is_empty() {
-        paths.push(std::path::PathBuf::from(&files.ca_cert_file));
-    }
-    if !files.ca_cert_dir.is_empty() {
-        let dir = std::fs::read_dir(&files.ca_cert_dir)
-            .map_err(|e| format!("Failed to load CA certificates: {}: {e}", files.ca_cert_dir))?;
-        paths.extend(
-            dir.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_file()),
-        );
-    }
-    if paths.is_empty() {
-        return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
-    }
-    let mut roots = RootCertStore::empty();
-    for path in &paths {
-        let certs = CertificateDer::pem_file_iter(path)
-            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| format!("Failed to load CA certificates: {}: {e}", path.display()))?;
-        for cert in certs {
-            roots
-                .add(cert)
-                .map_err(|e| format!("Failed to load CA certificates: {}: {e}", path.display()))?;
-        }
-    }
-    if roots.is_empty() {
-        return Err(
-            "Failed to load CA certificates: no certificate in tls-ca-cert-file or tls-ca-cert-dir"
-                .into(),
-        );
-    }
-    Ok(roots)
-}
 
 /// One read from the socket into rustls, then the plaintext it yields
 /// into `rbuf` and whatever the handshake must answer back out. The same

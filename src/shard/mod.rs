@@ -65,7 +65,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             addr: addr.clone(),
             source,
         })?;
-    let tls = listen_tls(&shared.config, &bind, n, &mut listeners)?;
+    let tls_from = listen_tls(&shared.config, &bind, n, &mut listeners)?;
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
@@ -75,7 +75,6 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
     {
         let shared = Arc::clone(&shared);
-        let tls = tls.clone();
         let store = stores.next();
         let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
         let handle = std::thread::Builder::new()
@@ -86,8 +85,8 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
                 }
                 crate::util::memory::register_thread();
                 let worker = worker::Worker::new(id, shared, poll, listener, inbox, store);
-                match tls {
-                    Some((first, config)) => worker.with_tls(first, config).run(),
+                match tls_from {
+                    Some(first) => worker.with_tls_from(first).run(),
                     None => worker.run(),
                 }
             })
@@ -108,12 +107,12 @@ fn listen_tls(
     bind: &[(String, bool)],
     n: usize,
     listeners: &mut [Vec<mio::net::TcpListener>],
-) -> Result<Option<(usize, Arc<rustls::ServerConfig>)>, StartError> {
+) -> Result<Option<usize>, StartError> {
     let port = config.tls_port();
     if port == 0 {
         return Ok(None);
     }
-    let tls = crate::net::tls::server_config(&config.tls_files()).map_err(StartError::Tls)?;
+    crate::config::tls::rebuild(config).map_err(StartError::Tls)?;
     let first = listeners.first().map_or(0, Vec::len);
     let on_port = crate::net::listen_all(bind, port, n).map_err(|source| StartError::Listen {
         addr: format!("{} tls-port {port}", config.bind()),
@@ -122,5 +121,5 @@ fn listen_tls(
     for (mine, theirs) in listeners.iter_mut().zip(on_port) {
         mine.extend(theirs);
     }
-    Ok(Some((first, tls)))
+    Ok(Some(first))
 }

@@ -92,9 +92,14 @@ impl Worker {
                     }
                     session.token = token;
                     let mut conn = Conn::new(stream, session, Parser::new(limits));
-                    if let Some((first, config)) = &self.tls {
-                        if which >= *first {
-                            match rustls::ServerConnection::new(std::sync::Arc::clone(config)) {
+                    if self.tls_from.is_some_and(|first| which >= first) {
+                        let started = crate::config::tls::current()
+                            .ok_or_else(|| "no TLS set-up".to_string())
+                            .and_then(|c| {
+                                rustls::ServerConnection::new(c).map_err(|e| e.to_string())
+                            });
+                        {
+                            match started {
                                 Ok(tls) => conn.tls = Some(Box::new(tls)),
                                 Err(e) => {
                                     log::warn!("cannot start TLS for a client: {e}");

@@ -69,9 +69,9 @@ pub struct Worker {
     /// This shard's listener on each `bind` address: those on `port`, then
     /// those on `tls-port`.
     listeners: Vec<TcpListener>,
-    /// With `tls-port`: the index in `listeners` of its first listener, and
-    /// the TLS set-up its clients' connections start from.
-    tls: Option<(usize, Arc<rustls::ServerConfig>)>,
+    /// With `tls-port`: the index in `listeners` of its first listener
+    /// (its clients start from `config::tls::current()`).
+    tls_from: Option<usize>,
     conns: Slab<Conn>,
     inbox: Receiver<Vec<Msg>>,
     /// Messages for each shard produced this iteration, sent as one batch.
@@ -124,7 +124,7 @@ impl Worker {
             data,
             poll,
             listeners,
-            tls: None,
+            tls_from: None,
             conns: Slab::new(),
             inbox,
             outbox: (0..n).map(|_| Vec::new()).collect(),
@@ -140,8 +140,8 @@ impl Worker {
     }
 
     /// Listeners from `first` on are `tls-port`'s: their clients speak TLS.
-    pub fn with_tls(mut self, first: usize, config: Arc<rustls::ServerConfig>) -> Worker {
-        self.tls = Some((first, config));
+    pub fn with_tls_from(mut self, first: usize) -> Worker {
+        self.tls_from = Some(first);
         self
     }
 
