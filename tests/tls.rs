@@ -371,3 +371,39 @@ fn config_set_reloads_the_tls_set_up_or_refuses_and_keeps_it() {
         Some(rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256)
     );
 }
+
+#[test]
+fn redis_rs_talks_rediss_to_the_tls_port() {
+    let certs = Certs::make();
+    let (_server, port) = start(&certs, "yes");
+    let read = |name: &str| std::fs::read(certs.dir.join(name)).unwrap();
+    let client = redis::Client::build_with_tls(
+        format!("rediss://localhost:{port}/"),
+        redis::TlsCertificates {
+            client_tls: Some(redis::ClientTlsConfig {
+                client_cert: read("client.crt"),
+                client_key: read("client.key"),
+            }),
+            root_cert: Some(read("ca.crt")),
+        },
+    )
+    .unwrap();
+    let mut con = client
+        .get_connection_with_timeout(Duration::from_secs(5))
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("rs")
+        .arg("tls")
+        .query(&mut con)
+        .unwrap();
+    let got: String = redis::cmd("GET").arg("rs").query(&mut con).unwrap();
+    assert_eq!(got, "tls");
+    let pipelined: Vec<i64> = redis::pipe()
+        .cmd("INCR")
+        .arg("n")
+        .cmd("INCR")
+        .arg("n")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(pipelined, [1, 2]);
+}
