@@ -546,3 +546,36 @@ fn function_libraries_travel_in_the_file_between_ember_and_redis_server() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&dir2);
 }
+
+/// FLUSHALL with `save` rules writes the emptied keyspace (Redis 7.0), so a
+/// server killed before its next save does not bring the keys back;
+/// without rules it writes nothing and the changes stay counted.
+#[test]
+fn flushall_saves_the_empty_keyspace_when_save_rules_are_set() {
+    let changes = |c: &mut Raw| c.info_int("persistence", "rdb_changes_since_last_save");
+    let dir = temp_dir();
+    let ember = Server::start_in(&dir, 2, &[]);
+    let mut e = ember.raw();
+    for i in 0..50 {
+        e.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(e.cmd(&["SAVE"]), Reply::ok());
+    e.cmd(&["SET", "after-save", "v"]);
+    assert_eq!(e.cmd(&["FLUSHALL"]), Reply::ok());
+    assert_eq!(changes(&mut e), 0);
+    // Killed (SIGKILL on drop): no save on the way out.
+    drop(ember);
+    let ember = Server::start_in(&dir, 2, &[]);
+    let mut e = ember.raw();
+    assert_eq!(
+        e.cmd(&["DBSIZE"]),
+        Reply::Int(0),
+        "the flushed keys came back"
+    );
+    // No rules: FLUSHALL leaves the file and counts as a change.
+    assert_eq!(e.cmd(&["CONFIG", "SET", "save", ""]), Reply::ok());
+    e.cmd(&["SET", "key", "value"]);
+    assert_eq!(e.cmd(&["FLUSHALL"]), Reply::ok());
+    assert!(changes(&mut e) > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -128,7 +128,10 @@ pub fn dispatch_spec(
         }
         Route::Keyed(handler, split) => keyed(shard, session, spec, handler, split, argv),
         Route::EveryShard(handler, merge) => {
-            let action = every_shard(shard.shared.nshards, session.db, handler, merge, argv);
+            let mut action = every_shard(shard.shared.nshards, session.db, handler, merge, argv);
+            if spec.name == "flushall" {
+                action = save::save_after_flushall(&shard.shared, action);
+            }
             if spec.flags.contains(CommandFlags::WRITE) {
                 return propagate::every_shard_write(shard, session.db, argv, action);
             }

@@ -60,8 +60,16 @@ fn every_shard(nshards: usize) -> LockPlan {
 /// Serializes every shard at one point of the key-lock order, then hands
 /// the parts (in shard order) to `then`.
 pub fn snapshot_all(shard: &ShardData, then: impl FnOnce(Vec<Part>) -> Action + 'static) -> Action {
-    let n = shard.shared.nshards;
-    let compress = shard.shared.config.rdbcompression();
+    snapshot_every_shard(&shard.shared, then)
+}
+
+/// [`snapshot_all`] from the shared state alone (for a job's later step).
+fn snapshot_every_shard(
+    shared: &Shared,
+    then: impl FnOnce(Vec<Part>) -> Action + 'static,
+) -> Action {
+    let n = shared.nshards;
+    let compress = shared.config.rdbcompression();
     let ops = (0..n)
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
@@ -132,6 +140,34 @@ fn save_now(shared: &Shared, parts: &[Part]) -> bool {
             false
         }
     }
+}
+
+/// FLUSHALL with `save` rules set writes the emptied keyspace to disk
+/// before it answers, as Redis 7.0 does: a restart must not bring the
+/// flushed keys back, and `rdb_changes_since_last_save` is 0 after it. The
+/// save is one more step of FLUSHALL's job, inside the transaction that
+/// holds every shard whole, so nothing lands between the flush and it.
+pub fn save_after_flushall(shared: &Arc<Shared>, action: Action) -> Action {
+    if shared.config.save_text().is_empty() {
+        return action;
+    }
+    let Action::Job(mut job) = action else {
+        return action;
+    };
+    let flush_then = std::mem::replace(&mut job.then, Box::new(|_| Action::Reply(Frame::Null)));
+    let shared = Arc::clone(shared);
+    job.ordered = true;
+    job.then = Box::new(move |outs| match flush_then(outs) {
+        Action::Reply(frame) if !frame.is_error() => {
+            let writer = Arc::clone(&shared);
+            snapshot_every_shard(&shared, move |parts| {
+                save_now(&writer, &parts);
+                Action::Reply(frame)
+            })
+        }
+        other => other,
+    });
+    Action::Job(job)
 }
 
 /// SAVE.

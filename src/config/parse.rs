@@ -113,7 +113,13 @@ impl Live {
             let fail = |reason: String| ConfigError::directive(index + 1, line.to_string(), reason);
             let words = split_config_line(line)
                 .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
-            let Some((name, values)) = words.split_first().filter(|(_, v)| !v.is_empty()) else {
+            // A bare `save` is no rules, as `save ""` (Redis's multi-word
+            // parameters take no words; the suite's config writer makes one).
+            let bare_save = words.len() == 1 && words[0].eq_ignore_ascii_case("save");
+            let Some((name, values)) = words
+                .split_first()
+                .filter(|(_, v)| !v.is_empty() || bare_save)
+            else {
                 return Err(fail(BAD_DIRECTIVE.into()));
             };
             if name.eq_ignore_ascii_case("user") {
@@ -288,6 +294,9 @@ mod tests {
             e.contains("at line 2") && e.contains(">>> 'foo bar'") && e.contains("Bad directive"),
             "{e}"
         );
+        // A bare `save` clears the rules, as `save ""` does.
+        live.apply_file("save 60 1\nsave\n").unwrap();
+        assert_eq!(live.save_text(), "");
         let e = live.apply_file("hz abc").unwrap_err().to_string();
         assert!(e.contains("couldn't be parsed into an integer"), "{e}");
         let e = live.apply_file("hz\n").unwrap_err().to_string();
