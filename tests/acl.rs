@@ -770,3 +770,26 @@ fn exec_checks_permissions_again_as_redis() {
         assert_eq!(log[5], Reply::bulk("multi"));
     }
 }
+
+/// RESET puts the connection back to the default user, logged in only if
+/// that user needs no password, as a new connection (Redis 7.0).
+#[test]
+fn reset_returns_to_the_default_user() {
+    let server = Server::start(2, &[]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["ACL", "SETUSER", "user1", "on", ">secret", "+@all", "~*"]),
+        ok()
+    );
+    let mut c = login(server.port, "user1", "secret");
+    assert_eq!(c.cmd(&["ACL", "WHOAMI"]), Reply::bulk("user1"));
+    assert_eq!(c.cmd(&["RESET"]), Reply::Simple("RESET".into()));
+    assert_eq!(c.cmd(&["ACL", "WHOAMI"]), Reply::bulk("default"));
+    // With a password on the default user, RESET logs the connection out.
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "requirepass", "pw"]), ok());
+    let mut c = login(server.port, "user1", "secret");
+    assert_eq!(c.cmd(&["RESET"]), Reply::Simple("RESET".into()));
+    assert_eq!(c.cmd(&["GET", "k"]), err(NOAUTH));
+    assert_eq!(c.cmd(&["AUTH", "pw"]), ok());
+    assert_eq!(c.cmd(&["ACL", "WHOAMI"]), Reply::bulk("default"));
+}

@@ -73,6 +73,10 @@ pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Actio
     session.db = 0;
     session.proto = Protocol::Resp2;
     session.name = None;
+    session.no_evict = false;
+    // Back to the default user, logged in only if it needs no password,
+    // as a new connection (Redis's clientSetDefaultAuth).
+    session.auth = Default::default();
     if unwatch.is_empty() {
         return Frame::Simple("RESET").into();
     }
