@@ -264,3 +264,46 @@ fn latency_histogram_counts_commands_and_subcommands_as_redis_does() {
         "{stats}"
     );
 }
+
+#[test]
+fn latencystats_shows_the_configured_percentiles() {
+    let server = Server::start(2, &[]);
+    let mut raw = server.raw();
+    raw.cmd(&["SET", "a", "b"]);
+    let set_line = |raw: &mut common::Raw| {
+        let info = raw.cmd(&["INFO", "latencystats"]).text();
+        info.lines()
+            .find(|l| l.starts_with("latency_percentiles_usec_set:"))
+            .map(str::to_string)
+            .unwrap()
+    };
+    assert!(set_line(&mut raw).contains(":p50=") && set_line(&mut raw).contains(",p99.9="));
+    let pcts = "latency-tracking-info-percentiles";
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", pcts, "0 50.0 99.99 100"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", pcts]),
+        Reply::Array(vec![Reply::bulk(pcts), Reply::bulk("0 50 99.99 100")])
+    );
+    let line = set_line(&mut raw);
+    let labels: Vec<&str> = line
+        .split_once(':')
+        .unwrap()
+        .1
+        .split(',')
+        .map(|f| f.split('=').next().unwrap())
+        .collect();
+    assert_eq!(labels, ["p0", "p50", "p99.99", "p100"], "{line}");
+    assert_eq!(raw.cmd(&["CONFIG", "SET", pcts, ""]), Reply::ok());
+    assert_eq!(set_line(&mut raw), "latency_percentiles_usec_set:");
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", pcts, "101"]),
+        Reply::Error("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into())
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", pcts, "abc"]),
+        Reply::Error("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters".into())
+    );
+}

@@ -361,17 +361,21 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 }
             }
             "latencystats" => {
+                let percentiles = shared.config.latency_tracking_percentiles();
                 for (name, s) in by_name(&counters) {
                     // Commands called only while latency-tracking was off
                     // have no histogram and no line, as in Redis.
                     let Some(latency) = &s.latency else {
                         continue;
                     };
-                    let q = |p: f64| latency.value_at_quantile(p) as f64;
-                    line(
-                        &format!("latency_percentiles_usec_{name}"),
-                        format!("p50={:.3},p99={:.3},p99.9={:.3}", q(0.5), q(0.99), q(0.999)),
-                    );
+                    let shown: Vec<String> = percentiles
+                        .iter()
+                        .map(|&p| {
+                            let at = latency.value_at_quantile(p / 100.0) as f64;
+                            format!("p{p}={at:.3}")
+                        })
+                        .collect();
+                    line(&format!("latency_percentiles_usec_{name}"), shown.join(","));
                 }
             }
             "shards" => {

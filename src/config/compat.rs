@@ -37,6 +37,13 @@ pub fn oom_score_values(text: &str) -> Result<(), String> {
 
 /// `latency-tracking-info-percentiles`: numbers in 0..=100 (none is fine).
 pub fn percentiles(text: &str) -> Result<(), String> {
+    normal_percentiles(text).map(|_| ())
+}
+
+/// `latency-tracking-info-percentiles` checked as Redis checks it, in the
+/// form CONFIG GET prints (each number in its shortest form).
+pub fn normal_percentiles(text: &str) -> Result<String, String> {
+    let mut out = Vec::new();
     for w in text.split_whitespace() {
         let p: f64 = w
             .parse()
@@ -47,8 +54,9 @@ pub fn percentiles(text: &str) -> Result<(), String> {
                     .into(),
             );
         }
+        out.push(p.to_string());
     }
-    Ok(())
+    Ok(out.join(" "))
 }
 
 /// `activedefrag`: ember's jemalloc has no defragmentation hints, so only

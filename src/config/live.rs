@@ -54,6 +54,8 @@ pub(super) struct Slots {
     pub slowlog_log_slower_than: AtomicU64,
     pub slowlog_max_len: AtomicU64,
     pub latency_tracking: AtomicBool,
+    /// `latency-tracking-info-percentiles`, as CONFIG GET prints them.
+    pub latency_tracking_percentiles: RwLock<String>,
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
@@ -436,6 +438,19 @@ impl Live {
         if let Ok(mut lines) = self.user_lines.lock() {
             lines.push(words);
         }
+    }
+
+    /// The percentiles INFO latencystats prints, in order.
+    pub fn latency_tracking_percentiles(&self) -> Vec<f64> {
+        self.v
+            .latency_tracking_percentiles
+            .read()
+            .map(|t| {
+                t.split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn port(&self) -> u16 {

@@ -110,6 +110,23 @@ static BIND: super::kind::Custom = super::kind::Custom {
     },
 };
 
+/// `latency-tracking-info-percentiles`, kept as CONFIG GET prints it.
+static LATENCY_PERCENTILES: super::kind::Custom = super::kind::Custom {
+    default: "50 99 99.9",
+    parse: |_, text| compat::normal_percentiles(text).map(Value::Text),
+    read: |live| {
+        let slot = &live.v.latency_tracking_percentiles;
+        Value::Text(slot.read().map_or_else(|_| String::new(), |t| t.clone()))
+    },
+    store: |live, value| {
+        if let (Value::Text(text), Ok(mut slot)) =
+            (value, live.v.latency_tracking_percentiles.write())
+        {
+            *slot = text;
+        }
+    },
+};
+
 /// `maxmemory-clients`: bytes (with units) or a percentage of `maxmemory`
 /// up to 100, as Redis takes it.
 static MAXMEMORY_CLIENTS: super::kind::Custom = super::kind::Custom {
@@ -715,8 +732,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "latency-tracking-info-percentiles", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "50 99 99.9", check: |v| compat::percentiles(v) },
-        doc: "accepted: INFO latencystats always shows p50, p99 and p99.9",
+        kind: Kind::Custom(&LATENCY_PERCENTILES),
+        doc: "the percentiles INFO latencystats shows",
     },
     Param {
         name: "tracking-table-max-keys", aliases: &[], set: Set::Yes, apply: None,
