@@ -1030,3 +1030,37 @@ fn info_has_redis_sections_and_counts_errors_by_code() {
     assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
     assert_eq!(r.info_int("stats", "total_error_replies"), 0);
 }
+
+/// INFO commandstats counts a command refused before it ran as rejected,
+/// not called, as Redis 7.0 does (wrong arity, ACL, a queueing error).
+#[test]
+fn refused_commands_count_as_rejected_calls() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let cmdstat = |c: &mut common::Raw, name: &str| {
+        let info = c.cmd(&["INFO", "commandstats"]).text();
+        info.lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!("cmdstat_{name}:"))
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    };
+    c.cmd(&["CONFIG", "RESETSTAT"]);
+    assert!(matches!(c.cmd(&["SET", "k"]), Reply::Error(_)));
+    assert!(
+        cmdstat(&mut c, "set").starts_with("calls=0,")
+            && cmdstat(&mut c, "set").contains(",rejected_calls=1,failed_calls=0"),
+        "{}",
+        cmdstat(&mut c, "set")
+    );
+    // Inside MULTI: refused when queued.
+    c.cmd(&["MULTI"]);
+    assert!(matches!(c.cmd(&["SET", "k"]), Reply::Error(_)));
+    assert!(matches!(c.cmd(&["EXEC"]), Reply::Error(_)));
+    assert!(cmdstat(&mut c, "set").contains(",rejected_calls=2,"));
+    // A call that ran and failed is failed, not rejected.
+    c.cmd(&["SET", "s", "v"]);
+    assert!(matches!(c.cmd(&["INCR", "s"]), Reply::Error(_)));
+    assert!(cmdstat(&mut c, "incr").contains("rejected_calls=0,failed_calls=1"));
+}

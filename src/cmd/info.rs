@@ -356,7 +356,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     };
                     line(
                         &format!("cmdstat_{name}"),
-                        format!("calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls={}", s.calls, s.usec, s.failed),
+                        format!("calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}", s.calls, s.usec, s.rejected, s.failed),
                     );
                 }
             }

@@ -15,6 +15,8 @@ pub struct CmdStat {
     pub calls: u64,
     pub usec: u64,
     pub failed: u64,
+    /// Refused before it ran (arity, ACL, OOM, MISCONF, a queueing error).
+    pub rejected: u64,
     /// Microseconds per call (INFO latencystats): made at the first call
     /// recorded while `latency-tracking` is on, as Redis does, so that
     /// with it off a command costs no histogram (about 25 KB a command and
@@ -56,6 +58,7 @@ impl CommandStats {
                 mine.calls += stat.calls;
                 mine.usec += stat.usec;
                 mine.failed += stat.failed;
+                mine.rejected += stat.rejected;
                 if let Some(theirs) = &stat.latency {
                     let _ = mine
                         .latency
@@ -135,6 +138,11 @@ impl ShardCounters {
                 .get_or_insert_with(new_histogram)
                 .saturating_record(usec.max(1));
         }
+    }
+
+    /// Counts a refusal of the command `id` before it ran.
+    pub fn record_rejected(&mut self, id: usize) {
+        self.commands.entry(id).rejected += 1;
     }
 
     pub fn merge(&mut self, other: &ShardCounters) {

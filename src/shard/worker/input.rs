@@ -164,6 +164,14 @@ impl Worker {
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
         let logging = self.data.shared.config.slowlog_threshold_us().is_some();
+        // A known command refused before it ran counts as rejected (INFO
+        // commandstats' rejected_calls), as Redis's rejectCommand does.
+        let rejected = match &admitted {
+            Admitted::Answered(frame) if frame.is_error() => {
+                cmd::lookup(&argv[0]).map(|spec| cmd::table::subcommand_row(spec, &argv))
+            }
+            _ => None,
+        };
         if !logging || !matches!(admitted, Admitted::Dispatched(..)) {
             conn.parser.recycle(std::mem::take(&mut argv));
         }
@@ -171,6 +179,9 @@ impl Worker {
             Admitted::Answered(frame) => {
                 if frame.is_error() {
                     self.data.counters.record_errors(&frame, false);
+                }
+                if let Some(spec) = rejected {
+                    self.data.counters.record_rejected(spec.id());
                 }
                 conn.push_reply(frame);
                 return started;
