@@ -285,7 +285,7 @@ pub(super) fn fcall_in(
             across,
             caller,
         };
-        super::run(vm, call, &name, function, (keys, args), true)
+        super::run(vm, call, &name, function, (keys, args), argv, true)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
@@ -358,26 +358,8 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
                 err::frame("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
             }
         }
-        "stats" if argv.len() == 2 => {
-            let (libs, functions) = libraries.counts();
-            Frame::Map(vec![
-                (Frame::bulk("running_script"), Frame::Null),
-                (
-                    Frame::bulk("engines"),
-                    Frame::Map(vec![(
-                        Frame::bulk("LUA"),
-                        Frame::Map(vec![
-                            (Frame::bulk("libraries_count"), Frame::Integer(libs as i64)),
-                            (
-                                Frame::bulk("functions_count"),
-                                Frame::Integer(functions as i64),
-                            ),
-                        ]),
-                    )]),
-                ),
-            ])
-        }
-        "kill" if argv.len() == 2 => match super::limits::kill(&shard.shared) {
+        "stats" if argv.len() == 2 => stats(&shard.shared),
+        "kill" if argv.len() == 2 => match super::limits::kill(&shard.shared, false) {
             "OK" => Frame::OK,
             refusal => err::frame(refusal),
         },
@@ -567,4 +549,53 @@ fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
         })
         .collect();
     Frame::Array(libs)
+}
+
+/// FUNCTION STATS: the function running past `busy-reply-threshold` (on
+/// any shard), if any, and the engine's counts. While a script of EVAL is
+/// the busy one, Redis answers BUSY.
+pub fn stats(shared: &crate::exec::Shared) -> Frame {
+    let busy = shared.scripts.busy();
+    if busy
+        && !shared
+            .scripts
+            .busy_function
+            .load(std::sync::atomic::Ordering::Acquire)
+    {
+        return err::frame(super::BUSY);
+    }
+    let running = busy
+        .then(|| shared.scripts.running.lock().ok().and_then(|r| r.clone()))
+        .flatten();
+    let running = match running {
+        Some(r) => Frame::Map(vec![
+            (Frame::bulk("name"), Frame::bulk(r.name)),
+            (
+                Frame::bulk("command"),
+                Frame::Array(r.command.into_iter().map(Frame::Bulk).collect()),
+            ),
+            (
+                Frame::bulk("duration_ms"),
+                Frame::Integer(r.started.elapsed().as_millis() as i64),
+            ),
+        ]),
+        None => Frame::Null,
+    };
+    let (libs, functions) = shared.libraries.counts();
+    Frame::Map(vec![
+        (Frame::bulk("running_script"), running),
+        (
+            Frame::bulk("engines"),
+            Frame::Map(vec![(
+                Frame::bulk("LUA"),
+                Frame::Map(vec![
+                    (Frame::bulk("libraries_count"), Frame::Integer(libs as i64)),
+                    (
+                        Frame::bulk("functions_count"),
+                        Frame::Integer(functions as i64),
+                    ),
+                ]),
+            )]),
+        ),
+    ])
 }

@@ -38,7 +38,7 @@ use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, TxId};
 use crate::resp::Frame;
 
-pub use limits::{allowed_when_busy, BUSY};
+pub use limits::{allowed_when_busy, busy_text, kill, BUSY, BUSY_FUNCTION};
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
@@ -70,6 +70,31 @@ pub fn is_script(spec: &super::CommandSpec) -> bool {
         spec.name,
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
     )
+}
+
+/// Whether a command named `name` may run a script here: EVAL, EVALSHA,
+/// FCALL and their `_RO` forms (EXEC runs its scripts as steps). Tells the
+/// loop to lend its connections to the script's busy passes; a test of
+/// the first byte keeps it cheap for every other command.
+pub fn may_run_script(name: &[u8]) -> bool {
+    matches!(name.first(), Some(b'e' | b'E' | b'f' | b'F'))
+        && [
+            "eval",
+            "evalsha",
+            "eval_ro",
+            "evalsha_ro",
+            "fcall",
+            "fcall_ro",
+        ]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
+/// Whether `argv` runs a script (a command of a transaction, say).
+pub fn runs_script(argv: &[Bytes]) -> bool {
+    argv.first()
+        .and_then(|name| super::lookup(name))
+        .is_some_and(is_script)
 }
 
 /// Whether a script declares no key (`numkeys` 0): it may touch any key,
@@ -113,7 +138,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
     let argv = argv.to_vec();
     let caller = super::acl::script_caller(shard, session);
-    let op = Op::Store(
+    let op = Op::Script(
         session.db,
         Need::Nothing,
         Box::new(move |ctx: &mut Ctx| {
@@ -185,7 +210,7 @@ fn eval_in(
             caller,
         };
         let name = hex(&sha).to_string();
-        run(vm, call, &name, function, (keys, args), false)
+        run(vm, call, &name, function, (keys, args), argv, false)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
@@ -193,13 +218,14 @@ fn eval_in(
 /// Runs compiled script `function` with KEYS and ARGV on `ctx`'s shard.
 /// Runs `function` (script `name`: its sha, or the FCALL function's name)
 /// on `call`'s shard; KEYS and ARGV are globals, or (`as_args`, FCALL) its
-/// two arguments.
+/// two arguments. `command`: the EVAL or FCALL that runs it.
 pub(super) fn run(
     vm: &mut vm::Vm,
     call: api::Call,
     name: &str,
     function: Function,
     (keys, args): (&[Bytes], &[Bytes]),
+    command: &[Bytes],
     as_args: bool,
 ) -> Reply {
     let sha = name;
@@ -227,7 +253,12 @@ pub(super) fn run(
         Ok(tables) => tables,
         Err(e) => return Err(running_error(sha, &e)),
     };
-    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote));
+    let script = limits::Script {
+        function: as_args,
+        name: name.to_string(),
+        command: command.to_vec(),
+    };
+    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote), script);
     let state = RefCell::new(call);
     let redis = match vm.redis() {
         Ok(t) => t,
@@ -355,7 +386,7 @@ pub fn script(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
             }
         }
         "flush" => err::frame("ERR SCRIPT FLUSH only support SYNC|ASYNC option"),
-        "kill" if argv.len() == 2 => match limits::kill(&shard.shared) {
+        "kill" if argv.len() == 2 => match limits::kill(&shard.shared, true) {
             "OK" => Frame::OK,
             refusal => err::frame(refusal),
         },

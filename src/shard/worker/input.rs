@@ -128,7 +128,11 @@ impl Worker {
             let unauthenticated =
                 !conn.session.auth.free && !cmd::acl::logged_in(&self.data, &conn.session);
             conn.parser.set_unauthenticated(unauthenticated);
-            let argv = match conn.parser.next_command(&mut conn.rbuf) {
+            let next = match conn.held.take() {
+                Some(argv) => Ok(Some(argv)),
+                None => conn.parser.next_command(&mut conn.rbuf),
+            };
+            let argv = match next {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return true,
                 Err(e) => {
@@ -149,9 +153,16 @@ impl Worker {
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
     pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
+        self.conns[token].session.last_ms = self.data.now_ms;
+        let admitted = if cmd::scripting::may_run_script(&argv[0]) {
+            // The script's busy passes serve the other clients meanwhile.
+            self.lending(Some(token), |data, session| {
+                cmd::admit(data, session, &mut argv)
+            })
+        } else {
+            cmd::admit(&mut self.data, &mut self.conns[token].session, &mut argv)
+        };
         let conn = &mut self.conns[token];
-        conn.session.last_ms = self.data.now_ms;
-        let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
         self.data.publish_records(None);
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
