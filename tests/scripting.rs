@@ -490,33 +490,27 @@ fn a_cross_shard_script_reaches_the_feed_as_one_unit() {
     assert_eq!(lower.matches("multi").count(), 1, "{feed:?}");
 }
 
-/// Connections to `server` that a busy script on shard 0 does not hold up
-/// (they are on other shards): each answers PING with BUSY.
+/// Connections to `server` while a script on shard 0 is busy, on every
+/// shard (the busy shard's own answer in its busy passes): each answers
+/// PING with BUSY.
 fn connections_off_the_busy_shard(server: &Server) -> Vec<Raw> {
-    let mut free = Vec::new();
+    let mut all = Vec::new();
     for _ in 0..12 {
         let mut c = server.raw();
-        c.set_read_timeout(std::time::Duration::from_millis(500));
-        c.send_cmd(&[b"PING"]);
-        match c.read() {
-            Some(Reply::Error(e)) => {
-                assert!(e.starts_with("BUSY Redis is busy running a script."), "{e}");
-                c.set_read_timeout(std::time::Duration::from_secs(10));
-                free.push(c);
+        c.set_read_timeout(std::time::Duration::from_secs(10));
+        match c.cmd(&["PING"]) {
+            Reply::Error(e) => {
+                assert!(e.starts_with("BUSY Redis is busy running a script."), "{e}")
             }
-            Some(other) => panic!("PING during a busy script: {other:?}"),
-            None => {} // on the busy shard: it waits, as under Redis
+            other => panic!("PING during a busy script: {other:?}"),
         }
+        all.push(c);
     }
-    assert!(
-        !free.is_empty(),
-        "every connection landed on the busy shard"
-    );
-    free
+    all
 }
 
 #[test]
-fn a_long_read_only_script_gets_busy_replies_elsewhere_and_script_kill_stops_it() {
+fn a_long_read_only_script_gets_busy_replies_everywhere_and_script_kill_stops_it() {
     let server = Server::start(3, &["--busy-reply-threshold", "50"]);
     let key = &keys_on_shard("slow", 0, 3, 1)[0];
     let mut runner = server.raw();

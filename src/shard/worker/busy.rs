@@ -12,8 +12,11 @@
 //! the script's caller.
 //!
 //! A pass, once the script is past `busy-reply-threshold` (at most one per
-//! hook check, [`CHECK_EVERY`](crate::cmd) instructions apart):
-//! 1. polls without waiting; accepts new connections;
+//! hook check, 100k Lua instructions apart):
+//! 1. polls without waiting; accepts new connections; the first pass of a
+//!    script tries every connection and listener once instead, since the
+//!    loop's own poll may have taken readiness it had not served yet when
+//!    the script's command ran (one read each, once per busy script);
 //! 2. for each readable connection (and each whose last pass left input):
 //!    reads once, then answers up to [`TURN_COMMANDS`] commands by
 //!    `cmd::busy`'s rules; a command that must wait for the script stays
@@ -76,6 +79,8 @@ struct Lent {
     shard: usize,
     /// Connections whose last pass left input to read or run.
     more: Vec<usize>,
+    /// Whether a pass has tried every connection and listener yet.
+    swept: bool,
     /// Unwatch ops of EXECs aborted here, run once the script is over.
     posts: Vec<(usize, Op)>,
     input_bytes: u64,
@@ -136,6 +141,7 @@ impl Worker {
             running,
             shard: self.data.id,
             more: Vec::new(),
+            swept: false,
             posts: Vec::new(),
             input_bytes: 0,
             output_bytes: 0,
@@ -182,6 +188,25 @@ impl Lent {
             return;
         }
         let mut ready = Vec::new();
+        if !self.swept {
+            // The loop's own poll may have taken events it has not served
+            // yet (the script's command came first in that batch): the
+            // first pass tries every connection and listener once, and the
+            // later ones go by events.
+            self.swept = true;
+            ready.extend(self.conns.iter().map(|(t, _)| (t, true, false)));
+            for listener in &self.listeners {
+                let (registry, now_ms) = (self.poll.registry(), super::unix_ms());
+                accept_from(
+                    listener,
+                    &mut self.conns,
+                    registry,
+                    shared,
+                    self.shard,
+                    now_ms,
+                );
+            }
+        }
         for event in self.events.iter() {
             match event.token() {
                 // The inbox waits for the script (the loop drains it
