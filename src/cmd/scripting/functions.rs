@@ -159,6 +159,28 @@ fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
 /// it registered. Err: Redis's error text.
 fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, String> {
     let lua = &vm.lua;
+    // As Redis: a load that runs past LOAD_TIMEOUT fails (it holds the
+    // shard as a script does, and has no KILL).
+    let started = std::time::Instant::now();
+    let _ = lua.set_hook(
+        mlua::HookTriggers::new().every_nth_instruction(super::limits::CHECK_EVERY),
+        move |_, _| {
+            if started.elapsed() > LOAD_TIMEOUT {
+                return Err(raise("ERR FUNCTION LOAD timeout".into()));
+            }
+            Ok(mlua::VmState::Continue)
+        },
+    );
+    let result = run_library_code(vm, code);
+    lua.remove_hook();
+    result
+}
+
+/// Redis's `LOAD_TIMEOUT_MS`.
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+fn run_library_code(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, String> {
+    let lua = &vm.lua;
     let registered: RefCell<Vec<(FunctionInfo, Function)>> = RefCell::new(Vec::new());
     let outcome = lua.scope(|scope| {
         let register = scope.create_function(|_, args: MultiValue| {
@@ -347,7 +369,11 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
             }
         }
         "list" => list(libraries, &argv[2..]),
-        "flush" if argv.len() <= 3 => {
+        "flush" if argv.len() > 3 => Frame::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            String::from_utf8_lossy(&argv[1])
+        )),
+        "flush" => {
             let ok = argv.get(2).is_none_or(|m| {
                 m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")
             });
@@ -375,7 +401,7 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
             String::from_utf8_lossy(&argv[1])
         )),
         "help" if argv.len() == 2 => Frame::Array(HELP.iter().map(|l| Frame::Simple(l)).collect()),
-        "delete" | "flush" | "stats" | "kill" | "help" | "dump" | "restore" => {
+        "delete" | "stats" | "kill" | "help" | "dump" | "restore" => {
             err::wrong_arity(&format!("function|{sub}"))
         }
         _ => err::unknown_subcommand(&argv[1], "function"),
