@@ -45,7 +45,13 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
     }
     let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
     let line = String::from_utf8_lossy(&code[..end]).into_owned();
-    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    // Split as Redis splits it (`sdssplitargs`: quotes group and go).
+    let words = crate::resp::split_args(line.as_bytes()).ok_or("ERR Invalid library metadata")?;
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    let mut words = words.iter().map(String::as_str);
     let engine = words.next().unwrap_or("#!").trim_start_matches("#!");
     if !engine.eq_ignore_ascii_case("lua") {
         return Err(format!("ERR Engine '{engine}' not found"));
@@ -53,6 +59,11 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
     let mut name = None;
     for word in words {
         match word.strip_prefix("name=") {
+            Some(_) if name.is_some() => {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                )
+            }
             Some(n) => name = Some(n.to_string()),
             None => return Err(format!("ERR Invalid metadata value given: {word}")),
         }
@@ -66,6 +77,7 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
 
 /// What one `redis.register_function` call gave.
 fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
+    let named = args.len() == 1;
     let (name, callback, flags, description) = match args.len() {
         1 => {
             let Some(Value::Table(t)) = args.front() else {
@@ -105,16 +117,30 @@ fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
             ))
         }
     };
-    let Value::String(name) = name else {
-        return Err(raise(
-            "ERR first argument to redis.register_function must be a string".into(),
-        ));
+    // As Lua's lua_isstring: a number is a name too.
+    let name = match name {
+        Value::String(name) => name.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(n) => mlua::Value::Number(n).to_string().unwrap_or_default(),
+        _ if named => {
+            return Err(raise(
+                "ERR function_name argument given to redis.register_function must be a string"
+                    .into(),
+            ))
+        }
+        _ => {
+            return Err(raise(
+                "ERR first argument to redis.register_function must be a string".into(),
+            ))
+        }
     };
-    let name = name.to_string_lossy();
     let Value::Function(callback) = callback else {
-        return Err(raise(
-            "ERR second argument to redis.register_function must be a function".into(),
-        ));
+        let text = if named {
+            "ERR callback argument given to redis.register_function must be a function"
+        } else {
+            "ERR second argument to redis.register_function must be a function"
+        };
+        return Err(raise(text.into()));
     };
     if !valid_name(&name) {
         return Err(raise(NAME_RULE.into()));
@@ -521,10 +547,13 @@ fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        if a.eq_ignore_ascii_case(b"withcode") {
+        if a.eq_ignore_ascii_case(b"withcode") && !with_code {
             with_code = true;
-        } else if a.eq_ignore_ascii_case(b"libraryname") && i + 1 < args.len() {
-            pattern = Some(&args[i + 1]);
+        } else if a.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
+            let Some(p) = args.get(i + 1) else {
+                return err::frame("ERR library name argument was not given");
+            };
+            pattern = Some(p);
             i += 1;
         } else {
             return Frame::error(format!(

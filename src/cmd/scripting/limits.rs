@@ -62,7 +62,7 @@ impl Watch {
         let script = RefCell::new(Some(script));
         let _ = lua.set_hook(
             HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-            move |_, _| {
+            move |lua, _| {
                 let scripts = &hook_shared.scripts;
                 if !hook_busy.get() {
                     let limit = hook_shared.config.busy_reply_threshold_ms();
@@ -80,9 +80,13 @@ impl Watch {
                 // This shard's clients: BUSY, or SCRIPT KILL and the like.
                 crate::exec::busy::pass(&hook_shared);
                 if !wrote.get() && scripts.kill.load(Ordering::Acquire) {
-                    // Raised again at every check, so a pcall in the
-                    // script cannot swallow it for good.
+                    // As Redis: from now on the error is raised at every
+                    // line, so a pcall in the script cannot swallow it for
+                    // good (the line outside the pcall raises it too).
                     log::warn!("Lua script killed by user with SCRIPT KILL.");
+                    let _ = lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
+                        Err(super::vm::raise(KILLED.to_string()))
+                    });
                     return Err(super::vm::raise(KILLED.to_string()));
                 }
                 Ok(VmState::Continue)
