@@ -142,6 +142,14 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if flags.contains(CommandFlags::NOSCRIPT) {
         return refuse("This Redis command is not allowed from script");
     }
+    if matches!(spec.name, "xread" | "xreadgroup") && blocks(argv) {
+        // A script never waits (BLPOP and friends run as their
+        // non-blocking form); Redis refuses XREAD's BLOCK outright.
+        return refuse(&format!(
+            "{} command is not allowed with BLOCK option from scripts",
+            spec.name
+        ));
+    }
     if let Some(caller) = &call.caller {
         if let Err(text) = check_script_command(call.ctx.shard, caller, spec, argv) {
             return refuse(text);
@@ -187,6 +195,15 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         call.wrote.set(true);
     }
     reply.unwrap_or_else(|e| e)
+}
+
+/// Whether XREAD / XREADGROUP `argv` has a BLOCK option (before STREAMS,
+/// whose arguments are keys and ids).
+fn blocks(argv: &[Bytes]) -> bool {
+    argv[1..]
+        .iter()
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"block"))
 }
 
 /// The most a script waits for another shard's answer. That shard serves
