@@ -25,6 +25,8 @@ pub struct Call<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
     /// EVAL_RO, EVALSHA_RO or `#!lua flags=no-writes`: writes refused.
     pub read_only: bool,
+    /// `allow-oom`: its writes run over `maxmemory` too.
+    pub allow_oom: bool,
     /// A command of the script changed the keyspace (SCRIPT KILL then
     /// answers UNKILLABLE).
     pub wrote: Rc<Cell<bool>>,
@@ -158,6 +160,16 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     let write = spec.flags.contains(CommandFlags::WRITE);
     if write && call.read_only {
         return refuse("Write commands are not allowed from read-only scripts.");
+    }
+    // Redis's scriptVerifyOOM: over `maxmemory`, a command that may grow
+    // memory is refused until the script has written (after that, a
+    // refusal would leave its work half done).
+    if spec.flags.contains(CommandFlags::DENYOOM)
+        && !call.allow_oom
+        && !call.wrote.get()
+        && super::refused_for_memory(call.ctx, true, false)
+    {
+        return Frame::Error(crate::exec::evict::OOM.into());
     }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;

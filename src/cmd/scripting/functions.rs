@@ -317,6 +317,10 @@ pub(super) fn fcall_in(
             "ERR Can not execute a script with write flag using *_ro command.",
         ));
     }
+    let allow_oom = info.flags.iter().any(|f| f == "allow-oom");
+    if super::refused_for_memory(ctx, !info.no_writes(), allow_oom) {
+        return Err(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     vm::with_vm(shared.scripts.generation(), |vm| {
@@ -329,6 +333,7 @@ pub(super) fn fcall_in(
         let call = api::Call {
             ctx,
             read_only: info.no_writes(),
+            allow_oom,
             wrote: Default::default(),
             across,
             caller,

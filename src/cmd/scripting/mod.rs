@@ -162,6 +162,17 @@ fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) ->
     eval_in(ctx, argv, by_sha, read_only, None, None)
 }
 
+/// Redis's rule for a script that declared its flags (a shebang, or a
+/// function): one that may write, without `allow-oom`, is refused while
+/// the server is over `maxmemory` and nothing can be evicted. (A script
+/// without flags runs, and its own write commands meet the limit.)
+pub(super) fn refused_for_memory(ctx: &mut Ctx, may_write: bool, allow_oom: bool) -> bool {
+    may_write
+        && !allow_oom
+        && crate::config::EVICTION.maxmemory() > 0
+        && !ctx.shard.evict_before_command(true)
+}
+
 /// The `numkeys` of EVAL and FCALL (`argv[2]`, read as `n`) checked
 /// against the `args` arguments that follow it, with Redis's errors.
 pub(super) fn key_count(n: i64, args: usize) -> Result<usize, Frame> {
@@ -196,6 +207,9 @@ fn eval_in(
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     let (flags, source) = shebang::parse(&body).map_err(Frame::Error)?;
+    if flags.shebang && refused_for_memory(ctx, !flags.no_writes, flags.allow_oom) {
+        return Err(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     let generation = shared.scripts.generation();
     vm::with_vm(generation, |vm| {
         let function = vm.function(&sha, source).map_err(Frame::Error)?;
@@ -205,6 +219,7 @@ fn eval_in(
         let call = api::Call {
             ctx,
             read_only: read_only || flags.no_writes,
+            allow_oom: flags.allow_oom,
             wrote: Default::default(),
             across,
             caller,
@@ -267,6 +282,7 @@ pub(super) fn run(
     // The VM's own acl_check_cmd (for library code run at load), put back
     // after the run: the scoped one checks this script's caller.
     let static_acl_check: Value = redis.raw_get("acl_check_cmd").unwrap_or(Value::Nil);
+    state.borrow_mut().ctx.shard.in_script = true;
     let result = lua.scope(|scope| {
         let call =
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
@@ -287,6 +303,7 @@ pub(super) fn run(
         })
     });
     limits.stop(lua);
+    state.borrow_mut().ctx.shard.in_script = false;
     collect_now_and_then(lua);
     let _ = redis.raw_set("call", Value::Nil);
     let _ = redis.raw_set("pcall", Value::Nil);

@@ -24,7 +24,14 @@ redis.error_reply = function(...)
     if select('#', ...) ~= 1 or type(e) ~= 'string' then
         return {err = 'ERR wrong number or type of arguments'}
     end
-    return {err = e}
+    -- As Redis's luaPushErrorBuff: '-CODE msg' keeps its code, a text
+    -- without a space gets ERR, and the message loses \r\n at its ends.
+    if e:sub(1, 1) ~= '-' then e = '-' .. e end
+    local space = e:find(' ', 1, true)
+    local code, msg = 'ERR', e:sub(2)
+    if space then code, msg = e:sub(2, space - 1), e:sub(space + 1) end
+    msg = msg:gsub('^[\r\n]+', ''):gsub('[\r\n]+$', '')
+    return {err = code .. ' ' .. msg}
 end
 redis.status_reply = function(...)
     local s = ...
