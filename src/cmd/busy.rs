@@ -112,3 +112,118 @@ fn fail_queued(session: &mut Session) {
         tx.failed = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words
+            .iter()
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
+    }
+
+    /// A server whose script (a function when `function`) is busy, and a
+    /// logged-in session.
+    fn busy(function: bool) -> (Shared, Session) {
+        let shared = Shared::new(Default::default());
+        shared.scripts.busy.store(1, Ordering::Release);
+        shared
+            .scripts
+            .busy_function
+            .store(function, Ordering::Release);
+        let mut session = Session::new(1, String::new(), String::new(), 0);
+        // Logged in, a user that may run anything (what the gate decided).
+        session.auth.generation = shared.acl.generation();
+        session.auth.free = true;
+        assert!(may_read(&shared, &mut session));
+        (shared, session)
+    }
+
+    fn reply(w: WhileBusy) -> Frame {
+        match w {
+            WhileBusy::Reply(frame, _) => frame,
+            WhileBusy::Later(argv) => panic!("held: {argv:?}"),
+            WhileBusy::Close(frame) => panic!("closed with {frame:?}"),
+        }
+    }
+
+    #[test]
+    fn most_commands_get_the_busy_text_of_the_script_kind() {
+        let (shared, mut s) = busy(false);
+        let eval = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["GET", "k"]))),
+            err::frame(eval)
+        );
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["FUNCTION", "STATS"]))),
+            err::frame(eval)
+        );
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["SHUTDOWN"]))),
+            err::frame(eval)
+        );
+        let (shared, mut s) = busy(true);
+        let function = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["PING"]))),
+            err::frame(function)
+        );
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["SCRIPT", "KILL"]))),
+            err::frame(function)
+        );
+    }
+
+    #[test]
+    fn kills_go_to_the_right_kind() {
+        let (shared, mut s) = busy(true);
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["function", "kill"]))),
+            Frame::OK
+        );
+        assert!(shared.scripts.kill.load(Ordering::Acquire));
+        let (shared, mut s) = busy(false);
+        shared.scripts.busy_wrote.store(true, Ordering::Release);
+        let unkillable = reply(admit(&shared, &mut s, argv(&["SCRIPT", "KILL"])));
+        assert!(unkillable.is_error());
+        assert!(!shared.scripts.kill.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_transaction_fails_and_exec_is_discarded() {
+        let (shared, mut s) = busy(false);
+        assert_eq!(reply(admit(&shared, &mut s, argv(&["MULTI"]))), Frame::OK);
+        assert!(reply(admit(&shared, &mut s, argv(&["INCR", "x"]))).is_error());
+        assert!(s.multi.as_ref().is_some_and(|tx| tx.failed));
+        let exec = reply(admit(&shared, &mut s, argv(&["EXEC"])));
+        assert_eq!(
+            exec,
+            err::frame("EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+        );
+        assert!(s.multi.is_none());
+    }
+
+    #[test]
+    fn what_needs_the_shard_waits_and_errors_stay_redis_errors() {
+        let (shared, mut s) = busy(false);
+        assert!(matches!(
+            admit(&shared, &mut s, argv(&["AUTH", "x"])),
+            WhileBusy::Later(_)
+        ));
+        assert!(matches!(
+            admit(&shared, &mut s, argv(&["QUIT"])),
+            WhileBusy::Close(_)
+        ));
+        let unknown = reply(admit(&shared, &mut s, argv(&["NOPE"])));
+        assert_eq!(unknown, unknown_command(&argv(&["NOPE"])));
+        assert_eq!(
+            reply(admit(&shared, &mut s, argv(&["GET"]))),
+            err::wrong_arity("get")
+        );
+    }
+}
