@@ -245,11 +245,15 @@ impl Lent {
         let Some(conn) = self.conns.get_mut(t) else {
             return;
         };
+        // Over the query buffer limit: the loop closes it after the script
+        // (a pass reads no more of it meanwhile).
+        let over_limit = conn.rbuf.len() - conn.parser.held() > shared.config.query_buffer_limit();
         let waits = Some(t) == self.running
             || conn.closing
             || conn.close_asap
             || conn.barrier.is_some()
-            || conn.held.is_some();
+            || conn.held.is_some()
+            || over_limit;
         if !waits && readable && !conn.commands_left {
             match conn.fill_read_buffer(&mut self.scratch) {
                 Ok(received) => {
