@@ -145,7 +145,7 @@ hidden.library_env = function(register)
     local lredis = {
         register_function = function(...)
             if not loading then
-                error('redis.register_function can only be called on FUNCTION LOAD command', 2)
+                error('redis.register_function can only be called on FUNCTION LOAD command', 0)
             end
             return register(...)
         end,
