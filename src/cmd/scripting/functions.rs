@@ -199,6 +199,7 @@ fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, St
     );
     let result = run_library_code(vm, code);
     lua.remove_hook();
+    super::collect_now_and_then(lua);
     result
 }
 

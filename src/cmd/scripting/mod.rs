@@ -311,14 +311,14 @@ pub(super) fn run(
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
 }
 
-/// Scripts between two full collections of the VM: each run leaves its
-/// KEYS, ARGV and API closures behind, and Lua's own pace lets the heap
+/// Scripts (and library loads) between two full collections of the VM:
+/// each run leaves its KEYS, ARGV and API closures behind, and Lua's own pace lets the heap
 /// grow to twice what is live first. Redis steps its collector every 50
 /// scripts (`LUA_GC_CYCLE_PERIOD`) the same way; a collection of the small
 /// heap a VM holds between scripts costs tens of microseconds.
 const GC_PERIOD: u32 = 50;
 
-fn collect_now_and_then(lua: &mlua::Lua) {
+pub(super) fn collect_now_and_then(lua: &mlua::Lua) {
     thread_local! {
         static RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     }

@@ -92,6 +92,9 @@ impl Vm {
             .into_function()?;
         let (env, real): (Table, Table) = prelude.call((hidden.clone(), errh))?;
         lua.set_globals(env)?;
+        // What building it left behind goes now, not with the first
+        // scripts' garbage (INFO counts every shard's VM).
+        lua.gc_collect()?;
         Ok(Vm {
             lua,
             hidden,
