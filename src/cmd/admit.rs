@@ -67,7 +67,13 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     }
     if shard.shared.scripts.busy() && !super::scripting::allowed_when_busy(spec, argv) {
         fail_queued_transaction(session);
-        return Admitted::Answered(err::frame(super::scripting::BUSY));
+        if spec.name == "exec" {
+            let reason = super::scripting::busy_text(&shard.shared);
+            let action = transaction::abort(shard, session, reason);
+            return Admitted::Dispatched(spec, action);
+        }
+        let text = super::scripting::busy_text(&shard.shared);
+        return Admitted::Answered(err::frame(text));
     }
     if refused_for_memory(shard, session, spec) {
         if spec.name == "exec" {

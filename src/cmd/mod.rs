@@ -17,6 +17,7 @@ pub mod args;
 pub mod bitfield;
 pub mod bitmap;
 pub mod blocking;
+pub mod busy;
 pub mod check;
 pub mod command;
 pub mod connection;
@@ -230,10 +231,13 @@ fn keyed(
         } else {
             std::mem::take(argv)
         };
-        return Action::Job(Job::new(
-            vec![(owner, handler_op(session.db, handler, op_argv, keys))],
-            |mut outs| Action::Reply(outs.pop().map_or(Frame::Null, Out::frame)),
-        ));
+        let mut op = handler_op(session.db, handler, op_argv, keys);
+        if scripting::is_script(spec) {
+            op = op.scripted();
+        }
+        return Action::Job(Job::new(vec![(owner, op)], |mut outs| {
+            Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+        }));
     }
     let action = match split {
         Split::One => run_inline(shard, session.db, handler, argv),

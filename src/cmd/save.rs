@@ -300,7 +300,7 @@ pub fn shutdown_saving(shard: &ShardData, force_save: bool, nosave: bool, force:
     })
 }
 
-fn exit_now() -> ! {
+pub(super) fn exit_now() -> ! {
     log::warn!("ember is now ready to exit, bye bye...");
     std::process::exit(0);
 }

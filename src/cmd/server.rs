@@ -28,7 +28,8 @@ pub fn info(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
                 let mut report = ShardReport::of(ctx.shard, with_commands);
-                report.lua_mem = super::scripting::vm::used_memory() as u64;
+                let generation = ctx.shard.shared.scripts.generation();
+                report.lua_mem = super::scripting::vm::used_memory(generation) as u64;
                 Out::Report(Box::new(report))
             };
             (s, Op::keyless(op))

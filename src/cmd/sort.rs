@@ -49,6 +49,9 @@ pub struct Options {
     /// A BY pattern without `*`: keep the container's order.
     dontsort: bool,
     gets: Vec<Bytes>,
+    /// Run by a script: a set's members come sorted even for a BY
+    /// constant (a script must see the same order on every replica).
+    for_script: bool,
 }
 
 /// Parses SORT's (`readonly`: SORT_RO's) options after the key.
@@ -269,7 +272,7 @@ fn plan(o: &Options, src: Source) -> Work {
     let mut sort = !o.dontsort;
     let mut alpha = o.alpha;
     let mut by = o.by.clone().filter(|_| !o.dontsort);
-    if o.dontsort && src.kind == Kind::Set && o.store.is_some() {
+    if o.dontsort && src.kind == Kind::Set && (o.store.is_some() || o.for_script) {
         (sort, alpha, by) = (true, true, None);
     }
     let len = src.members.len() as i64;
@@ -496,7 +499,8 @@ pub fn sort_ro(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 }
 
 fn run(ctx: &mut Ctx, argv: &[Bytes], readonly: bool) -> Reply {
-    let o = parse(argv, readonly)?;
+    let mut o = parse(argv, readonly)?;
+    o.for_script = ctx.shard.in_script;
     let mut ks = ctx.ks();
     let src = read_source(&mut ks, &argv[1])?;
     let work = plan(&o, src);

@@ -20,6 +20,7 @@ use bytes::Bytes;
 
 use super::args::err;
 use super::meta::CommandFlags;
+use super::scripting;
 use super::table::{CommandSpec, Route};
 use super::{lookup, shard_of, Ctx, Session, ShardData};
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
@@ -103,8 +104,13 @@ pub fn remote_batch(run: &mut ExecRun, db: usize, here: usize, nshards: usize) -
     }
     let steps: Vec<Vec<Bytes>> = run.steps.drain(..count).collect();
     run.batched = true;
+    let scripted = steps.iter().any(|argv| scripting::runs_script(argv));
     let op = move |ctx: &mut Ctx| Out::Frame(run_keyed(ctx, &steps));
-    Some(Job::new(vec![(owner, Op::store(db, op))], only_reply))
+    let mut op = Op::store(db, op);
+    if scripted {
+        op = op.scripted();
+    }
+    Some(Job::new(vec![(owner, op)], only_reply))
 }
 
 /// Commands that act on the transaction instead of being queued (UNWATCH
@@ -383,21 +389,23 @@ fn one_shard_exec(
     queued: Vec<Vec<Bytes>>,
     refused: Vec<(usize, Frame)>,
 ) -> Job {
+    let scripted = queued.iter().any(|argv| scripting::runs_script(argv));
     let op = move |ctx: &mut Ctx| {
         if watch_broken(ctx, client, &watched) {
             return Out::Frame(Frame::NullArray);
         }
         Out::Frame(run_keyed(ctx, &queued))
     };
-    Job::new(
-        vec![(owner, Op::Store(db, need, Box::new(op)))],
-        move |outs| match only_reply(outs) {
-            Action::Reply(Frame::Array(replies)) if !refused.is_empty() => {
-                Action::Reply(Frame::Array(with_refusals(replies, refused)))
-            }
-            other => other,
-        },
-    )
+    let mut op = Op::Store(db, need, Box::new(op));
+    if scripted {
+        op = op.scripted();
+    }
+    Job::new(vec![(owner, op)], move |outs| match only_reply(outs) {
+        Action::Reply(Frame::Array(replies)) if !refused.is_empty() => {
+            Action::Reply(Frame::Array(with_refusals(replies, refused)))
+        }
+        other => other,
+    })
 }
 
 /// Runs queued keyed commands in order on this shard, in the context's

@@ -31,6 +31,10 @@ pub struct ShardData {
     /// What this shard's clients hold (`client_memory`, summed by the loop
     /// as their buffers change): INFO `mem_clients_normal`.
     pub clients_mem: u64,
+    /// A Lua script runs on this shard now: commands that answer a script
+    /// differently read it (SORT BY a constant sorts a set, as Redis's
+    /// CLIENT_SCRIPT does).
+    pub in_script: bool,
 }
 
 impl ShardData {
@@ -52,6 +56,7 @@ impl ShardData {
             current_tx: None,
             op_tx: None,
             clients_mem: 0,
+            in_script: false,
         }
     }
 }

@@ -17,6 +17,10 @@ pub enum Op {
     /// context on that database); it waits behind key locks held by other
     /// transactions.
     Store(usize, Need, StoreOp),
+    /// Store work that may run a Lua script (EVAL, FCALL, an EXEC holding
+    /// one): as `Store`, and the loop lends its connections to the
+    /// script's busy passes while it runs (`exec::busy`).
+    Script(usize, Need, StoreOp),
     /// Client-table work (CLIENT LIST / KILL); run by the shard loop, which owns
     /// the connections.
     Clients(ClientsOp),
@@ -31,6 +35,14 @@ impl Op {
     /// Store work in database `db` that may touch any key of the shard.
     pub fn store(db: usize, f: impl FnOnce(&mut Ctx) -> Out + Send + 'static) -> Op {
         Op::Store(db, Need::Whole, Box::new(f))
+    }
+
+    /// The same work, marked as one that may run a script (`Op::Script`).
+    pub fn scripted(self) -> Op {
+        match self {
+            Op::Store(db, need, f) => Op::Script(db, need, f),
+            other => other,
+        }
     }
 
     /// Store work that touches no key (bookkeeping, figures).

@@ -7,6 +7,7 @@
 //!   ([`Out`]), the continuation that combines them ([`Job`]) and what a
 //!   command leads to ([`Action`]).
 //! - [`locks`]: the key locks that make a job atomic across shards.
+//! - [`busy`]: the pass a shard's loop makes while its own script runs long.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
@@ -14,6 +15,7 @@
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
 //! - [`stats`]: the figures a shard keeps for INFO.
 
+pub mod busy;
 pub mod ctx;
 pub mod evict;
 pub mod feed;

@@ -10,7 +10,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -30,6 +31,21 @@ pub struct ScriptCache {
     pub busy: AtomicU64,
     /// A busy script has written (SCRIPT KILL answers UNKILLABLE).
     pub busy_wrote: AtomicBool,
+    /// The busy script is a function (FCALL): the BUSY texts name
+    /// FUNCTION KILL, and SCRIPT KILL may not stop it.
+    pub busy_function: AtomicBool,
+    /// The busy script, for FUNCTION STATS (set when it turns busy).
+    pub running: Mutex<Option<Running>>,
+}
+
+/// A script running past `busy-reply-threshold`, as FUNCTION STATS shows it.
+#[derive(Clone, Debug)]
+pub struct Running {
+    /// The function's name, or the script's sha.
+    pub name: String,
+    /// The command that runs it, as sent.
+    pub command: Vec<Bytes>,
+    pub started: Instant,
 }
 
 impl ScriptCache {

@@ -127,6 +127,9 @@ pub struct Conn {
     /// What this client counted for in its shard's `clients_mem` when last
     /// accounted (the shard loop's `flush_dirty`).
     pub accounted_mem: usize,
+    /// A command read while this shard's script was busy that runs once
+    /// it is over (`cmd::busy`): the next to run, before `rbuf`'s.
+    pub held: Option<Vec<bytes::Bytes>>,
 }
 
 impl Conn {
@@ -151,6 +154,7 @@ impl Conn {
             soft_limit_since: None,
             close_asap: false,
             accounted_mem: 0,
+            held: None,
         }
     }
 

@@ -9,4 +9,4 @@ mod parse;
 
 pub use encode::{encode, Sink};
 pub use frame::{Frame, Protocol};
-pub use parse::{ParseLimits, Parser, ProtocolError};
+pub use parse::{split_args, ParseLimits, Parser, ProtocolError};

@@ -14,6 +14,7 @@
 use bytes::{Buf, Bytes, BytesMut};
 
 mod inline;
+pub use inline::split_args;
 
 /// Size limits enforced while parsing (Redis's `proto-max-bulk-len` etc.).
 #[derive(Clone, Copy, Debug)]

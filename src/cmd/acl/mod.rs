@@ -46,6 +46,16 @@ pub fn is_free(shard: &ShardData, session: &Session) -> bool {
     session.auth.free && session.auth.generation == shard.shared.acl.generation()
 }
 
+/// Whether the gate has nothing to do for this connection, its user taken
+/// afresh if the registry changed (for a busy pass, which has no shard to
+/// log a denial in: a client that must be checked waits for the script).
+pub fn free_without_shard(acl: &Acl, session: &mut Session) -> bool {
+    if session.auth.generation != acl.generation() && refresh(acl, session).is_err() {
+        return false;
+    }
+    session.auth.free
+}
+
 /// Takes the user afresh after a change of the registry.
 fn refresh(acl: &Acl, session: &mut Session) -> Result<(), Refused> {
     let generation = acl.generation();

@@ -25,6 +25,8 @@ pub struct Call<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
     /// EVAL_RO, EVALSHA_RO or `#!lua flags=no-writes`: writes refused.
     pub read_only: bool,
+    /// `allow-oom`: its writes run over `maxmemory` too.
+    pub allow_oom: bool,
     /// A command of the script changed the keyspace (SCRIPT KILL then
     /// answers UNKILLABLE).
     pub wrote: Rc<Cell<bool>>,
@@ -142,6 +144,14 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if flags.contains(CommandFlags::NOSCRIPT) {
         return refuse("This Redis command is not allowed from script");
     }
+    if matches!(spec.name, "xread" | "xreadgroup") && blocks(argv) {
+        // A script never waits (BLPOP and friends run as their
+        // non-blocking form); Redis refuses XREAD's BLOCK outright.
+        return refuse(&format!(
+            "{} command is not allowed with BLOCK option from scripts",
+            spec.name
+        ));
+    }
     if let Some(caller) = &call.caller {
         if let Err(text) = check_script_command(call.ctx.shard, caller, spec, argv) {
             return refuse(text);
@@ -150,6 +160,16 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     let write = spec.flags.contains(CommandFlags::WRITE);
     if write && call.read_only {
         return refuse("Write commands are not allowed from read-only scripts.");
+    }
+    // Redis's scriptVerifyOOM: over `maxmemory`, a command that may grow
+    // memory is refused until the script has written (after that, a
+    // refusal would leave its work half done).
+    if spec.flags.contains(CommandFlags::DENYOOM)
+        && !call.allow_oom
+        && !call.wrote.get()
+        && super::refused_for_memory(call.ctx, true, false)
+    {
+        return Frame::Error(crate::exec::evict::OOM.into());
     }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;
@@ -187,6 +207,15 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         call.wrote.set(true);
     }
     reply.unwrap_or_else(|e| e)
+}
+
+/// Whether XREAD / XREADGROUP `argv` has a BLOCK option (before STREAMS,
+/// whose arguments are keys and ids).
+fn blocks(argv: &[Bytes]) -> bool {
+    argv[1..]
+        .iter()
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"block"))
 }
 
 /// The most a script waits for another shard's answer. That shard serves

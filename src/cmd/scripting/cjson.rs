@@ -14,6 +14,42 @@ thread_local! {
     static DEPTHS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((MAX_DEPTH, MAX_DEPTH)) };
 }
 
+/// `cjson.encode_invalid_numbers`: what NaN and infinities become.
+#[derive(Clone, Copy)]
+enum Invalid {
+    Refuse,
+    Allow,
+    Null,
+}
+
+thread_local! {
+    static INVALID_NUMBERS: std::cell::Cell<Invalid> = const { std::cell::Cell::new(Invalid::Refuse) };
+}
+
+/// `cjson.encode_invalid_numbers([setting])`: true, false or "null";
+/// answers the setting.
+fn encode_invalid_numbers(lua: &Lua, arg: Option<Value>) -> mlua::Result<Value> {
+    let set = match arg {
+        None | Some(Value::Nil) => None,
+        Some(Value::Boolean(true)) => Some(Invalid::Allow),
+        Some(Value::Boolean(false)) => Some(Invalid::Refuse),
+        Some(Value::String(s)) if s.as_bytes().as_ref() == b"null" => Some(Invalid::Null),
+        Some(Value::String(s)) if s.as_bytes().as_ref() == b"on" => Some(Invalid::Allow),
+        Some(Value::String(s)) if s.as_bytes().as_ref() == b"off" => Some(Invalid::Refuse),
+        Some(_) => {
+            return fail("bad argument #1 to 'encode_invalid_numbers' (invalid option)".into())
+        }
+    };
+    if let Some(set) = set {
+        INVALID_NUMBERS.with(|i| i.set(set));
+    }
+    Ok(match INVALID_NUMBERS.with(|i| i.get()) {
+        Invalid::Refuse => Value::Boolean(false),
+        Invalid::Allow => Value::Boolean(true),
+        Invalid::Null => Value::String(lua.create_string("null")?),
+    })
+}
+
 fn encode_depth() -> usize {
     DEPTHS.with(|d| d.get().0)
 }
@@ -73,7 +109,17 @@ fn escape(s: &[u8], out: &mut Vec<u8>) {
 fn number(lua: &Lua, v: Value, out: &mut Vec<u8>) -> mlua::Result<()> {
     if let Value::Number(f) = v {
         if !f.is_finite() {
-            return fail("Cannot serialise number: must not be NaN or Inf".into());
+            match INVALID_NUMBERS.with(|i| i.get()) {
+                Invalid::Refuse => {
+                    return fail("Cannot serialise number: must not be NaN or Inf".into())
+                }
+                Invalid::Null => out.extend_from_slice(b"null"),
+                // lua-cjson prints them as C's printf does.
+                Invalid::Allow if f.is_nan() => out.extend_from_slice(b"nan"),
+                Invalid::Allow if f > 0.0 => out.extend_from_slice(b"inf"),
+                Invalid::Allow => out.extend_from_slice(b"-inf"),
+            }
+            return Ok(());
         }
     }
     match lua.coerce_string(v)? {
@@ -119,16 +165,24 @@ fn index(k: &Value) -> Option<usize> {
 }
 
 fn table(lua: &Lua, t: Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
-    let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-    if pairs.is_empty() {
+    // One pass for the shape (the pairs are not kept: each would hold a
+    // Lua reference, and a big table runs out of Lua stack), one to write.
+    let (mut count, mut max, mut array) = (0, 0, true);
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        count += 1;
+        match index(&k) {
+            Some(i) => max = max.max(i),
+            None => array = false,
+        }
+    }
+    if count == 0 {
         out.extend_from_slice(b"{}");
         return Ok(());
     }
-    let indices: Option<Vec<usize>> = pairs.iter().map(|(k, _)| index(k)).collect();
-    if let Some(indices) = indices {
-        let max = indices.iter().copied().max().unwrap_or(0);
+    if array {
         // lua-cjson's default: sparse beyond ratio 2 once past 10 slots.
-        if max > 10 && max > 2 * pairs.len() {
+        if max > 10 && max > 2 * count {
             return fail("Cannot serialise table: excessively sparse array".into());
         }
         out.push(b'[');
@@ -142,7 +196,8 @@ fn table(lua: &Lua, t: Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<(
         return Ok(());
     }
     out.push(b'{');
-    for (n, (k, v)) in pairs.into_iter().enumerate() {
+    for (n, pair) in t.pairs::<Value, Value>().enumerate() {
+        let (k, v) = pair?;
         if n > 0 {
             out.push(b',');
         }
@@ -378,6 +433,10 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
     t.set(
         "decode_max_depth",
         lua.create_function(|_, n: Option<f64>| Ok(set_depth(n, false)))?,
+    )?;
+    t.set(
+        "encode_invalid_numbers",
+        lua.create_function(encode_invalid_numbers)?,
     )?;
     t.set("null", null())?;
     Ok(t)

@@ -106,9 +106,17 @@ fn encode(out: &mut Vec<u8>, v: Value, depth: usize) -> mlua::Result<()> {
                 }
             }
             None => {
-                let pairs: Vec<(Value, Value)> = t.pairs().collect::<mlua::Result<_>>()?;
-                header(out, pairs.len(), 0x80, 16, [0, 0xde, 0xdf]);
-                for (k, v) in pairs {
+                // Counted first, then encoded pair by pair: holding every
+                // pair at once would hold a Lua reference each, and a big
+                // table runs out of Lua stack.
+                let mut n = 0;
+                for pair in t.pairs::<Value, Value>() {
+                    pair?;
+                    n += 1;
+                }
+                header(out, n, 0x80, 16, [0, 0xde, 0xdf]);
+                for pair in t.pairs::<Value, Value>() {
+                    let (k, v) = pair?;
                     encode(out, k, depth + 1)?;
                     encode(out, v, depth + 1)?;
                 }

@@ -45,7 +45,13 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
     }
     let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
     let line = String::from_utf8_lossy(&code[..end]).into_owned();
-    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    // Split as Redis splits it (`sdssplitargs`: quotes group and go).
+    let words = crate::resp::split_args(line.as_bytes()).ok_or("ERR Invalid library metadata")?;
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    let mut words = words.iter().map(String::as_str);
     let engine = words.next().unwrap_or("#!").trim_start_matches("#!");
     if !engine.eq_ignore_ascii_case("lua") {
         return Err(format!("ERR Engine '{engine}' not found"));
@@ -53,6 +59,11 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
     let mut name = None;
     for word in words {
         match word.strip_prefix("name=") {
+            Some(_) if name.is_some() => {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                )
+            }
             Some(n) => name = Some(n.to_string()),
             None => return Err(format!("ERR Invalid metadata value given: {word}")),
         }
@@ -66,6 +77,7 @@ fn metadata(code: &[u8]) -> Result<(String, &[u8]), String> {
 
 /// What one `redis.register_function` call gave.
 fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
+    let named = args.len() == 1;
     let (name, callback, flags, description) = match args.len() {
         1 => {
             let Some(Value::Table(t)) = args.front() else {
@@ -105,16 +117,30 @@ fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
             ))
         }
     };
-    let Value::String(name) = name else {
-        return Err(raise(
-            "ERR first argument to redis.register_function must be a string".into(),
-        ));
+    // As Lua's lua_isstring: a number is a name too.
+    let name = match name {
+        Value::String(name) => name.to_string_lossy(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(n) => mlua::Value::Number(n).to_string().unwrap_or_default(),
+        _ if named => {
+            return Err(raise(
+                "ERR function_name argument given to redis.register_function must be a string"
+                    .into(),
+            ))
+        }
+        _ => {
+            return Err(raise(
+                "ERR first argument to redis.register_function must be a string".into(),
+            ))
+        }
     };
-    let name = name.to_string_lossy();
     let Value::Function(callback) = callback else {
-        return Err(raise(
-            "ERR second argument to redis.register_function must be a function".into(),
-        ));
+        let text = if named {
+            "ERR callback argument given to redis.register_function must be a function"
+        } else {
+            "ERR second argument to redis.register_function must be a function"
+        };
+        return Err(raise(text.into()));
     };
     if !valid_name(&name) {
         return Err(raise(NAME_RULE.into()));
@@ -158,6 +184,29 @@ fn registration(args: MultiValue) -> mlua::Result<(FunctionInfo, Function)> {
 /// Runs library `code` (its metadata line left out) in `vm`: the functions
 /// it registered. Err: Redis's error text.
 fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, String> {
+    let lua = &vm.lua;
+    // As Redis: a load that runs past LOAD_TIMEOUT fails (it holds the
+    // shard as a script does, and has no KILL).
+    let started = std::time::Instant::now();
+    let _ = lua.set_hook(
+        mlua::HookTriggers::new().every_nth_instruction(super::limits::CHECK_EVERY),
+        move |_, _| {
+            if started.elapsed() > LOAD_TIMEOUT {
+                return Err(raise("ERR FUNCTION LOAD timeout".into()));
+            }
+            Ok(mlua::VmState::Continue)
+        },
+    );
+    let result = run_library_code(vm, code);
+    lua.remove_hook();
+    super::collect_now_and_then(lua);
+    result
+}
+
+/// Redis's `LOAD_TIMEOUT_MS`.
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+fn run_library_code(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, String> {
     let lua = &vm.lua;
     let registered: RefCell<Vec<(FunctionInfo, Function)>> = RefCell::new(Vec::new());
     let outcome = lua.scope(|scope| {
@@ -269,6 +318,10 @@ pub(super) fn fcall_in(
             "ERR Can not execute a script with write flag using *_ro command.",
         ));
     }
+    let allow_oom = info.flags.iter().any(|f| f == "allow-oom");
+    if super::refused_for_memory(ctx, !info.no_writes(), allow_oom) {
+        return Err(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     vm::with_vm(shared.scripts.generation(), |vm| {
@@ -281,11 +334,12 @@ pub(super) fn fcall_in(
         let call = api::Call {
             ctx,
             read_only: info.no_writes(),
+            allow_oom,
             wrote: Default::default(),
             across,
             caller,
         };
-        super::run(vm, call, &name, function, (keys, args), true)
+        super::run(vm, call, &name, function, (keys, args), argv, true)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
@@ -347,7 +401,11 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
             }
         }
         "list" => list(libraries, &argv[2..]),
-        "flush" if argv.len() <= 3 => {
+        "flush" if argv.len() > 3 => Frame::error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            String::from_utf8_lossy(&argv[1])
+        )),
+        "flush" => {
             let ok = argv.get(2).is_none_or(|m| {
                 m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async")
             });
@@ -358,26 +416,8 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
                 err::frame("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
             }
         }
-        "stats" if argv.len() == 2 => {
-            let (libs, functions) = libraries.counts();
-            Frame::Map(vec![
-                (Frame::bulk("running_script"), Frame::Null),
-                (
-                    Frame::bulk("engines"),
-                    Frame::Map(vec![(
-                        Frame::bulk("LUA"),
-                        Frame::Map(vec![
-                            (Frame::bulk("libraries_count"), Frame::Integer(libs as i64)),
-                            (
-                                Frame::bulk("functions_count"),
-                                Frame::Integer(functions as i64),
-                            ),
-                        ]),
-                    )]),
-                ),
-            ])
-        }
-        "kill" if argv.len() == 2 => match super::limits::kill(&shard.shared) {
+        "stats" if argv.len() == 2 => stats(&shard.shared),
+        "kill" if argv.len() == 2 => match super::limits::kill(&shard.shared, false) {
             "OK" => Frame::OK,
             refusal => err::frame(refusal),
         },
@@ -393,7 +433,7 @@ pub fn function(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Actio
             String::from_utf8_lossy(&argv[1])
         )),
         "help" if argv.len() == 2 => Frame::Array(HELP.iter().map(|l| Frame::Simple(l)).collect()),
-        "delete" | "flush" | "stats" | "kill" | "help" | "dump" | "restore" => {
+        "delete" | "stats" | "kill" | "help" | "dump" | "restore" => {
             err::wrong_arity(&format!("function|{sub}"))
         }
         _ => err::unknown_subcommand(&argv[1], "function"),
@@ -513,10 +553,13 @@ fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        if a.eq_ignore_ascii_case(b"withcode") {
+        if a.eq_ignore_ascii_case(b"withcode") && !with_code {
             with_code = true;
-        } else if a.eq_ignore_ascii_case(b"libraryname") && i + 1 < args.len() {
-            pattern = Some(&args[i + 1]);
+        } else if a.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
+            let Some(p) = args.get(i + 1) else {
+                return err::frame("ERR library name argument was not given");
+            };
+            pattern = Some(p);
             i += 1;
         } else {
             return Frame::error(format!(
@@ -567,4 +610,53 @@ fn list(libraries: &Libraries, args: &[Bytes]) -> Frame {
         })
         .collect();
     Frame::Array(libs)
+}
+
+/// FUNCTION STATS: the function running past `busy-reply-threshold` (on
+/// any shard), if any, and the engine's counts. While a script of EVAL is
+/// the busy one, Redis answers BUSY.
+pub fn stats(shared: &crate::exec::Shared) -> Frame {
+    let busy = shared.scripts.busy();
+    if busy
+        && !shared
+            .scripts
+            .busy_function
+            .load(std::sync::atomic::Ordering::Acquire)
+    {
+        return err::frame(super::BUSY);
+    }
+    let running = busy
+        .then(|| shared.scripts.running.lock().ok().and_then(|r| r.clone()))
+        .flatten();
+    let running = match running {
+        Some(r) => Frame::Map(vec![
+            (Frame::bulk("name"), Frame::bulk(r.name)),
+            (
+                Frame::bulk("command"),
+                Frame::Array(r.command.into_iter().map(Frame::Bulk).collect()),
+            ),
+            (
+                Frame::bulk("duration_ms"),
+                Frame::Integer(r.started.elapsed().as_millis() as i64),
+            ),
+        ]),
+        None => Frame::Null,
+    };
+    let (libs, functions) = shared.libraries.counts();
+    Frame::Map(vec![
+        (Frame::bulk("running_script"), running),
+        (
+            Frame::bulk("engines"),
+            Frame::Map(vec![(
+                Frame::bulk("LUA"),
+                Frame::Map(vec![
+                    (Frame::bulk("libraries_count"), Frame::Integer(libs as i64)),
+                    (
+                        Frame::bulk("functions_count"),
+                        Frame::Integer(functions as i64),
+                    ),
+                ]),
+            )]),
+        ),
+    ])
 }

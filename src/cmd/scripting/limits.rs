@@ -1,20 +1,19 @@
 //! The time limit of a running script (`busy-reply-threshold`, alias
-//! `lua-time-limit`) and SCRIPT KILL.
+//! `lua-time-limit`), SCRIPT KILL and FUNCTION KILL.
 //!
 //! A Lua count hook runs every [`CHECK_EVERY`] VM instructions. Once the
 //! script has run past the threshold it counts itself busy in the server's
 //! script state (`exec::scripts`): from then on, clients on the other
 //! shards get `BUSY` for anything but the commands Redis allows a busy
-//! server (SCRIPT KILL, SHUTDOWN NOSAVE, ...), and SCRIPT KILL may stop it.
-//! The hook raises the kill as an error in the script, unless the script
-//! already wrote (then SCRIPT KILL answers UNKILLABLE and it runs on).
-//!
-//! The shard running the script cannot read its own sockets meanwhile: its
-//! clients wait, as every client of a single-threaded Redis waits, but they
-//! get no BUSY reply and cannot send SCRIPT KILL through that shard (with
-//! `--shards 1`, no client can); a connection on another shard can.
+//! server (SCRIPT KILL, SHUTDOWN NOSAVE, ...), and SCRIPT KILL (FUNCTION
+//! KILL for a function) may stop it. At each check past the threshold the
+//! hook also lets its own shard's loop make one busy pass
+//! (`exec::busy`): the clients of the script's own shard get the same
+//! answers, so with `--shards 1` a client can still kill it. The hook
+//! raises the kill as an error in the script, unless the script already
+//! wrote (then the kill answers UNKILLABLE and it runs on).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -31,6 +30,9 @@ pub const CHECK_EVERY: u32 = 100_000;
 
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// BUSY while the busy script is a function (Redis's `slowscripterr`).
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
@@ -41,17 +43,26 @@ pub struct Watch {
     busy: Rc<Cell<bool>>,
 }
 
+/// What the watch says of its script once it is busy (FUNCTION STATS).
+pub struct Script {
+    /// FCALL's function (not EVAL's script).
+    pub function: bool,
+    pub name: String,
+    pub command: Vec<bytes::Bytes>,
+}
+
 impl Watch {
-    /// Installs the hook for a script starting now; `wrote` says whether
+    /// Installs the hook for `script` starting now; `wrote` says whether
     /// it has written yet.
-    pub fn start(lua: &Lua, shared: &Arc<Shared>, wrote: Rc<Cell<bool>>) -> Watch {
+    pub fn start(lua: &Lua, shared: &Arc<Shared>, wrote: Rc<Cell<bool>>, script: Script) -> Watch {
         let busy = Rc::new(Cell::new(false));
         let started = Instant::now();
         let hook_shared = Arc::clone(shared);
         let hook_busy = Rc::clone(&busy);
+        let script = RefCell::new(Some(script));
         let _ = lua.set_hook(
             HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-            move |_, _| {
+            move |lua, _| {
                 let scripts = &hook_shared.scripts;
                 if !hook_busy.get() {
                     let limit = hook_shared.config.busy_reply_threshold_ms();
@@ -59,13 +70,23 @@ impl Watch {
                         return Ok(VmState::Continue);
                     }
                     hook_busy.set(true);
-                    scripts.busy.fetch_add(1, Ordering::AcqRel);
+                    if let Some(script) = script.borrow_mut().take() {
+                        turn_busy(&hook_shared, script, started);
+                    }
                 }
                 if wrote.get() {
                     scripts.busy_wrote.store(true, Ordering::Release);
-                } else if scripts.kill.load(Ordering::Acquire) {
-                    // Raised again at every check, so a pcall in the
-                    // script cannot swallow it for good.
+                }
+                // This shard's clients: BUSY, or SCRIPT KILL and the like.
+                crate::exec::busy::pass(&hook_shared);
+                if !wrote.get() && scripts.kill.load(Ordering::Acquire) {
+                    // As Redis: from now on the error is raised at every
+                    // line, so a pcall in the script cannot swallow it for
+                    // good (the line outside the pcall raises it too).
+                    log::warn!("Lua script killed by user with SCRIPT KILL.");
+                    let _ = lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
+                        Err(super::vm::raise(KILLED.to_string()))
+                    });
                     return Err(super::vm::raise(KILLED.to_string()));
                 }
                 Ok(VmState::Continue)
@@ -85,8 +106,43 @@ impl Watch {
             if scripts.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
                 scripts.kill.store(false, Ordering::Release);
                 scripts.busy_wrote.store(false, Ordering::Release);
+                if let Ok(mut running) = scripts.running.lock() {
+                    *running = None;
+                }
             }
         }
+    }
+}
+
+/// The script has run past the threshold: it counts busy, and says what
+/// it is (for FUNCTION STATS and the BUSY texts), as Redis logs it.
+fn turn_busy(shared: &Shared, script: Script, started: Instant) {
+    let scripts = &shared.scripts;
+    log::warn!(
+        "Slow script detected: still in execution after {} milliseconds. You can try killing the script using the {} command. Script name is: {}.",
+        started.elapsed().as_millis(),
+        if script.function { "FUNCTION KILL" } else { "SCRIPT KILL" },
+        script.name
+    );
+    if let Ok(mut running) = scripts.running.lock() {
+        *running = Some(crate::exec::scripts::Running {
+            name: script.name,
+            command: script.command,
+            started,
+        });
+    }
+    scripts
+        .busy_function
+        .store(script.function, Ordering::Release);
+    scripts.busy.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The BUSY reply for the script running now (EVAL's or FCALL's text).
+pub fn busy_text(shared: &Shared) -> &'static str {
+    if shared.scripts.busy_function.load(Ordering::Acquire) {
+        BUSY_FUNCTION
+    } else {
+        BUSY
     }
 }
 
@@ -101,14 +157,23 @@ pub fn allowed_when_busy(spec: &CommandSpec, argv: &[bytes::Bytes]) -> bool {
     flags.contains(CommandFlags::ALLOW_BUSY)
 }
 
-/// SCRIPT KILL: asks the busy script to stop.
-pub fn kill(shared: &Shared) -> &'static str {
+/// SCRIPT KILL (`eval`) or FUNCTION KILL: asks the busy script to stop,
+/// with Redis's refusals in Redis's order (a script that wrote, then a
+/// function for SCRIPT KILL or a script for FUNCTION KILL).
+pub fn kill(shared: &Shared, eval: bool) -> &'static str {
     let scripts = &shared.scripts;
     if scripts.busy.load(Ordering::Acquire) == 0 {
         return NOTBUSY;
     }
     if scripts.busy_wrote.load(Ordering::Acquire) {
         return UNKILLABLE;
+    }
+    let function = scripts.busy_function.load(Ordering::Acquire);
+    if eval && function {
+        return BUSY_FUNCTION;
+    }
+    if !eval && !function {
+        return BUSY;
     }
     scripts.kill.store(true, Ordering::Release);
     "OK"

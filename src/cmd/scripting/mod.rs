@@ -38,7 +38,7 @@ use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, TxId};
 use crate::resp::Frame;
 
-pub use limits::{allowed_when_busy, BUSY};
+pub use limits::{allowed_when_busy, busy_text, kill, BUSY, BUSY_FUNCTION};
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
@@ -70,6 +70,31 @@ pub fn is_script(spec: &super::CommandSpec) -> bool {
         spec.name,
         "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
     )
+}
+
+/// Whether a command named `name` may run a script here: EVAL, EVALSHA,
+/// FCALL and their `_RO` forms (EXEC runs its scripts as steps). Tells the
+/// loop to lend its connections to the script's busy passes; a test of
+/// the first byte keeps it cheap for every other command.
+pub fn may_run_script(name: &[u8]) -> bool {
+    matches!(name.first(), Some(b'e' | b'E' | b'f' | b'F'))
+        && [
+            "eval",
+            "evalsha",
+            "eval_ro",
+            "evalsha_ro",
+            "fcall",
+            "fcall_ro",
+        ]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
+/// Whether `argv` runs a script (a command of a transaction, say).
+pub fn runs_script(argv: &[Bytes]) -> bool {
+    argv.first()
+        .and_then(|name| super::lookup(name))
+        .is_some_and(is_script)
 }
 
 /// Whether a script declares no key (`numkeys` 0): it may touch any key,
@@ -113,7 +138,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
     let argv = argv.to_vec();
     let caller = super::acl::script_caller(shard, session);
-    let op = Op::Store(
+    let op = Op::Script(
         session.db,
         Need::Nothing,
         Box::new(move |ctx: &mut Ctx| {
@@ -135,6 +160,17 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
 
 fn eval_generic(ctx: &mut Ctx, argv: &[Bytes], by_sha: bool, read_only: bool) -> Reply {
     eval_in(ctx, argv, by_sha, read_only, None, None)
+}
+
+/// Redis's rule for a script that declared its flags (a shebang, or a
+/// function): one that may write, without `allow-oom`, is refused while
+/// the server is over `maxmemory` and nothing can be evicted. (A script
+/// without flags runs, and its own write commands meet the limit.)
+pub(super) fn refused_for_memory(ctx: &mut Ctx, may_write: bool, allow_oom: bool) -> bool {
+    may_write
+        && !allow_oom
+        && crate::config::EVICTION.maxmemory() > 0
+        && !ctx.shard.evict_before_command(true)
 }
 
 /// The `numkeys` of EVAL and FCALL (`argv[2]`, read as `n`) checked
@@ -171,6 +207,9 @@ fn eval_in(
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     let (flags, source) = shebang::parse(&body).map_err(Frame::Error)?;
+    if flags.shebang && refused_for_memory(ctx, !flags.no_writes, flags.allow_oom) {
+        return Err(Frame::Error(crate::exec::evict::OOM.into()));
+    }
     let generation = shared.scripts.generation();
     vm::with_vm(generation, |vm| {
         let function = vm.function(&sha, source).map_err(Frame::Error)?;
@@ -180,12 +219,13 @@ fn eval_in(
         let call = api::Call {
             ctx,
             read_only: read_only || flags.no_writes,
+            allow_oom: flags.allow_oom,
             wrote: Default::default(),
             across,
             caller,
         };
         let name = hex(&sha).to_string();
-        run(vm, call, &name, function, (keys, args), false)
+        run(vm, call, &name, function, (keys, args), argv, false)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))
 }
@@ -193,13 +233,14 @@ fn eval_in(
 /// Runs compiled script `function` with KEYS and ARGV on `ctx`'s shard.
 /// Runs `function` (script `name`: its sha, or the FCALL function's name)
 /// on `call`'s shard; KEYS and ARGV are globals, or (`as_args`, FCALL) its
-/// two arguments.
+/// two arguments. `command`: the EVAL or FCALL that runs it.
 pub(super) fn run(
     vm: &mut vm::Vm,
     call: api::Call,
     name: &str,
     function: Function,
     (keys, args): (&[Bytes], &[Bytes]),
+    command: &[Bytes],
     as_args: bool,
 ) -> Reply {
     let sha = name;
@@ -227,7 +268,12 @@ pub(super) fn run(
         Ok(tables) => tables,
         Err(e) => return Err(running_error(sha, &e)),
     };
-    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote));
+    let script = limits::Script {
+        function: as_args,
+        name: name.to_string(),
+        command: command.to_vec(),
+    };
+    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote), script);
     let state = RefCell::new(call);
     let redis = match vm.redis() {
         Ok(t) => t,
@@ -236,6 +282,7 @@ pub(super) fn run(
     // The VM's own acl_check_cmd (for library code run at load), put back
     // after the run: the scoped one checks this script's caller.
     let static_acl_check: Value = redis.raw_get("acl_check_cmd").unwrap_or(Value::Nil);
+    state.borrow_mut().ctx.shard.in_script = true;
     let result = lua.scope(|scope| {
         let call =
             scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
@@ -256,10 +303,33 @@ pub(super) fn run(
         })
     });
     limits.stop(lua);
+    state.borrow_mut().ctx.shard.in_script = false;
+    collect_now_and_then(lua);
     let _ = redis.raw_set("call", Value::Nil);
     let _ = redis.raw_set("pcall", Value::Nil);
     let _ = redis.raw_set("acl_check_cmd", static_acl_check);
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
+}
+
+/// Scripts (and library loads) between two full collections of the VM:
+/// each run leaves its KEYS, ARGV and API closures behind, and Lua's own pace lets the heap
+/// grow to twice what is live first. Redis steps its collector every 50
+/// scripts (`LUA_GC_CYCLE_PERIOD`) the same way; a collection of the small
+/// heap a VM holds between scripts costs tens of microseconds.
+const GC_PERIOD: u32 = 50;
+
+pub(super) fn collect_now_and_then(lua: &mlua::Lua) {
+    thread_local! {
+        static RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let due = RUNS.with(|runs| {
+        let n = runs.get() + 1;
+        runs.set(n % GC_PERIOD);
+        n == GC_PERIOD
+    });
+    if due {
+        let _ = lua.gc_collect();
+    }
 }
 
 fn ctx_shared(call: &api::Call) -> Arc<crate::exec::Shared> {
@@ -355,7 +425,7 @@ pub fn script(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
             }
         }
         "flush" => err::frame("ERR SCRIPT FLUSH only support SYNC|ASYNC option"),
-        "kill" if argv.len() == 2 => match limits::kill(&shard.shared) {
+        "kill" if argv.len() == 2 => match limits::kill(&shard.shared, true) {
             "OK" => Frame::OK,
             refusal => err::frame(refusal),
         },

@@ -24,7 +24,14 @@ redis.error_reply = function(...)
     if select('#', ...) ~= 1 or type(e) ~= 'string' then
         return {err = 'ERR wrong number or type of arguments'}
     end
-    return {err = e}
+    -- As Redis's luaPushErrorBuff: '-CODE msg' keeps its code, a text
+    -- without a space gets ERR, and the message loses \r\n at its ends.
+    if e:sub(1, 1) ~= '-' then e = '-' .. e end
+    local space = e:find(' ', 1, true)
+    local code, msg = 'ERR', e:sub(2)
+    if space then code, msg = e:sub(2, space - 1), e:sub(space + 1) end
+    msg = msg:gsub('^[\r\n]+', ''):gsub('[\r\n]+$', '')
+    return {err = code .. ' ' .. msg}
 end
 redis.status_reply = function(...)
     local s = ...
@@ -132,21 +139,32 @@ local function strict(t)
     })
 end
 hidden.library_env = function(register)
+    -- Set once the load is over: a function the library kept cannot
+    -- register more (Redis's error, not a dead callback's).
+    local loading = true
     local lredis = {
-        register_function = register, log = redis.log,
+        register_function = function(...)
+            if not loading then
+                error('redis.register_function can only be called on FUNCTION LOAD command', 0)
+            end
+            return register(...)
+        end,
+        log = redis.log,
         LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
         REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
     }
     lredis = strict(lredis)
-    -- Once loaded, the library's functions see the whole `redis` API.
-    local loading = true
+    -- Once loaded, the library's functions see the whole `redis` API and
+    -- the globals; the load itself sees only the library API, as Redis's
+    -- load globals hold nothing else.
     local env = setmetatable({}, {
         __index = function(_, k)
             if k == 'redis' then
                 if loading then return lredis end
                 return real.redis
             end
-            local v = rawget(real, k)
+            local v = nil
+            if not loading then v = rawget(real, k) end
             if v == nil then
                 error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
             end

@@ -9,6 +9,8 @@ pub struct ScriptFlags {
     /// The script had a shebang line at all.
     pub shebang: bool,
     pub no_writes: bool,
+    /// `allow-oom`: runs (and writes) over `maxmemory`.
+    pub allow_oom: bool,
 }
 
 const KNOWN: &[&str] = &[
@@ -45,8 +47,10 @@ pub fn parse(body: &[u8]) -> Result<(ScriptFlags, &[u8]), String> {
             if !KNOWN.contains(&flag) {
                 return Err(format!("ERR Unexpected flag in script shebang: {flag}"));
             }
-            if flag == "no-writes" {
-                flags.no_writes = true;
+            match flag {
+                "no-writes" => flags.no_writes = true,
+                "allow-oom" => flags.allow_oom = true,
+                _ => {}
             }
         }
     }
@@ -60,7 +64,7 @@ mod tests {
     #[test]
     fn flags_and_body() {
         let (f, rest) = parse(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap();
-        assert!(f.shebang && f.no_writes);
+        assert!(f.shebang && f.no_writes && f.allow_oom);
         assert_eq!(rest, b"\nreturn 1");
         assert_eq!(parse(b"return 1").unwrap().1, b"return 1");
     }

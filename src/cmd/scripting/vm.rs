@@ -52,9 +52,17 @@ pub fn with_vm<R>(generation: u64, f: impl FnOnce(&mut Vm) -> R) -> Option<R> {
     })
 }
 
-/// Bytes this thread's Lua state holds (INFO `used_memory_lua`).
-pub fn used_memory() -> usize {
+/// Bytes this thread's Lua state holds (INFO `used_memory_lua`). A state
+/// older than the cache's `generation` (SCRIPT FLUSH since) goes now, as
+/// Redis's flush frees its VM at once, instead of counting until this
+/// shard's next script.
+pub fn used_memory(generation: u64) -> usize {
     VM.with(|cell| {
+        if let Ok(mut slot) = cell.try_borrow_mut() {
+            if slot.as_ref().is_some_and(|vm| vm.generation != generation) {
+                *slot = None;
+            }
+        }
         cell.try_borrow()
             .ok()
             .and_then(|vm| vm.as_ref().map(|vm| vm.lua.used_memory()))
@@ -84,6 +92,9 @@ impl Vm {
             .into_function()?;
         let (env, real): (Table, Table) = prelude.call((hidden.clone(), errh))?;
         lua.set_globals(env)?;
+        // What building it left behind goes now, not with the first
+        // scripts' garbage (INFO counts every shard's VM).
+        lua.gc_collect()?;
         Ok(Vm {
             lua,
             hidden,

@@ -30,7 +30,7 @@ fn hex_value(c: u8) -> Option<u8> {
 
 /// Splits an inline command line into arguments; `None` on unbalanced
 /// quotes (or a closing quote followed by something other than a blank).
-pub(super) fn split_args(line: &[u8]) -> Option<Vec<Bytes>> {
+pub fn split_args(line: &[u8]) -> Option<Vec<Bytes>> {
     let line = match line.iter().position(|&c| c == 0) {
         Some(nul) => &line[..nul],
         None => line,

@@ -4,11 +4,13 @@
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
-use mio::{Interest, Token};
+use mio::net::TcpListener;
+use mio::{Interest, Registry, Token};
+use slab::Slab;
 
 use super::Worker;
 use crate::cmd::{self, Session};
-use crate::exec::{ClientType, ClientsOp, KillFilter, Msg, Out};
+use crate::exec::{ClientType, ClientsOp, KillFilter, Msg, Out, Shared};
 use crate::net::Conn;
 use crate::resp::{ParseLimits, Parser};
 
@@ -44,82 +46,19 @@ impl Worker {
 
     /// Accepts what listener `which` has waiting.
     pub(super) fn accept(&mut self, which: usize) {
-        loop {
-            let Some(listener) = self.listeners.get(which) else {
-                return;
-            };
-            match listener.accept() {
-                Ok((mut stream, addr)) => {
-                    let shared = &self.data.shared;
-                    let counters = &shared.counters;
-                    counters.total_connections.fetch_add(1, Relaxed);
-                    let count = counters.connected_clients.fetch_add(1, Relaxed) + 1;
-                    if count > shared.config.maxclients() {
-                        counters.connected_clients.fetch_sub(1, Relaxed);
-                        counters.rejected_connections.fetch_add(1, Relaxed);
-                        use std::io::Write;
-                        let _ = stream.write(b"-ERR max number of clients reached\r\n");
-                        continue;
-                    }
-                    if protected_refusal(shared, &addr) {
-                        counters.connected_clients.fetch_sub(1, Relaxed);
-                        use std::io::Write;
-                        let _ = stream.write(PROTECTED_MODE_DENIED.as_bytes());
-                        continue;
-                    }
-                    crate::net::tune_accepted(&stream, shared.config.tcp_keepalive_s());
-                    let laddr = stream
-                        .local_addr()
-                        .map(|a| a.to_string())
-                        .unwrap_or_default();
-                    let id = counters.next_client_id.fetch_add(1, Relaxed);
-                    let mut session = Session::new(id, addr.to_string(), laddr, self.data.now_ms);
-                    session.shard = self.data.id;
-                    let limits = ParseLimits {
-                        max_bulk_len: shared.config.max_bulk_len(),
-                        ..ParseLimits::default()
-                    };
-                    let entry = self.conns.vacant_entry();
-                    let token = entry.key();
-                    if let Err(e) =
-                        self.poll
-                            .registry()
-                            .register(&mut stream, Token(token), Interest::READABLE)
-                    {
-                        log::warn!("cannot register a client: {e}");
-                        counters.connected_clients.fetch_sub(1, Relaxed);
-                        continue;
-                    }
-                    session.token = token;
-                    let mut conn = Conn::new(stream, session, Parser::new(limits));
-                    if self.tls_from.is_some_and(|first| which >= first) {
-                        let started = crate::config::tls::current()
-                            .ok_or_else(|| "no TLS set-up".to_string())
-                            .and_then(|c| {
-                                rustls::ServerConnection::new(c).map_err(|e| e.to_string())
-                            });
-                        {
-                            match started {
-                                Ok(tls) => conn.tls = Some(Box::new(tls)),
-                                Err(e) => {
-                                    log::warn!("cannot start TLS for a client: {e}");
-                                    counters.connected_clients.fetch_sub(1, Relaxed);
-                                    let _ = self.poll.registry().deregister(&mut conn.stream);
-                                    continue;
-                                }
-                            }
-                        }
-                    }
-                    entry.insert(conn);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // Out of file descriptors and the like: try again on the next event.
-                    log::warn!("accept failed: {e}");
-                    return;
-                }
-            }
+        if let Some(listener) = self.listeners.get(which) {
+            let registry = self.poll.registry();
+            let (shared, now_ms) = (&self.data.shared, self.data.now_ms);
+            let tls = self.tls_from.is_some_and(|first| which >= first);
+            accept_from(
+                listener,
+                tls,
+                &mut self.conns,
+                registry,
+                shared,
+                self.data.id,
+                now_ms,
+            );
         }
     }
 
@@ -397,4 +336,83 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.auth.user.name,
         if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
     )
+}
+
+/// Accepts what `listener` has waiting into `conns` (the loop's accept,
+/// and a busy pass's).
+pub(super) fn accept_from(
+    listener: &TcpListener,
+    tls: bool,
+    conns: &mut Slab<Conn>,
+    registry: &Registry,
+    shared: &Shared,
+    shard: usize,
+    now_ms: u64,
+) {
+    loop {
+        match listener.accept() {
+            Ok((mut stream, addr)) => {
+                let counters = &shared.counters;
+                counters.total_connections.fetch_add(1, Relaxed);
+                let count = counters.connected_clients.fetch_add(1, Relaxed) + 1;
+                if count > shared.config.maxclients() {
+                    counters.connected_clients.fetch_sub(1, Relaxed);
+                    counters.rejected_connections.fetch_add(1, Relaxed);
+                    use std::io::Write;
+                    let _ = stream.write(b"-ERR max number of clients reached\r\n");
+                    continue;
+                }
+                if protected_refusal(shared, &addr) {
+                    counters.connected_clients.fetch_sub(1, Relaxed);
+                    use std::io::Write;
+                    let _ = stream.write(PROTECTED_MODE_DENIED.as_bytes());
+                    continue;
+                }
+                crate::net::tune_accepted(&stream, shared.config.tcp_keepalive_s());
+                let laddr = stream
+                    .local_addr()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let id = counters.next_client_id.fetch_add(1, Relaxed);
+                let mut session = Session::new(id, addr.to_string(), laddr, now_ms);
+                session.shard = shard;
+                let limits = ParseLimits {
+                    max_bulk_len: shared.config.max_bulk_len(),
+                    ..ParseLimits::default()
+                };
+                let entry = conns.vacant_entry();
+                let token = entry.key();
+                if let Err(e) = registry.register(&mut stream, Token(token), Interest::READABLE) {
+                    log::warn!("cannot register a client: {e}");
+                    counters.connected_clients.fetch_sub(1, Relaxed);
+                    continue;
+                }
+                session.token = token;
+                let mut conn = Conn::new(stream, session, Parser::new(limits));
+                if tls {
+                    // A client of `tls-port`: its bytes pass through rustls.
+                    let started = crate::config::tls::current()
+                        .ok_or_else(|| "no TLS set-up".to_string())
+                        .and_then(|c| rustls::ServerConnection::new(c).map_err(|e| e.to_string()));
+                    match started {
+                        Ok(tls) => conn.tls = Some(Box::new(tls)),
+                        Err(e) => {
+                            log::warn!("cannot start TLS for a client: {e}");
+                            counters.connected_clients.fetch_sub(1, Relaxed);
+                            let _ = registry.deregister(&mut conn.stream);
+                            continue;
+                        }
+                    }
+                }
+                entry.insert(conn);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                // Out of file descriptors and the like: try again on the next event.
+                log::warn!("accept failed: {e}");
+                return;
+            }
+        }
+    }
 }

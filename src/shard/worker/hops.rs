@@ -64,9 +64,18 @@ impl Worker {
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
             let step_started = Stamp::now();
-            let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
+            let action = if cmd::scripting::is_script(spec) {
+                self.lending(Some(to.token), |data, session| {
+                    cmd::dispatch_spec(data, session, spec, &mut argv)
+                })
+            } else {
+                cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv)
+            };
             self.data.current_tx = None;
             self.data.publish_records(to.tx);
+            let Some(conn) = self.conns.get_mut(to.token) else {
+                return;
+            };
             match action {
                 Action::Reply(frame) | Action::Close(frame) => {
                     // EXEC is not logged, the commands it ran are (Redis's
@@ -189,7 +198,7 @@ impl Worker {
             op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(to.tx, op)),
             op => {
                 let need = match &op {
-                    Op::Store(_, need, _) => need.clone(),
+                    Op::Store(_, need, _) | Op::Script(_, need, _) => need.clone(),
                     _ => Need::Nothing,
                 };
                 let parked = Parked { from, to, part, op };
@@ -212,6 +221,8 @@ impl Worker {
     pub(super) fn run_op(&mut self, op: Op) -> Out {
         match op {
             Op::Store(db, _, f) => f(&mut Ctx::new(&mut self.data, db)),
+            // The script's busy passes serve this shard's clients meanwhile.
+            Op::Script(db, _, f) => self.lending(None, |data, _| f(&mut Ctx::new(data, db))),
             Op::Clients(q) => self.clients_op(q),
             // Lock ops are answered by `admit_op`; a granted request parks as this.
             Op::Lock { .. } => Out::Count(1),

@@ -129,7 +129,11 @@ impl Worker {
             let unauthenticated =
                 !conn.session.auth.free && !cmd::acl::logged_in(&self.data, &conn.session);
             conn.parser.set_unauthenticated(unauthenticated);
-            let argv = match conn.parser.next_command(&mut conn.rbuf) {
+            let next = match conn.held.take() {
+                Some(argv) => Ok(Some(argv)),
+                None => conn.parser.next_command(&mut conn.rbuf),
+            };
+            let argv = match next {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return true,
                 Err(e) => {
@@ -150,11 +154,19 @@ impl Worker {
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
     pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
+        self.conns[token].session.last_ms = self.data.now_ms;
+        let admitted = if cmd::scripting::may_run_script(&argv[0]) {
+            // The script's busy passes serve the other clients meanwhile.
+            self.lending(Some(token), |data, session| {
+                cmd::admit(data, session, &mut argv)
+            })
+        } else {
+            cmd::admit(&mut self.data, &mut self.conns[token].session, &mut argv)
+        };
         let conn = &mut self.conns[token];
-        conn.session.last_ms = self.data.now_ms;
-        let admitted = match cmd::admit(&mut self.data, &mut conn.session, &mut argv) {
-            // A container's figures are its subcommand's (`config|get`), as
-            // Redis keeps them; keyed() leaves a container's argv whole.
+        // A container's figures are its subcommand's (`config|get`), as
+        // Redis keeps them; keyed() leaves a container's argv whole.
+        let admitted = match admitted {
             Admitted::Dispatched(spec, action) if spec.container => {
                 Admitted::Dispatched(cmd::table::subcommand_row(spec, &argv), action)
             }

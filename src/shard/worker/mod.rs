@@ -23,6 +23,7 @@
 //! client back to the loop (`resume`), which reads on with that client's
 //! input after the current step, so no step runs inside another.
 
+mod busy;
 mod clients;
 mod hops;
 mod input;
@@ -95,6 +96,10 @@ pub struct Worker {
     /// When the last key of a background save paced by
     /// `rdb-key-save-delay` was written.
     save_paced_at: Option<Instant>,
+    /// What the loop lends a running script's busy passes (`busy`); None
+    /// while lent, or if its stand-in poll could not be made (then
+    /// scripts run without busy passes).
+    spare: Option<busy::Spare>,
 }
 
 pub fn unix_ms() -> u64 {
@@ -136,6 +141,9 @@ impl Worker {
             blocking: Blocking::default(),
             txs: Transactions::default(),
             save_paced_at: None,
+            spare: busy::Spare::new()
+                .map_err(|e| log::warn!("shard {id}: no busy pass for long scripts: {e}"))
+                .ok(),
         }
     }
 
@@ -146,6 +154,7 @@ impl Worker {
     }
 
     pub fn run(mut self) {
+        crate::exec::busy::install(busy::pass);
         for (i, listener) in self.listeners.iter_mut().enumerate() {
             let token = Token(LISTENER - i);
             if let Err(e) = self
