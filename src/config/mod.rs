@@ -45,7 +45,7 @@ pub mod persist;
 use std::path::PathBuf;
 
 pub use live::{
-    DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits, ENCODINGS,
+    AppendFsync, DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits, ENCODINGS,
     EVICTION, LAZYFREE,
 };
 pub use obuf::{ObufClass, ObufLimit};
