@@ -12,6 +12,7 @@
 //! propagation feed (`exec::feed`).
 
 pub mod acl;
+pub mod aof;
 pub mod admit;
 pub mod args;
 pub mod bitfield;

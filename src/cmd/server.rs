@@ -86,6 +86,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
                 .collect();
             let local = session.addr.starts_with("127.") || session.addr.starts_with("[::1]");
+            let appendonly_was = shared.config.appendonly();
             match shared.config.set_many_as(&pairs, local) {
                 Ok(()) => {
                     // The default user takes a new `requirepass` at once.
@@ -94,6 +95,9 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                         .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"))
                     {
                         super::acl::apply_requirepass(&shared.acl, &shared.config.requirepass());
+                    }
+                    if shared.config.appendonly() != appendonly_was {
+                        return super::aof::appendonly_changed(shard, Frame::OK);
                     }
                     Frame::OK.into()
                 }

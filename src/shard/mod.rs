@@ -2,6 +2,7 @@
 //! connections, store and inbox. Shards talk only through inboxes.
 //! `blocking` holds the clients waiting in BLPOP and friends.
 
+mod aof_load;
 pub mod blocking;
 mod persist;
 mod worker;
@@ -36,6 +37,27 @@ pub enum StartError {
     Acl(String),
 }
 
+/// An address this server can reach itself at (the save rules' BGSAVE,
+/// the AOF's replay): loopback when a bind address is a loopback or a
+/// wildcard one, else the first address.
+fn loopback(config: &Live) -> String {
+    let port = config.port();
+    let addrs = config.bind_addrs();
+    let local = |a: &str| matches!(a, "127.0.0.1" | "*" | "0.0.0.0" | "localhost");
+    if addrs.iter().any(|(a, _)| local(a)) || addrs.is_empty() {
+        return format!("127.0.0.1:{port}");
+    }
+    if addrs.iter().any(|(a, _)| matches!(a.as_str(), "::1" | "::*" | "::")) {
+        return format!("[::1]:{port}");
+    }
+    let first = &addrs[0].0;
+    if first.contains(':') {
+        format!("[{first}]:{port}")
+    } else {
+        format!("{first}:{port}")
+    }
+}
+
 /// Starts every shard thread and returns their handles. Shard i is pinned to
 /// core i (mod the number of cores) when the platform allows it.
 pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
@@ -65,7 +87,8 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
-    let mut stores = persist::at_start(&shared)?.into_iter();
+    let (stores, replay) = persist::at_start(&shared)?;
+    let mut stores = stores.into_iter();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
@@ -85,8 +108,10 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             .map_err(StartError::Thread)?;
         handles.push(handle);
     }
-    // Loopback when ember listens on every address.
-    let rules_addr = addr.replace("0.0.0.0:", "127.0.0.1:");
-    persist::start_rules(Arc::clone(&shared), rules_addr);
+    let own = loopback(&shared.config);
+    if let Some(replay) = replay {
+        aof_load::replay(Arc::clone(&shared), own.clone(), replay);
+    }
+    persist::start_rules(Arc::clone(&shared), own);
     Ok((shared, handles))
 }

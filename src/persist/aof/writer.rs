@@ -201,16 +201,14 @@ impl Writer {
         self.shared.wake.notify_one();
     }
 
-    /// Waits until everything appended so far is written (and synced
-    /// when `sync`), switches included.
-    pub fn flush(&self, sync: bool) {
+    /// Waits until everything appended so far is written and synced,
+    /// switches included.
+    pub fn flush(&self) {
         let seq = {
             let mut q = lock(&self.shared.queue);
-            if sync {
-                // An empty switch-free marker: a unit of no bytes asks
-                // the round to sync.
-                q.switches.push((q.bytes.len(), Box::new(|| Err(sync_marker()))));
-            }
+            // A switch that keeps the file: the round syncs there.
+            let at = q.bytes.len();
+            q.switches.push((at, Box::new(|| Err(sync_marker()))));
             q.seq += 1;
             q.seq
         };
@@ -410,7 +408,7 @@ mod tests {
         let path = second.clone();
         w.switch(Box::new(move || File::create(path)));
         w.append(b"c");
-        w.flush(true);
+        w.flush();
         drop(w);
         assert_eq!(std::fs::read(&first).unwrap(), b"ab");
         assert_eq!(std::fs::read(&second).unwrap(), b"c");
