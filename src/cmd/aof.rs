@@ -115,6 +115,10 @@ pub fn is_loader(shard: &ShardData, session: &mut Session) -> bool {
             .lock()
             .map_or_else(|_| String::new(), |a| a.clone());
         session.aof_loader = !addr.is_empty() && addr == session.addr;
+        if session.aof_loader {
+            // May run anything, EXEC's second look at its queue included.
+            session.auth.free = true;
+        }
     }
     session.aof_loader
 }

@@ -268,6 +268,9 @@ fn send_all(shared: &Shared, addr: &str, replay: &Replay) -> std::io::Result<()>
                 if n == 0 {
                     return Err(std::io::ErrorKind::UnexpectedEof.into());
                 }
+                if log::log_enabled!(log::Level::Debug) {
+                    log::debug!("AOF replay replies: {}", String::from_utf8_lossy(&buf[..n.min(2000)]));
+                }
                 tail.extend_from_slice(&buf[..n]);
                 if tail.windows(marker.len()).any(|w| w == marker.as_slice()) {
                     return Ok(());
