@@ -320,6 +320,9 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
                     st.manifest.new_incr(&prefix);
                 }
                 aof::persist_manifest(&dir, &prefix, &st.manifest)?;
+                if let Some(rw) = st.rewrite.as_mut() {
+                    rw.switched = true;
+                }
             }
             log::info!("Creating AOF incr file {name} on background rewrite");
             Ok(file)
@@ -329,6 +332,7 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
             incr,
             enabling: false,
             cancelled: false,
+            switched: false,
         });
         return Ok(Some(Box::new(AofSink {
             writer,
@@ -343,6 +347,7 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
             incr: String::new(),
             enabling: false,
             cancelled: false,
+            switched: true,
         });
         return Ok(None);
     }
@@ -364,6 +369,7 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
         incr: temp,
         enabling: true,
         cancelled: false,
+        switched: true,
     });
     Ok(Some(Box::new(AofSink {
         writer,
@@ -389,12 +395,27 @@ pub fn snapshot_done(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
     }
 }
 
+/// The longest a finished snapshot waits for its instant's switch (the
+/// snapshot of a small keyspace can be done before the transaction that
+/// started it has committed).
+const SWITCH_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
-    // The switch to the new incr file runs on the writer thread; it must
-    // be done before the manifest changes here.
-    let writer = shared.aof.state().writer.clone();
-    if let Some(writer) = &writer {
-        writer.flush();
+    // The switch to the new incr file runs on the writer thread once the
+    // starting transaction commits; the manifest may change here only
+    // after it, or the old incr files would stay listed.
+    let waited = std::time::Instant::now();
+    loop {
+        let switched = shared
+            .aof
+            .state()
+            .rewrite
+            .as_ref()
+            .is_none_or(|rw| rw.switched || rw.cancelled);
+        if switched || waited.elapsed() > SWITCH_WAIT {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let ok = match parts {
         None => {
@@ -429,6 +450,9 @@ fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
     };
     if rw.cancelled {
         return Err("cancelled".into());
+    }
+    if !rw.switched {
+        return Err("the new incr file was never opened".into());
     }
     let (incr, enabling) = (rw.incr.clone(), rw.enabling);
     let dir = st.dir.clone();
@@ -719,4 +743,191 @@ pub fn attach_at_start(shared: &Arc<Shared>) -> std::io::Result<()> {
     st.sink = Some(shared.feed.attach(Box::new(sink)));
     st.rewrite_base_size = st.sizes().0;
     Ok(())
+}
+
+/// A key read from a file: database, name, value, deadline.
+type LoadedKey = (usize, Vec<u8>, crate::store::Value, Option<u64>);
+
+/// The commands of the files, each given to the shard that owns its keys
+/// (every shard for FLUSHALL, FLUSHDB and SWAPDB), in file order, with the
+/// database the file had selected. MULTI/EXEC are dropped: the reload
+/// holds every shard, so nothing comes between. A command whose keys lie
+/// on several shards (a file redis-server wrote: MSET a b ...) is split
+/// per key where that means the same (MSET, MSETNX of fresh keys, DEL,
+/// UNLINK), else it is skipped with a warning.
+fn steps_by_shard(commands: &[(String, Vec<u8>)], nshards: usize) -> Vec<Vec<(usize, Vec<Bytes>)>> {
+    use super::table::Route;
+    let mut steps: Vec<Vec<(usize, Vec<Bytes>)>> = (0..nshards).map(|_| Vec::new()).collect();
+    let mut db = 0usize;
+    for (_, resp) in commands {
+        for words in aof::commands::split(resp) {
+            let argv: Vec<Bytes> = words.iter().map(|w| Bytes::copy_from_slice(w)).collect();
+            let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+            match name.as_str() {
+                "select" => {
+                    db = argv
+                        .get(1)
+                        .and_then(|d| std::str::from_utf8(d).ok()?.parse().ok())
+                        .unwrap_or(db);
+                    continue;
+                }
+                "multi" | "exec" => continue,
+                _ => {}
+            }
+            let Some(spec) = super::lookup(&argv[0]) else {
+                continue;
+            };
+            match spec.route {
+                Route::EveryShard(..) => {
+                    for s in steps.iter_mut() {
+                        s.push((db, argv.clone()));
+                    }
+                }
+                Route::Keyed(..) => {
+                    let owners: Vec<usize> = spec
+                        .key_positions(&argv)
+                        .map(|p| super::shard_of(&argv[p], nshards))
+                        .collect();
+                    let one = owners.first().copied().unwrap_or(0);
+                    if owners.iter().all(|&s| s == one) && !spec.reaches_unnamed_keys(&argv, nshards) {
+                        steps[one].push((db, argv));
+                        continue;
+                    }
+                    match name.as_str() {
+                        "mset" | "msetnx" => {
+                            for pair in argv[1..].chunks_exact(2) {
+                                let s = super::shard_of(&pair[0], nshards);
+                                steps[s].push((db, vec![Bytes::from_static(b"SET"), pair[0].clone(), pair[1].clone()]));
+                            }
+                        }
+                        "del" | "unlink" => {
+                            for key in &argv[1..] {
+                                let s = super::shard_of(key, nshards);
+                                steps[s].push((db, vec![argv[0].clone(), key.clone()]));
+                            }
+                        }
+                        _ => log::warn!(
+                            "DEBUG LOADAOF: skipped '{name}', whose keys are on several shards"
+                        ),
+                    }
+                }
+                Route::Conn(_) => {}
+            }
+        }
+    }
+    steps
+}
+
+/// DEBUG LOADAOF: writes and syncs what the writer holds, empties every
+/// shard and loads the append-only files back, all inside one transaction
+/// over every shard (as DEBUG RELOAD does with the RDB file). Nothing the
+/// reload does is appended to the AOF again.
+pub fn debug_loadaof(shard: &ShardData) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    let writer = shared.aof.state().writer.clone();
+    if let Some(writer) = &writer {
+        writer.flush();
+    }
+    let (dir, manifest) = {
+        let st = shared.aof.state();
+        (st.dir.clone(), st.manifest.clone())
+    };
+    let n = shared.nshards;
+    let opts = super::save::load_options(&shared, true);
+    let mut per_shard: Vec<Vec<LoadedKey>> = (0..n).map(|_| Vec::new()).collect();
+    let read = if manifest.is_empty() {
+        Err(vec!["DEBUG LOADAOF: no append-only file".to_string()])
+    } else {
+        aof::read_files(
+            &dir,
+            &manifest,
+            &opts,
+            shared.config.aof_load_truncated(),
+            |name| super::lookup(name).is_some(),
+            |db, key, value, at| {
+                per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
+            },
+        )
+    };
+    let read = match read {
+        Ok(read) => read,
+        Err(lines) => {
+            for line in lines {
+                log::warn!("{line}");
+            }
+            return err::frame("ERR Error loading the AOF").into();
+        }
+    };
+    let generation = shared.scripts.generation();
+    let restored = super::scripting::functions::libraries_of(generation, read.libraries)
+        .and_then(|libs| {
+            shared
+                .libraries
+                .restore(libs, crate::exec::scripts::RestorePolicy::Flush)
+                .map_err(|e| format!("ERR {e}"))
+        });
+    if let Err(e) = restored {
+        log::warn!("DEBUG LOADAOF: {e}");
+        return err::frame("ERR Error loading the AOF").into();
+    }
+    let mut steps = steps_by_shard(&read.commands, n).into_iter();
+    let ops = per_shard
+        .into_iter()
+        .enumerate()
+        .map(|(s, keys)| {
+            let steps = steps.next().unwrap_or_default();
+            let op = move |ctx: &mut super::Ctx| {
+                reload_shard(ctx, keys, &steps);
+                Out::Count(0)
+            };
+            (s, Op::store(0, op))
+        })
+        .collect();
+    let plan = (0..n).map(|s| (s, Need::Whole)).collect();
+    Action::Job(
+        Job::new(ops, |_| {
+            log::info!("DB reloaded by DEBUG LOADAOF");
+            Action::Reply(Frame::OK)
+        })
+        .locked(plan),
+    )
+}
+
+/// One shard's part of DEBUG LOADAOF: empty, the base's keys, the
+/// commands; what they record for the feed is dropped.
+fn reload_shard(ctx: &mut super::Ctx, keys: Vec<LoadedKey>, steps: &[(usize, Vec<Bytes>)]) {
+    use super::table::Route;
+    {
+        let store = &mut ctx.shard.store;
+        let now = ctx.shard.now_ms;
+        for db in 0..store.dbs.len() {
+            store.touch_watched_db(db, None);
+        }
+        let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
+        let count = old.iter().map(|db| db.len()).sum();
+        crate::store::lazyfree::free_keys(old, count);
+        for (db, key, value, at) in keys {
+            store.dbs[db].insert_raw(&key, value, at, now);
+        }
+    }
+    let databases = ctx.shard.store.dbs.len();
+    for (db, argv) in steps {
+        if *db >= databases {
+            continue;
+        }
+        let Some(spec) = super::lookup(&argv[0]) else {
+            continue;
+        };
+        let mut c = super::Ctx::new(&mut *ctx.shard, *db);
+        match spec.route {
+            Route::Keyed(handler, _) => {
+                let _ = super::propagate::call(&mut c, handler, argv);
+            }
+            Route::EveryShard(handler, _) => {
+                let _ = handler(&mut c, argv);
+            }
+            Route::Conn(_) => {}
+        }
+    }
+    drop(ctx.shard.store.stats.propagate.take());
 }

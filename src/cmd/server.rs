@@ -242,6 +242,7 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         "populate" if (3..=5).contains(&argv.len()) => {
             super::digest::debug_populate(shard, session, argv)
         }
+        "loadaof" if argv.len() == 2 => super::aof::debug_loadaof(shard),
         "reload" => {
             let (mut save, mut flush) = (true, true);
             for opt in &argv[2..] {

@@ -20,8 +20,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use crate::exec::Shared;
-use crate::persist::aof::{self, commands, Found, Manifest};
-use crate::persist::disk;
+use crate::persist::aof::{self, Found, Manifest};
 use crate::store::Store;
 
 use super::StartError;
@@ -67,98 +66,30 @@ pub fn at_start(shared: &Shared, stores: &mut [Store]) -> Result<Replay, StartEr
         }
     };
     let opts = crate::cmd::save::load_options(shared, true);
-    let entries: Vec<aof::manifest::Entry> = manifest.to_load().cloned().collect();
-    let mut files = Vec::new();
-    let mut total = 0u64;
-    for (i, entry) in entries.iter().enumerate() {
-        let last = i + 1 == entries.len();
-        let name = &entry.name;
-        let path = dir.join(name);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(fatal(&[format!(
-                    "The append log file {name} doesn't exist: {e}"
-                )]))
-            }
-            Err(e) => {
-                return Err(fatal(&[format!(
-                    "Fatal error: can't open the append log file {name} for reading: {e}"
-                )]))
-            }
-        };
-        if bytes.is_empty() {
-            continue;
-        }
-        let file_started = std::time::Instant::now();
-        let mut from = 0;
-        if aof::is_rdb(&bytes) {
-            log::info!("Reading RDB preamble from AOF file...");
-            let mut loaded = disk::load_into(&bytes, stores, &opts).map_err(|e| {
-                fatal(&[
-                    e.to_string(),
-                    format!(
-                        "Error reading the RDB preamble of the AOF file {name}, AOF loading aborted"
-                    ),
-                ])
-            })?;
-            super::persist::restore_libraries(shared, &mut loaded)?;
-            shared.persist.update(|s| {
-                s.last_load_keys_loaded += loaded.keys_loaded;
-                s.last_load_keys_expired += loaded.keys_expired;
-            });
-            from = loaded.size;
-            if from < bytes.len() {
-                log::info!("Reading the remaining AOF tail...");
-            }
-        }
-        let scanned = commands::scan(&bytes, from, |n| crate::cmd::lookup(n).is_some());
-        match scanned.end {
-            commands::End::Complete => {}
-            commands::End::Truncated { valid_up_to, multi } => {
-                if multi {
-                    log::warn!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
-                }
-                if !(last && config.aof_load_truncated()) {
-                    return Err(fatal(&[format!("Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.")]));
-                }
-                log::warn!("!!! Warning: short read while loading the AOF file {name}!!!");
-                log::warn!("!!! Truncating the AOF {name} at offset {valid_up_to} !!!");
-                let cut = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .and_then(|f| f.set_len(valid_up_to as u64).and_then(|()| f.sync_all()));
-                if let Err(e) = cut {
-                    return Err(fatal(&[format!(
-                        "Error truncating the AOF file {name}: {e}"
-                    )]));
-                }
-                log::warn!("AOF {name} loaded anyway because aof-load-truncated is enabled");
-            }
-            commands::End::BadFormat { .. } => {
-                return Err(fatal(&[format!("Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename>")]));
-            }
-            commands::End::Unknown { name: command } => {
-                return Err(fatal(&[format!(
-                    "Unknown command '{command}' reading the append only file {name}"
-                )]));
-            }
-        }
-        let kind = if entry.kind == aof::manifest::Kind::Base {
-            "base"
-        } else {
-            "incr"
-        };
-        if scanned.resp.is_empty() {
-            log::info!(
-                "DB loaded from {kind} file {name}: {:.3} seconds",
-                file_started.elapsed().as_secs_f64()
-            );
-        } else {
-            total += scanned.resp.len() as u64;
-            files.push((name.clone(), scanned.resp));
-        }
-    }
+    let n = stores.len().max(1);
+    let read = aof::read_files(
+        &dir,
+        &manifest,
+        &opts,
+        config.aof_load_truncated(),
+        |name| crate::cmd::lookup(name).is_some(),
+        |db, key, value, deadline| {
+            let shard = crate::util::slot::key_slot(key) as usize % n;
+            stores[shard].dbs[db].insert_raw(key, value, deadline, opts.now_ms);
+        },
+    )
+    .map_err(|lines| fatal(&lines))?;
+    let mut loaded = crate::persist::Loaded {
+        libraries: read.libraries,
+        ..Default::default()
+    };
+    super::persist::restore_libraries(shared, &mut loaded)?;
+    shared.persist.update(|s| {
+        s.last_load_keys_loaded = read.keys_loaded;
+        s.last_load_keys_expired = read.keys_expired;
+    });
+    let files = read.commands;
+    let total = read.command_bytes;
     shared.aof.loading_total.store(total, Relaxed);
     set_state(shared, manifest, &dir, &prefix);
     Ok(Replay { files, started })

@@ -107,6 +107,22 @@ pub fn scan(file: &[u8], start: usize, known: impl Fn(&[u8]) -> bool) -> Scanned
     }
 }
 
+/// The commands of clean RESP (what [`scan`] returns), each as its
+/// arguments.
+pub fn split(resp: &[u8]) -> Vec<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut argv = Vec::new();
+    while pos < resp.len() {
+        match read_command(resp, &mut pos, &mut argv) {
+            Read::Command => out.push(std::mem::take(&mut argv)),
+            Read::Annotation => {}
+            Read::Short | Read::Bad => break,
+        }
+    }
+    out
+}
+
 enum Read {
     Command,
     Annotation,
@@ -264,6 +280,14 @@ mod tests {
             scan(&torn, 0, any).end,
             End::Truncated { valid_up_to: 14, .. }
         ));
+    }
+
+    #[test]
+    fn clean_resp_splits_into_commands() {
+        let s = scan(REDIS, 0, any);
+        let commands = split(&s.resp);
+        assert_eq!(commands.len(), 3);
+        assert_eq!(commands[1], [&b"set"[..], b"b", b"2"]);
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct Rewrite {
     pub enabling: bool,
     /// `appendonly no` came meanwhile: the result is thrown away.
     pub cancelled: bool,
+    /// The new incr file is open and in the manifest (the switch ran at
+    /// the instant): the base may replace what came before only then.
+    pub switched: bool,
 }
 
 impl Aof {
@@ -323,6 +326,120 @@ pub fn write_error(aof: &Aof) -> Option<String> {
         .lock()
         .map_or_else(|_| String::new(), |e| e.clone());
     Some(format!("MISCONF Errors writing to the AOF file: {why}"))
+}
+
+/// What reading the files of a manifest found.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// Each file's name and its commands as clean RESP (none for a file
+    /// that is only an RDB base).
+    pub commands: Vec<(String, Vec<u8>)>,
+    /// The code of the function libraries of the RDB base.
+    pub libraries: Vec<Vec<u8>>,
+    pub keys_loaded: u64,
+    pub keys_expired: u64,
+    /// The bytes of commands to replay.
+    pub command_bytes: u64,
+}
+
+/// Reads the files `m` lists in `dir` as Redis 7.0 loads them: an RDB base
+/// (or RDB preamble) gives its keys to `key`; every file's commands are
+/// read and checked. A torn end of the last file is truncated there when
+/// `truncate` (`aof-load-truncated yes`). Errors are the lines to log.
+pub fn read_files(
+    dir: &Path,
+    m: &Manifest,
+    opts: &super::LoadOptions,
+    truncate: bool,
+    known: impl Fn(&[u8]) -> bool,
+    mut key: impl FnMut(usize, &[u8], crate::store::Value, Option<u64>),
+) -> Result<Read, Vec<String>> {
+    let entries: Vec<&manifest::Entry> = m.to_load().collect();
+    let mut out = Read::default();
+    for (i, entry) in entries.iter().enumerate() {
+        let last = i + 1 == entries.len();
+        let name = &entry.name;
+        let path = dir.join(name);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(vec![format!("The append log file {name} doesn't exist: {e}")])
+            }
+            Err(e) => {
+                return Err(vec![format!(
+                    "Fatal error: can't open the append log file {name} for reading: {e}"
+                )])
+            }
+        };
+        if bytes.is_empty() {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let mut from = 0;
+        if is_rdb(&bytes) {
+            log::info!("Reading RDB preamble from AOF file...");
+            let loaded = super::file::load(&bytes, opts, &mut key).map_err(|e| {
+                vec![
+                    e.to_string(),
+                    format!(
+                        "Error reading the RDB preamble of the AOF file {name}, AOF loading aborted"
+                    ),
+                ]
+            })?;
+            out.libraries.extend(loaded.libraries);
+            out.keys_loaded += loaded.keys_loaded;
+            out.keys_expired += loaded.keys_expired;
+            from = loaded.size;
+            if from < bytes.len() {
+                log::info!("Reading the remaining AOF tail...");
+            }
+        }
+        let scanned = commands::scan(&bytes, from, &known);
+        match scanned.end {
+            commands::End::Complete => {}
+            commands::End::Truncated { valid_up_to, multi } => {
+                if multi {
+                    log::warn!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
+                }
+                if !(last && truncate) {
+                    return Err(vec![format!("Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.")]);
+                }
+                log::warn!("!!! Warning: short read while loading the AOF file {name}!!!");
+                log::warn!("!!! Truncating the AOF {name} at offset {valid_up_to} !!!");
+                let cut = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_len(valid_up_to as u64).and_then(|()| f.sync_all()));
+                if let Err(e) = cut {
+                    return Err(vec![format!("Error truncating the AOF file {name}: {e}")]);
+                }
+                log::warn!("AOF {name} loaded anyway because aof-load-truncated is enabled");
+            }
+            commands::End::BadFormat { .. } => {
+                return Err(vec![format!("Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename>")]);
+            }
+            commands::End::Unknown { name: command } => {
+                return Err(vec![format!(
+                    "Unknown command '{command}' reading the append only file {name}"
+                )]);
+            }
+        }
+        if scanned.resp.is_empty() {
+            let kind = if entry.kind == manifest::Kind::Base {
+                "base"
+            } else {
+                "incr"
+            };
+            log::info!(
+                "DB loaded from {kind} file {name}: {:.3} seconds",
+                started.elapsed().as_secs_f64()
+            );
+        } else {
+            out.command_bytes += scanned.resp.len() as u64;
+            out.commands.push((name.clone(), scanned.resp));
+        }
+    }
+    Ok(out)
 }
 
 /// Redis's first bytes of an RDB file: a base, or an AOF with a preamble.
