@@ -116,7 +116,11 @@ pub fn is_loader(shard: &ShardData, session: &mut Session) -> bool {
             .map_or_else(|_| String::new(), |a| a.clone());
         session.aof_loader = !addr.is_empty() && addr == session.addr;
         if session.aof_loader {
-            // May run anything, EXEC's second look at its queue included.
+            // May run anything (EXEC's second look at its queue and a
+            // script's calls included), as Redis's AOF client may.
+            session.auth.user = std::sync::Arc::new(super::acl::default_user());
+            session.auth.generation = shard.shared.acl.generation();
+            session.auth.authenticated = true;
             session.auth.free = true;
         }
     }
@@ -242,7 +246,9 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
         Err(e) => {
             shared.aof.rewriting.store(false, Relaxed);
             log::warn!("Can't rewrite append only file in background: {e}");
-            return Err(format!("ERR Can't rewrite append only file in background: {e}"));
+            return Err(format!(
+                "ERR Can't rewrite append only file in background: {e}"
+            ));
         }
     };
     log::info!("Background append only file rewriting started");
@@ -466,7 +472,9 @@ fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
         &bytes,
         config.aof_rewrite_incremental_fsync(),
     )
-    .map_err(|e| format!("Error trying to rename the temporary AOF base file {temp} into {base}: {e}"))?;
+    .map_err(|e| {
+        format!("Error trying to rename the temporary AOF base file {temp} into {base}: {e}")
+    })?;
     log::info!("Background AOF rewrite terminated with success");
     log::info!("Successfully renamed the temporary AOF base file {temp} into {base}");
     if enabling {
@@ -525,6 +533,9 @@ fn base_commands(shared: &Shared, parts: &[Part]) -> Result<Vec<u8>, String> {
     let rdb = base_rdb(shared, parts);
     let opts = super::save::load_options(shared, true);
     let mut out = Vec::new();
+    if shared.config.aof_timestamp_enabled() {
+        out.extend_from_slice(format!("#TS:{}\r\n", now_ms() / 1000).as_bytes());
+    }
     let mut selected = None;
     let b = |s: &str| Bytes::copy_from_slice(s.as_bytes());
     let loaded = crate::persist::file::load(&rdb, &opts, |db, key, value, at| {
@@ -541,7 +552,13 @@ fn base_commands(shared: &Shared, parts: &[Part]) -> Result<Vec<u8>, String> {
                 let payload = crate::store::rdb::dump(other);
                 write_command(
                     &mut out,
-                    &[b("RESTORE"), key.clone(), b("0"), payload.into(), b("REPLACE")],
+                    &[
+                        b("RESTORE"),
+                        key.clone(),
+                        b("0"),
+                        payload.into(),
+                        b("REPLACE"),
+                    ],
                 );
             }
         }
@@ -555,10 +572,15 @@ fn base_commands(shared: &Shared, parts: &[Part]) -> Result<Vec<u8>, String> {
         let payload = crate::store::rdb::functions::dump(codes);
         let mut head = vec![b("FUNCTION"), b("RESTORE"), payload.into()];
         head.push(b("REPLACE"));
-        let mut prefix = Vec::new();
-        write_command(&mut prefix, &head);
-        prefix.extend_from_slice(&out);
-        out = prefix;
+        let mut function = Vec::new();
+        write_command(&mut function, &head);
+        // After the timestamp, if there is one.
+        let at = if out.starts_with(b"#TS:") {
+            out.iter().position(|&c| c == b'\n').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        out.splice(at..at, function);
     }
     Ok(out)
 }
@@ -604,10 +626,9 @@ pub fn info_fields(shared: &Shared) -> Vec<(&'static str, String)> {
     let stats: &Stats = &aof.stats;
     let on = shared.config.appendonly();
     let rewriting = aof.rewriting.load(Relaxed);
-    let current = st
-        .rewrite
-        .as_ref()
-        .map_or(-1, |rw| (now_ms().saturating_sub(rw.started_ms) / 1000) as i64);
+    let current = st.rewrite.as_ref().map_or(-1, |rw| {
+        (now_ms().saturating_sub(rw.started_ms) / 1000) as i64
+    });
     let last_time = if st.rewrites == 0 && st.consecutive_failures == 0 {
         -1
     } else {
@@ -649,12 +670,18 @@ pub fn info_fields(shared: &Shared) -> Vec<(&'static str, String)> {
                 "aof_pending_rewrite",
                 u8::from(aof.scheduled.load(Relaxed)).to_string(),
             ),
-            ("aof_buffer_length", stats.buffered.load(Relaxed).to_string()),
+            (
+                "aof_buffer_length",
+                stats.buffered.load(Relaxed).to_string(),
+            ),
             (
                 "aof_pending_bio_fsync",
                 u8::from(stats.fsync_running.load(Relaxed)).to_string(),
             ),
-            ("aof_delayed_fsync", stats.delayed_fsync.load(Relaxed).to_string()),
+            (
+                "aof_delayed_fsync",
+                stats.delayed_fsync.load(Relaxed).to_string(),
+            ),
         ]);
     }
     out
@@ -672,11 +699,7 @@ pub fn loading_fields(shared: &Shared) -> Vec<(&'static str, String)> {
         done as f64 * 100.0 / total as f64
     };
     let elapsed = (now_ms() / 1000).saturating_sub(start);
-    let eta = if done == 0 {
-        1
-    } else {
-        (total - done) * elapsed / done
-    };
+    let eta = ((total - done) * elapsed).checked_div(done).unwrap_or(1);
     vec![
         ("loading_start_time", start.to_string()),
         ("loading_total_bytes", total.to_string()),
@@ -789,7 +812,9 @@ fn steps_by_shard(commands: &[(String, Vec<u8>)], nshards: usize) -> Vec<Vec<(us
                         .map(|p| super::shard_of(&argv[p], nshards))
                         .collect();
                     let one = owners.first().copied().unwrap_or(0);
-                    if owners.iter().all(|&s| s == one) && !spec.reaches_unnamed_keys(&argv, nshards) {
+                    if owners.iter().all(|&s| s == one)
+                        && !spec.reaches_unnamed_keys(&argv, nshards)
+                    {
                         steps[one].push((db, argv));
                         continue;
                     }
@@ -797,7 +822,14 @@ fn steps_by_shard(commands: &[(String, Vec<u8>)], nshards: usize) -> Vec<Vec<(us
                         "mset" | "msetnx" => {
                             for pair in argv[1..].chunks_exact(2) {
                                 let s = super::shard_of(&pair[0], nshards);
-                                steps[s].push((db, vec![Bytes::from_static(b"SET"), pair[0].clone(), pair[1].clone()]));
+                                steps[s].push((
+                                    db,
+                                    vec![
+                                        Bytes::from_static(b"SET"),
+                                        pair[0].clone(),
+                                        pair[1].clone(),
+                                    ],
+                                ));
                             }
                         }
                         "del" | "unlink" => {
@@ -859,8 +891,8 @@ pub fn debug_loadaof(shard: &ShardData) -> Action {
         }
     };
     let generation = shared.scripts.generation();
-    let restored = super::scripting::functions::libraries_of(generation, read.libraries)
-        .and_then(|libs| {
+    let restored =
+        super::scripting::functions::libraries_of(generation, read.libraries).and_then(|libs| {
             shared
                 .libraries
                 .restore(libs, crate::exec::scripts::RestorePolicy::Flush)

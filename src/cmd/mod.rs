@@ -12,8 +12,8 @@
 //! propagation feed (`exec::feed`).
 
 pub mod acl;
-pub mod aof;
 pub mod admit;
+pub mod aof;
 pub mod args;
 pub mod bitfield;
 pub mod bitmap;

@@ -243,6 +243,19 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             super::digest::debug_populate(shard, session, argv)
         }
         "loadaof" if argv.len() == 2 => super::aof::debug_loadaof(shard),
+        "aof-flush-sleep" if argv.len() == 3 => {
+            match std::str::from_utf8(&argv[2])
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                Some(us) => {
+                    crate::persist::aof::writer::FLUSH_SLEEP_US
+                        .store(us, std::sync::atomic::Ordering::Relaxed);
+                    Frame::OK.into()
+                }
+                None => err::frame("ERR value is not an integer or out of range").into(),
+            }
+        }
         "reload" => {
             let (mut save, mut flush) = (true, true);
             for opt in &argv[2..] {

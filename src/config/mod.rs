@@ -45,8 +45,8 @@ pub mod persist;
 use std::path::PathBuf;
 
 pub use live::{
-    AppendFsync, DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits, ENCODINGS,
-    EVICTION, LAZYFREE,
+    AppendFsync, DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits,
+    ENCODINGS, EVICTION, LAZYFREE,
 };
 pub use obuf::{ObufClass, ObufLimit};
 pub use params::{find_param, Param, Set, PARAMS};

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::kind::{one_of, parse_bool, Kind, Value};
 use super::live::{
-    ListpackLimits, Live, APPENDFSYNC, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION, LAZYFREE, LOGLEVELS,
-    POLICIES,
+    ListpackLimits, Live, APPENDFSYNC, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION,
+    LAZYFREE, LOGLEVELS, POLICIES,
 };
 use super::{compat, events, obuf, persist};
 

@@ -105,7 +105,11 @@ pub(super) static APPENDDIRNAME: Custom = Custom {
 
 /// A file or directory name with no path in it, with Redis's refusals.
 fn bare_name(text: &str, what: &str) -> Result<Value, String> {
-    let kind = if what == "appendfilename" { "filename" } else { "dirname" };
+    let kind = if what == "appendfilename" {
+        "filename"
+    } else {
+        "dirname"
+    };
     if text.is_empty() {
         Err(format!("{what} can't be empty"))
     } else if text.contains('/') || text.contains('\\') {

@@ -33,10 +33,13 @@ pub struct Replay {
 }
 
 fn fatal(lines: &[String]) -> StartError {
-    for line in lines {
+    let (last, before) = lines
+        .split_last()
+        .map_or(("", &[][..]), |(l, b)| (l.as_str(), b));
+    for line in before {
         log::warn!("{line}");
     }
-    StartError::Load(lines.last().cloned().unwrap_or_default())
+    StartError::Aof(last.to_string())
 }
 
 /// Step 1 (see the module doc): the base into `stores`, the commands
@@ -200,7 +203,10 @@ fn send_all(shared: &Shared, addr: &str, replay: &Replay) -> std::io::Result<()>
                     return Err(std::io::ErrorKind::UnexpectedEof.into());
                 }
                 if log::log_enabled!(log::Level::Debug) {
-                    log::debug!("AOF replay replies: {}", String::from_utf8_lossy(&buf[..n.min(2000)]));
+                    log::debug!(
+                        "AOF replay replies: {}",
+                        String::from_utf8_lossy(&buf[..n.min(2000)])
+                    );
                 }
                 tail.extend_from_slice(&buf[..n]);
                 if tail.windows(marker.len()).any(|w| w == marker.as_slice()) {
@@ -214,7 +220,10 @@ fn send_all(shared: &Shared, addr: &str, replay: &Replay) -> std::io::Result<()>
         let started = std::time::Instant::now();
         for chunk in resp.chunks(CHUNK) {
             conn.write_all(chunk)?;
-            shared.aof.loading_done.fetch_add(chunk.len() as u64, Relaxed);
+            shared
+                .aof
+                .loading_done
+                .fetch_add(chunk.len() as u64, Relaxed);
         }
         log::info!(
             "DB loaded from incr file {name}: {:.3} seconds",

@@ -32,6 +32,11 @@ pub enum StartError {
     Thread(std::io::Error),
     #[error("Fatal error loading the DB: {0}. Exiting.")]
     Load(String),
+    /// The append-only file does not load: Redis's last line of why (the
+    /// lines before it were logged; Redis's tests count them and read
+    /// the last line of the log).
+    #[error("{0}")]
+    Aof(String),
     /// The users of the config file or ACL file do not load.
     #[error("{0}")]
     Acl(String),
@@ -47,7 +52,10 @@ fn loopback(config: &Live) -> String {
     if addrs.iter().any(|(a, _)| local(a)) || addrs.is_empty() {
         return format!("127.0.0.1:{port}");
     }
-    if addrs.iter().any(|(a, _)| matches!(a.as_str(), "::1" | "::*" | "::")) {
+    if addrs
+        .iter()
+        .any(|(a, _)| matches!(a.as_str(), "::1" | "::*" | "::"))
+    {
         return format!("[::1]:{port}");
     }
     let first = &addrs[0].0;

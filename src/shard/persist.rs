@@ -118,7 +118,11 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
                 ask(&addr, &shared.config.requirepass(), "BGREWRITEAOF");
                 continue;
             }
-            if shared.aof.rewriting.load(std::sync::atomic::Ordering::Relaxed) {
+            if shared
+                .aof
+                .rewriting
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
                 continue;
             }
             let rules = crate::persist::state::parse_rules(&shared.config.save_text());

@@ -152,7 +152,9 @@ fn number(text: &[u8]) -> i64 {
     let n = digits
         .iter()
         .take_while(|b| b.is_ascii_digit())
-        .fold(0i64, |n, &d| n.saturating_mul(10).saturating_add(i64::from(d - b'0')));
+        .fold(0i64, |n, &d| {
+            n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
     if neg {
         -n
     } else {
@@ -168,7 +170,7 @@ fn read_command<'a>(file: &'a [u8], pos: &mut usize, argv: &mut Vec<&'a [u8]>) -
                 Some(_) => Read::Annotation,
                 // An annotation cut short is the end of what was written.
                 None => Read::Short,
-            }
+            };
         }
         b'*' => {}
         _ => return Read::Bad,
@@ -278,7 +280,10 @@ mod tests {
         let torn = [&file[..], b"*1\r\n$4\r\nEX"].concat();
         assert!(matches!(
             scan(&torn, 0, any).end,
-            End::Truncated { valid_up_to: 14, .. }
+            End::Truncated {
+                valid_up_to: 14,
+                ..
+            }
         ));
     }
 
@@ -300,7 +305,12 @@ mod tests {
             End::BadFormat { at: 14 }
         );
         let s = scan(b"*1\r\n$4\r\nNOPE\r\n", 0, |n| n != b"NOPE");
-        assert_eq!(s.end, End::Unknown { name: "NOPE".into() });
+        assert_eq!(
+            s.end,
+            End::Unknown {
+                name: "NOPE".into()
+            }
+        );
         assert_eq!(scan(b"xxxx*1\r\n$4\r\nPING\r\n", 4, any).commands, 1);
         // Every prefix of every byte string terminates without a panic.
         for n in 0..REDIS.len() {

@@ -212,7 +212,7 @@ impl Manifest {
 
 /// One line's `file`, `seq` and `type`.
 fn parse_line(raw: &[u8]) -> Result<Entry, &'static str> {
-    const INVALID: &str = "The AOF manifest file is invalid format";
+    const INVALID: &str = "Invalid AOF manifest file format";
     let line = trim(raw);
     if line.is_empty() {
         return Err(INVALID);
@@ -261,7 +261,9 @@ fn trim(raw: &[u8]) -> &[u8] {
 fn leading_number(text: &[u8]) -> u64 {
     text.iter()
         .take_while(|b| b.is_ascii_digit())
-        .fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))
+        .fold(0u64, |n, &d| {
+            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+        })
 }
 
 /// Words separated by spaces; a word may be in double quotes (with `\n`,
@@ -409,7 +411,10 @@ mod tests {
         m.retire_incrs_before(&incr);
         assert_eq!(m.to_text(), REDIS);
         let gone: Vec<String> = m.take_history().into_iter().map(|e| e.name).collect();
-        assert_eq!(gone, ["appendonly.aof.2.incr.aof", "appendonly.aof.2.base.rdb"]);
+        assert_eq!(
+            gone,
+            ["appendonly.aof.2.incr.aof", "appendonly.aof.2.base.rdb"]
+        );
         let mut fresh = Manifest::default();
         assert_eq!(fresh.last_incr("x"), "x.1.incr.aof");
         assert_eq!(fresh.last_incr("x"), "x.1.incr.aof");
@@ -419,11 +424,17 @@ mod tests {
     fn bad_manifests_are_refused_with_redis_texts() {
         let what = |text: &[u8]| Manifest::parse(text).unwrap_err().what;
         assert_eq!(what(b""), "Found an empty AOF manifest");
-        assert_eq!(what(b"\n"), "The AOF manifest file is invalid format");
-        assert_eq!(what(b"file a seq 1\n"), "The AOF manifest file is invalid format");
-        assert_eq!(what(b"file a seq x type b\n"), "The AOF manifest file is invalid format");
+        assert_eq!(what(b"\n"), "Invalid AOF manifest file format");
+        assert_eq!(what(b"file a seq 1\n"), "Invalid AOF manifest file format");
+        assert_eq!(
+            what(b"file a seq x type b\n"),
+            "Invalid AOF manifest file format"
+        );
         assert_eq!(what(b"file a seq 1 type z\n"), "Unknown AOF file type");
-        assert_eq!(what(b"file ../x seq 1 type b\n"), "File can't be a path, just a filename");
+        assert_eq!(
+            what(b"file ../x seq 1 type b\n"),
+            "File can't be a path, just a filename"
+        );
         assert_eq!(
             what(b"file a seq 1 type b\nfile b seq 2 type b\n"),
             "Found duplicate base file information"
@@ -437,9 +448,18 @@ mod tests {
             "The AOF manifest file contains too long line"
         );
         let long = format!("file {} seq 1 type b\n", "a".repeat(1100));
-        assert_eq!(what(long.as_bytes()), "The AOF manifest file contains too long line");
-        assert_eq!(what(b"file \"a seq 1 type b\n"), "The AOF manifest file is invalid format");
-        assert_eq!(what(&[0xff, 0xfe, b'\n']), "The AOF manifest file is invalid format");
+        assert_eq!(
+            what(long.as_bytes()),
+            "The AOF manifest file contains too long line"
+        );
+        assert_eq!(
+            what(b"file \"a seq 1 type b\n"),
+            "Invalid AOF manifest file format"
+        );
+        assert_eq!(
+            what(&[0xff, 0xfe, b'\n']),
+            "Invalid AOF manifest file format"
+        );
         let err = Manifest::parse(b"# comment\nfile a seq 1 type q\n").unwrap_err();
         assert_eq!(err.line, Some((2, "file a seq 1 type q".into())));
     }

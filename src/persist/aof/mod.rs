@@ -118,9 +118,7 @@ impl State {
     /// The bytes of the base and incr files (`aof_current_size`) and of
     /// the base alone (`aof_base_size`).
     pub fn sizes(&self) -> (u64, u64) {
-        let size = |name: &str| {
-            std::fs::metadata(self.dir.join(name)).map_or(0, |m| m.len())
-        };
+        let size = |name: &str| std::fs::metadata(self.dir.join(name)).map_or(0, |m| m.len());
         let base = self.manifest.base.as_ref().map_or(0, |b| size(&b.name));
         let incrs: u64 = self.manifest.incrs.iter().map(|e| size(&e.name)).sum();
         (base + incrs, base)
@@ -268,13 +266,15 @@ fn upgrade(root: &Path, dir: &Path, prefix: &str) -> Result<Manifest, Vec<String
             dir.display()
         ))
     })?;
-    let mut m = Manifest::default();
-    m.base = Some(manifest::Entry {
-        name: prefix.to_string(),
-        seq: 1,
-        kind: manifest::Kind::Base,
-    });
-    m.base_seq = 1;
+    let m = Manifest {
+        base: Some(manifest::Entry {
+            name: prefix.to_string(),
+            seq: 1,
+            kind: manifest::Kind::Base,
+        }),
+        base_seq: 1,
+        ..Manifest::default()
+    };
     persist_manifest(dir, prefix, &m).map_err(|e| {
         fail(format!(
             "Can't write the AOF manifest file {}: {e}",
@@ -290,7 +290,8 @@ fn upgrade(root: &Path, dir: &Path, prefix: &str) -> Result<Manifest, Vec<String
     sync_dir(dir);
     log::info!(
         "Successfully migrated an old-style AOF file ({prefix}) into the AOF directory ({}).",
-        dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        dir.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     );
     Ok(m)
 }
@@ -363,7 +364,9 @@ pub fn read_files(
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(vec![format!("The append log file {name} doesn't exist: {e}")])
+                return Err(vec![format!(
+                    "The append log file {name} doesn't exist: {e}"
+                )])
             }
             Err(e) => {
                 return Err(vec![format!(
@@ -490,10 +493,14 @@ mod tests {
             Found::Nothing
         ));
         std::fs::create_dir_all(root.join("appendonlydir")).unwrap();
-        std::fs::write(root.join("appendonlydir/appendonly.aof.manifest"), b"garbage\n").unwrap();
+        std::fs::write(
+            root.join("appendonlydir/appendonly.aof.manifest"),
+            b"garbage\n",
+        )
+        .unwrap();
         let lines = find(&root, "appendonlydir", "appendonly.aof").unwrap_err();
         assert_eq!(lines[0], "*** FATAL AOF MANIFEST FILE ERROR ***");
-        assert_eq!(lines.last().unwrap(), "The AOF manifest file is invalid format");
+        assert_eq!(lines.last().unwrap(), "Invalid AOF manifest file format");
         let m = {
             let mut m = Manifest::default();
             m.new_base("appendonly.aof", true);

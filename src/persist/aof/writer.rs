@@ -96,6 +96,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// DEBUG AOF-FLUSH-SLEEP: microseconds the writer sleeps before each
+/// write, so Redis's tests can look at the file while a write is pending.
+pub static FLUSH_SLEEP_US: AtomicU64 = AtomicU64::new(0);
+
 thread_local! {
     /// The writer and unit this thread must see synced before it answers
     /// (`appendfsync always`).
@@ -285,6 +289,10 @@ fn run_writer(shared: &Shared, mut file: File) {
             let piece = &bytes[from..at];
             from = at;
             if !piece.is_empty() {
+                let sleep_us = FLUSH_SLEEP_US.load(Relaxed);
+                if sleep_us > 0 {
+                    std::thread::sleep(Duration::from_micros(sleep_us));
+                }
                 write_until_done(shared, &mut file, piece, &mut last_error_log);
                 dirty = true;
             }
@@ -329,11 +337,20 @@ fn run_writer(shared: &Shared, mut file: File) {
 /// Writes `bytes` whole, retrying every 100 ms while the disk refuses
 /// (full, gone): meanwhile the status says so and writes get MISCONF, and
 /// the shards' units wait in the queue, in order, as in Redis's buffer.
-fn write_until_done(shared: &Shared, file: &mut File, bytes: &[u8], last_log: &mut Option<Instant>) {
+fn write_until_done(
+    shared: &Shared,
+    file: &mut File,
+    bytes: &[u8],
+    last_log: &mut Option<Instant>,
+) {
     let mut left = bytes;
     loop {
         match file.write(left) {
-            Ok(0) => note_error(shared, &std::io::Error::from(std::io::ErrorKind::WriteZero), last_log),
+            Ok(0) => note_error(
+                shared,
+                &std::io::Error::from(std::io::ErrorKind::WriteZero),
+                last_log,
+            ),
             Ok(n) => {
                 shared.stats.incr_written.fetch_add(n as u64, Relaxed);
                 left = &left[n..];
@@ -404,7 +421,11 @@ mod tests {
         w.append(b"a");
         w.append(b"b");
         wait_here();
-        assert_eq!(std::fs::read(&first).unwrap(), b"ab", "synced before wait_here returns");
+        assert_eq!(
+            std::fs::read(&first).unwrap(),
+            b"ab",
+            "synced before wait_here returns"
+        );
         let path = second.clone();
         w.switch(Box::new(move || File::create(path)));
         w.append(b"c");
