@@ -398,9 +398,14 @@ fn config_set_appendonly_yes_writes_the_base_through_a_rewrite() {
 
 #[test]
 fn rewrite_replies_and_config_answer_as_redis_does() {
-    let Some(reference) = Redis::or_skip("rewrite_replies_and_config_answer_as_redis_does") else {
+    if Redis::or_skip("rewrite_replies_and_config_answer_as_redis_does").is_none() {
         return;
-    };
+    }
+    // In a directory of its own: its rewrite and BGSAVE write files there,
+    // which a later reference server started elsewhere must not load.
+    let redis_dir = temp_dir();
+    let reference =
+        Redis::start(&["--dir", &redis_dir.display().to_string()]).expect("redis-server");
     let server = Server::start(2, &["--save", "", "--enable-debug-command", "yes"]);
     let mut ember = server.raw();
     let mut redis = Raw::connect(reference.port);
@@ -474,6 +479,8 @@ fn rewrite_replies_and_config_answer_as_redis_does() {
             "{f}"
         );
     }
+    drop(reference);
+    let _ = std::fs::remove_dir_all(&redis_dir);
 }
 
 /// ember's data as a redis-server sees it and the other way round.

@@ -85,6 +85,10 @@ struct Queue {
 struct Shared {
     queue: Mutex<Queue>,
     wake: Condvar,
+    /// The writer waits for bytes: only then does an append wake it (a
+    /// wake-up is a system call; while the writer works, appends gather
+    /// into its next round).
+    idle: AtomicBool,
     /// The units written (and synced where the policy asks) so far.
     synced: Mutex<u64>,
     synced_cv: Condvar,
@@ -148,6 +152,7 @@ impl Writer {
                 last_ts: 0,
             }),
             wake: Condvar::new(),
+            idle: AtomicBool::new(false),
             synced: Mutex::new(0),
             synced_cv: Condvar::new(),
             settings,
@@ -187,7 +192,9 @@ impl Writer {
                 .store(q.bytes.len() as u64, Relaxed);
             q.seq
         };
-        self.shared.wake.notify_one();
+        if self.shared.idle.swap(false, Relaxed) {
+            self.shared.wake.notify_one();
+        }
         if settings.fsync == AppendFsync::Always {
             let shared = Arc::clone(&self.shared);
             PENDING.with(|p| *p.borrow_mut() = Some((shared, seq)));
@@ -266,6 +273,9 @@ fn run_writer(shared: &Shared, mut file: File) {
         let (bytes, switches, seq, stop) = {
             let mut q = lock(&shared.queue);
             while q.bytes.is_empty() && q.switches.is_empty() && !q.stop {
+                // Set under the queue's lock, so an append after this
+                // sees it and wakes the wait below.
+                shared.idle.store(true, Relaxed);
                 let waited = shared
                     .wake
                     .wait_timeout(q, Duration::from_secs(1))
@@ -275,6 +285,7 @@ fn run_writer(shared: &Shared, mut file: File) {
                     break;
                 }
             }
+            shared.idle.store(false, Relaxed);
             let bytes = std::mem::take(&mut q.bytes);
             shared.stats.buffered.store(0, Relaxed);
             (bytes, std::mem::take(&mut q.switches), q.seq, q.stop)
