@@ -167,6 +167,8 @@ fn config_set_takes_back_every_value_config_get_gives() {
             "unixsocketperm",
             "enable-protected-configs",
             "enable-module-command",
+            "appendfilename",
+            "appenddirname",
             // Accepted, not acted on (`config::compat`): immutable in
             // Redis, and in its own CONFIG sanity's skip list.
             "io-threads",

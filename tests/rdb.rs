@@ -214,7 +214,9 @@ fn a_restarted_ember_has_its_data_back_without_the_expired_keys() {
     let mut ember = Server::start_in(&dir, 2, &[]);
     let mut e = ember.raw();
     populate(&mut e, unix_ms() + 100_000);
-    e.cmd(&["SET", "soon", "x", "PX", "700"]);
+    // Long enough to be saved on a loaded machine, short enough to have
+    // expired by the time the restarted server loads the file.
+    e.cmd(&["SET", "soon", "x", "PX", "3000"]);
     e.cmd(&["SET", "gone", "x", "PX", "1"]);
     std::thread::sleep(Duration::from_millis(20));
     let mut before = state(&mut e);
@@ -229,7 +231,7 @@ fn a_restarted_ember_has_its_data_back_without_the_expired_keys() {
         "{report}"
     );
     // "soon" was in the file; it has expired by the time ember loads it.
-    std::thread::sleep(Duration::from_millis(900));
+    std::thread::sleep(Duration::from_millis(3200));
     let ember = Server::start_in(&dir, 3, &[]);
     let mut e = ember.raw();
     assert_eq!(state(&mut e), before);

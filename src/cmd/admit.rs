@@ -53,9 +53,17 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(err::wrong_arity(spec.name));
     }
+    // While the append-only file replays at start-up, only its own
+    // connection and Redis's `loading` commands run; the replay passes
+    // the checks below, as Redis's AOF client does.
+    let loader = shard.shared.aof.is_loading() && super::aof::is_loader(shard, session);
+    if shard.shared.aof.is_loading() && !loader && !spec.flags.contains(CommandFlags::LOADING) {
+        fail_queued_transaction(session);
+        return Admitted::Answered(err::frame(super::aof::LOADING));
+    }
     // Access control, before queueing (as Redis, a refusal fails the
     // transaction); one test while there is nothing to check.
-    if !acl::is_free(shard, session) {
+    if !loader && !acl::is_free(shard, session) {
         match acl::gate(shard, session, spec, argv) {
             Ok(()) => {}
             Err(acl::Refused::Reply(frame)) => {
@@ -75,7 +83,7 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         let text = super::scripting::busy_text(&shard.shared);
         return Admitted::Answered(err::frame(text));
     }
-    if refused_for_memory(shard, session, spec) {
+    if !loader && refused_for_memory(shard, session, spec) {
         if spec.name == "exec" {
             let action = transaction::abort(shard, session, crate::exec::evict::OOM);
             return Admitted::Dispatched(spec, action);
@@ -86,6 +94,10 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     if super::save::refuses_writes(shard, spec) {
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::save::MISCONF));
+    }
+    if let Some(misconf) = super::aof::refuses_writes(shard, spec) {
+        fail_queued_transaction(session);
+        return Admitted::Answered(Frame::Error(misconf));
     }
     if session.multi.is_some() && !transaction::CONTROL.contains(&spec.name) {
         let refusal = transaction::refusal_to_queue(shard, session, spec);

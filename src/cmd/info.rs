@@ -171,8 +171,9 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 // Redis 7.0.15's fields, in its order. The copy-on-write
                 // ones are 0: ember does not fork, it copies only the old
                 // value of a key written during a save.
+                let loading = shared.aof.is_loading();
+                line("loading", u8::from(loading).to_string());
                 for (k, v) in [
-                    ("loading", "0"),
                     ("async_loading", "0"),
                     ("current_cow_peak", "0"),
                     ("current_cow_size", "0"),
@@ -216,21 +217,13 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "rdb_last_load_keys_loaded",
                     status.last_load_keys_loaded.to_string(),
                 );
-                for (k, v) in [
-                    ("aof_enabled", "0"),
-                    ("aof_rewrite_in_progress", "0"),
-                    ("aof_rewrite_scheduled", "0"),
-                    ("aof_last_rewrite_time_sec", "-1"),
-                    ("aof_current_rewrite_time_sec", "-1"),
-                    ("aof_last_bgrewrite_status", "ok"),
-                    ("aof_rewrites", "0"),
-                    ("aof_rewrites_consecutive_failures", "0"),
-                    ("aof_last_write_status", "ok"),
-                    ("aof_last_cow_size", "0"),
-                    ("module_fork_in_progress", "0"),
-                    ("module_fork_last_cow_size", "0"),
-                ] {
-                    line(k, v.into());
+                for (k, v) in super::aof::info_fields(shared) {
+                    line(k, v);
+                }
+                if loading {
+                    for (k, v) in super::aof::loading_fields(shared) {
+                        line(k, v);
+                    }
                 }
             }
             "stats" => {

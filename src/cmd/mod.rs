@@ -13,6 +13,7 @@
 
 pub mod acl;
 pub mod admit;
+pub mod aof;
 pub mod args;
 pub mod bitfield;
 pub mod bitmap;

@@ -105,6 +105,7 @@ pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
     let aux = Aux {
         ctime_s: now / 1000,
         used_mem: crate::util::memory::memory_stats().allocated,
+        aof_base: false,
     };
     let libraries = shared.libraries.all();
     let codes: Vec<&[u8]> = libraries.iter().map(|l| l.code.as_ref()).collect();
@@ -192,6 +193,13 @@ pub fn bgsave(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action 
         2 if argv[1].eq_ignore_ascii_case(b"schedule") => {}
         _ => return err::syntax().into(),
     }
+    if shard.shared.aof.rewriting.load(Relaxed) {
+        if argv.len() == 2 {
+            shard.shared.persist.update(|s| s.scheduled = true);
+            return Frame::Simple("Background saving scheduled").into();
+        }
+        return err::frame("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.").into();
+    }
     match start_bgsave(shard) {
         Some(action) => action,
         None => err::frame("ERR Background save already in progress").into(),
@@ -244,6 +252,12 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     let Some(parts) = shared.persist.deposit(part, shared.nshards) else {
         return;
     };
+    if shared.aof.rewriting.load(Relaxed) && !shared.persist.bgsave_in_progress.load(Relaxed) {
+        // The snapshot is an AOF rewrite's base (`cmd::aof`).
+        let parts = parts.into_iter().collect::<Option<Vec<Part>>>();
+        super::aof::snapshot_done(shared, parts);
+        return;
+    }
     let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
         log::warn!("Background saving terminated by signal 10");
         shared.persist.abort_bgsave();
@@ -286,6 +300,7 @@ pub fn lastsave(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
 pub fn shutdown_saving(shard: &ShardData, force_save: bool, nosave: bool, force: bool) -> Action {
     let shared = Arc::clone(&shard.shared);
     let rules = !shared.config.save_text().is_empty();
+    super::aof::flush_for_exit(&shared);
     if nosave || !(force_save || rules) {
         exit_now();
     }

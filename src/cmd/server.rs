@@ -87,6 +87,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
                 .collect();
             let local = session.addr.starts_with("127.") || session.addr.starts_with("[::1]");
+            let appendonly_was = shared.config.appendonly();
             match shared.config.set_many_as(&pairs, local) {
                 Ok(()) => {
                     // The default user takes a new `requirepass` at once.
@@ -95,6 +96,9 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                         .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"))
                     {
                         super::acl::apply_requirepass(&shared.acl, &shared.config.requirepass());
+                    }
+                    if shared.config.appendonly() != appendonly_was {
+                        return super::aof::appendonly_changed(shard, Frame::OK);
                     }
                     Frame::OK.into()
                 }
@@ -238,6 +242,20 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         "digest" if argv.len() == 2 => super::digest::debug_digest(shard, session),
         "populate" if (3..=5).contains(&argv.len()) => {
             super::digest::debug_populate(shard, session, argv)
+        }
+        "loadaof" if argv.len() == 2 => super::aof::debug_loadaof(shard),
+        "aof-flush-sleep" if argv.len() == 3 => {
+            match std::str::from_utf8(&argv[2])
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                Some(us) => {
+                    crate::persist::aof::writer::FLUSH_SLEEP_US
+                        .store(us, std::sync::atomic::Ordering::Relaxed);
+                    Frame::OK.into()
+                }
+                None => err::frame("ERR value is not an integer or out of range").into(),
+            }
         }
         "reload" => {
             let (mut save, mut flush) = (true, true);

@@ -38,6 +38,8 @@ pub struct Session {
     /// CLIENT NO-EVICT ON: kept and shown (`e` in CLIENT LIST); ember
     /// evicts no clients yet (`maxmemory-clients`).
     pub no_evict: bool,
+    /// The start-up replay of the append-only file (`cmd::aof::is_loader`).
+    pub aof_loader: bool,
     pub blocked: bool,
     /// The transaction EXEC is running.
     pub exec: Option<super::transaction::ExecRun>,
@@ -95,6 +97,7 @@ impl Session {
             channels: IndexSet::new(),
             multi: None,
             no_evict: false,
+            aof_loader: false,
             blocked: false,
             exec: None,
             watched: Vec::new(),

@@ -12,7 +12,7 @@ use super::list_edit;
 use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
-    acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
+    acl, aof, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
     hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set,
     slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
@@ -586,6 +586,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("lastsave", save::lastsave),
     conn("save", save::save),
     conn("bgsave", save::bgsave),
+    conn("bgrewriteaof", aof::bgrewriteaof),
     conn("readonly", server::cluster_disabled),
     conn("readwrite", server::cluster_disabled),
     // Access control

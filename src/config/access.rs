@@ -333,9 +333,9 @@ mod tests {
             ),
             ("appendonly", "maybe", "argument must be 'yes' or 'no'"),
             (
-                "appendonly",
-                "yes",
-                "appendonly is not supported by ember yet",
+                "appendfsync",
+                "sometimes",
+                "argument(s) must be one of the following: everysec, always, no",
             ),
             ("maxmemory", "-1", "argument must be a memory value"),
             (

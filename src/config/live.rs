@@ -75,6 +75,20 @@ pub(super) struct Slots {
     pub enable_protected_configs: AtomicU8,
     pub always_show_logo: AtomicBool,
     pub rdb_key_save_delay: AtomicU64,
+    // The append-only file (`config::persist`).
+    pub appendonly: AtomicBool,
+    pub appendfilename: RwLock<String>,
+    pub appenddirname: RwLock<String>,
+    pub appendfsync: AtomicU8,
+    pub no_appendfsync_on_rewrite: AtomicBool,
+    pub auto_aof_rewrite_percentage: AtomicU64,
+    pub auto_aof_rewrite_min_size: AtomicU64,
+    pub aof_load_truncated: AtomicBool,
+    pub aof_use_rdb_preamble: AtomicBool,
+    pub aof_rewrite_incremental_fsync: AtomicBool,
+    pub rdb_save_incremental_fsync: AtomicBool,
+    pub aof_timestamp_enabled: AtomicBool,
+    pub aof_disable_auto_gc: AtomicBool,
     pub requirepass: RwLock<String>,
     pub aclfile: RwLock<String>,
     pub acllog_max_len: AtomicU64,
@@ -301,6 +315,19 @@ impl Eviction {
 
 /// `loglevel`'s options, Redis's names (`logging` maps them).
 pub(super) const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+
+/// `appendfsync`'s options, in Redis's order (its error lists them so).
+pub(super) const APPENDFSYNC: &[&str] = &["everysec", "always", "no"];
+
+/// When the append-only file is synced (`appendfsync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendFsync {
+    EverySec,
+    /// Before the reply of a write is sent.
+    Always,
+    /// When the OS decides.
+    No,
+}
 
 /// `enable-debug-command`'s options, in Redis's order (its error lists them
 /// so), and what each lets a client do.
@@ -657,6 +684,71 @@ impl Live {
     pub fn rdb_key_save_delay_us(&self) -> u64 {
         let v = self.v.rdb_key_save_delay.load(Relaxed) as i64;
         v.max(0) as u64
+    }
+
+    /// `appendonly`: writes are logged to the append-only file.
+    pub fn appendonly(&self) -> bool {
+        self.v.appendonly.load(Relaxed)
+    }
+
+    /// Sets `appendonly` without the checks of CONFIG SET: a failed
+    /// switch on goes back to `no`, as Redis's does.
+    pub fn set_appendonly(&self, on: bool) {
+        self.v.appendonly.store(on, Relaxed);
+    }
+
+    pub fn appendfilename(&self) -> String {
+        self.v
+            .appendfilename
+            .read()
+            .map_or_else(|_| "appendonly.aof".into(), |t| t.clone())
+    }
+
+    pub fn appenddirname(&self) -> String {
+        self.v
+            .appenddirname
+            .read()
+            .map_or_else(|_| "appendonlydir".into(), |t| t.clone())
+    }
+
+    pub fn appendfsync(&self) -> AppendFsync {
+        match self.v.appendfsync.load(Relaxed) {
+            1 => AppendFsync::Always,
+            2 => AppendFsync::No,
+            _ => AppendFsync::EverySec,
+        }
+    }
+
+    pub fn no_appendfsync_on_rewrite(&self) -> bool {
+        self.v.no_appendfsync_on_rewrite.load(Relaxed)
+    }
+
+    /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`.
+    pub fn auto_aof_rewrite(&self) -> (u64, u64) {
+        (
+            self.v.auto_aof_rewrite_percentage.load(Relaxed),
+            self.v.auto_aof_rewrite_min_size.load(Relaxed),
+        )
+    }
+
+    pub fn aof_load_truncated(&self) -> bool {
+        self.v.aof_load_truncated.load(Relaxed)
+    }
+
+    pub fn aof_use_rdb_preamble(&self) -> bool {
+        self.v.aof_use_rdb_preamble.load(Relaxed)
+    }
+
+    pub fn aof_rewrite_incremental_fsync(&self) -> bool {
+        self.v.aof_rewrite_incremental_fsync.load(Relaxed)
+    }
+
+    pub fn aof_timestamp_enabled(&self) -> bool {
+        self.v.aof_timestamp_enabled.load(Relaxed)
+    }
+
+    pub fn aof_disable_auto_gc(&self) -> bool {
+        self.v.aof_disable_auto_gc.load(Relaxed)
     }
 
     /// `always-show-logo`: the banner and the log go to standard output.

@@ -46,8 +46,8 @@ pub mod tls;
 use std::path::PathBuf;
 
 pub use live::{
-    DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits, ENCODINGS,
-    EVICTION, LAZYFREE,
+    AppendFsync, DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits,
+    ENCODINGS, EVICTION, LAZYFREE,
 };
 pub use obuf::{ObufClass, ObufLimit};
 pub use params::{find_param, Param, Set, PARAMS};

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::kind::{one_of, parse_bool, Kind, Value};
 use super::live::{
-    ListpackLimits, Live, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION, LAZYFREE, LOGLEVELS,
-    POLICIES,
+    ListpackLimits, Live, APPENDFSYNC, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION,
+    LAZYFREE, LOGLEVELS, POLICIES,
 };
 use super::{compat, events, obuf, persist, tls};
 
@@ -369,13 +369,71 @@ pub static PARAMS: &[Param] = &[
         kind: Kind::Enum { default: "no", options: DEBUG_COMMAND, slot: |l| &l.v.enable_debug_command },
         doc: "who may run DEBUG: no one, anyone, or loopback clients only",
     },
-    // Accepted for the tools that read or write them (redis-benchmark asks
-    // for `save` and `appendonly`); ember keeps no persistence and evicts
-    // nothing yet.
+    // The append-only file (`persist::aof`, `cmd::aof`).
     Param {
         name: "appendonly", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| only_no(v, "appendonly is not supported by ember yet") },
-        doc: "only no (ember has no append-only file yet)",
+        kind: Kind::Bool { default: false, slot: |l| &l.v.appendonly },
+        doc: "log every write to the append-only files in appenddirname (CONFIG SET yes: a rewrite writes the base first)",
+    },
+    Param {
+        name: "appendfilename", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Custom(&persist::APPENDFILENAME),
+        doc: "the append-only files' name (the manifest, base and incr files start with it)",
+    },
+    Param {
+        name: "appenddirname", aliases: &[], set: Set::Immutable, apply: None,
+        kind: Kind::Custom(&persist::APPENDDIRNAME),
+        doc: "the directory in dir that holds the append-only files",
+    },
+    Param {
+        name: "appendfsync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Enum { default: "everysec", options: APPENDFSYNC, slot: |l| &l.v.appendfsync },
+        doc: "always: a write is on disk before its reply; everysec: fsync once a second; no: the OS decides",
+    },
+    Param {
+        name: "no-appendfsync-on-rewrite", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.no_appendfsync_on_rewrite },
+        doc: "no fsync of the append-only file while a rewrite runs",
+    },
+    Param {
+        name: "auto-aof-rewrite-percentage", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Int { default: 100, min: 0, max: INT_MAX, fit: None, slot: |l| &l.v.auto_aof_rewrite_percentage },
+        doc: "rewrite when the files grew by this percentage over the last rewrite's size (0: never)",
+    },
+    Param {
+        name: "auto-aof-rewrite-min-size", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Memory { default: 64 * MB, min: 0, max: LLONG_MAX, slot: |l| &l.v.auto_aof_rewrite_min_size },
+        doc: "no automatic rewrite while the files are smaller than this",
+    },
+    Param {
+        name: "aof-load-truncated", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.aof_load_truncated },
+        doc: "a torn last command is cut off at start-up (no: refuse to start)",
+    },
+    Param {
+        name: "aof-use-rdb-preamble", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.aof_use_rdb_preamble },
+        doc: "a rewrite writes the base as an RDB file (no: as commands)",
+    },
+    Param {
+        name: "aof-rewrite-incremental-fsync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.aof_rewrite_incremental_fsync },
+        doc: "fsync a rewrite's base every 4 MB as it is written",
+    },
+    Param {
+        name: "rdb-save-incremental-fsync", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: true, slot: |l| &l.v.rdb_save_incremental_fsync },
+        doc: "fsync a snapshot every 4 MB as it is written (ember writes it whole, then syncs)",
+    },
+    Param {
+        name: "aof-timestamp-enabled", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.aof_timestamp_enabled },
+        doc: "write a #TS:<unix seconds> line before the commands of each new second",
+    },
+    Param {
+        name: "aof-disable-auto-gc", aliases: &[], set: Set::Yes, apply: None,
+        kind: Kind::Bool { default: false, slot: |l| &l.v.aof_disable_auto_gc },
+        doc: "keep the files a rewrite made history (listed as such in the manifest)",
     },
     // Eviction (`store::evict`): process-wide slots, read by the store.
     Param {
@@ -506,16 +564,6 @@ pub static PARAMS: &[Param] = &[
         name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
         doc: "accepted: ember has no replicas yet",
-    },
-    Param {
-        name: "appendfsync", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "everysec", check: |v| one_of(v, &["always", "everysec", "no"]).map(|_| ()) },
-        doc: "accepted: ember has no append-only file yet",
-    },
-    Param {
-        name: "no-appendfsync-on-rewrite", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| parse_bool(v).map(|_| ()) },
-        doc: "accepted: ember has no append-only file yet",
     },
     Param {
         name: "activerehashing", aliases: &[], set: Set::Yes, apply: None,

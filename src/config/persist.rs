@@ -79,6 +79,46 @@ pub(super) static DBFILENAME: Custom = Custom {
     },
 };
 
+/// `appendfilename`: a bare name, as Redis checks it.
+pub(super) static APPENDFILENAME: Custom = Custom {
+    default: "appendonly.aof",
+    parse: |_, text| bare_name(text, "appendfilename"),
+    read: |live| Value::Text(live.appendfilename()),
+    store: |live, value| {
+        if let (Value::Text(text), Ok(mut slot)) = (value, live.v.appendfilename.write()) {
+            *slot = text;
+        }
+    },
+};
+
+/// `appenddirname`: a bare name inside `dir`, as Redis checks it.
+pub(super) static APPENDDIRNAME: Custom = Custom {
+    default: "appendonlydir",
+    parse: |_, text| bare_name(text, "appenddirname"),
+    read: |live| Value::Text(live.appenddirname()),
+    store: |live, value| {
+        if let (Value::Text(text), Ok(mut slot)) = (value, live.v.appenddirname.write()) {
+            *slot = text;
+        }
+    },
+};
+
+/// A file or directory name with no path in it, with Redis's refusals.
+fn bare_name(text: &str, what: &str) -> Result<Value, String> {
+    let kind = if what == "appendfilename" {
+        "filename"
+    } else {
+        "dirname"
+    };
+    if text.is_empty() {
+        Err(format!("{what} can't be empty"))
+    } else if text.contains('/') || text.contains('\\') {
+        Err(format!("{what} can't be a path, just a {kind}"))
+    } else {
+        Ok(Value::Text(text.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,8 @@ pub struct Shared {
     pub replid: String,
     /// Last save, background save status, the `save` rules' counters.
     pub persist: crate::persist::State,
+    /// The append-only file: its files, writer and rewrite status.
+    pub aof: crate::persist::aof::Aof,
     /// The ACL users, log and denial counters.
     pub acl: crate::acl::Acl,
     /// Lua scripts known to every shard (EVAL, SCRIPT LOAD).
@@ -83,6 +85,7 @@ impl Shared {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
             ),
+            aof: Default::default(),
             acl: Default::default(),
             scripts: Default::default(),
             libraries: Default::default(),

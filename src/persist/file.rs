@@ -64,6 +64,8 @@ pub struct Aux {
     pub ctime_s: u64,
     /// `used-mem`: the server's allocated bytes at the save.
     pub used_mem: u64,
+    /// `aof-base`: 1 in the base of an append-only file, as Redis marks it.
+    pub aof_base: bool,
 }
 
 /// The header: magic, version and AUX fields, in redis-server 7.0's order.
@@ -78,7 +80,7 @@ pub fn put_header(out: &mut Vec<u8>, version: u16, aux: &Aux) {
     field("redis-bits", "64");
     field("ctime", &aux.ctime_s.to_string());
     field("used-mem", &aux.used_mem.to_string());
-    field("aof-base", "0");
+    field("aof-base", if aux.aof_base { "1" } else { "0" });
 }
 
 /// SELECTDB and RESIZEDB before a database's keys.
@@ -157,6 +159,9 @@ pub struct Loaded {
     pub aux: Vec<(String, String)>,
     /// The code of each function library, in the file's order.
     pub libraries: Vec<Vec<u8>>,
+    /// Bytes the RDB data took, its checksum included: what follows in
+    /// an append-only file with an RDB preamble are commands.
+    pub size: usize,
 }
 
 impl Loaded {
@@ -295,6 +300,7 @@ pub fn load(
     }
     // Versions 5 on end with the checksum; 0 means it was not computed.
     if version < CHECKSUM_SINCE {
+        loaded.size = offset(&r);
         return Ok(loaded);
     }
     let end = offset(&r);
@@ -308,6 +314,7 @@ pub fn load(
             });
         }
     }
+    loaded.size = end + 8;
     Ok(loaded)
 }
 

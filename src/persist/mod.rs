@@ -15,7 +15,9 @@
 //! - [`disk`]: the temporary file renamed into place, and the start-up load
 //!   into the shards' stores.
 //! - [`state`]: last save, background save status, the `save` rules.
+//! - [`aof`]: the append-only file: manifest, command files, the writer.
 
+pub mod aof;
 pub mod disk;
 pub mod file;
 pub mod snapshot;

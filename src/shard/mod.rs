@@ -2,6 +2,7 @@
 //! connections, store and inbox. Shards talk only through inboxes.
 //! `blocking` holds the clients waiting in BLPOP and friends.
 
+mod aof_load;
 pub mod blocking;
 mod persist;
 mod worker;
@@ -31,12 +32,41 @@ pub enum StartError {
     Thread(std::io::Error),
     #[error("Fatal error loading the DB: {0}. Exiting.")]
     Load(String),
+    /// The append-only file does not load: Redis's last line of why (the
+    /// lines before it were logged; Redis's tests count them and read
+    /// the last line of the log).
+    #[error("{0}")]
+    Aof(String),
     /// The users of the config file or ACL file do not load.
     #[error("{0}")]
     Acl(String),
     /// The `tls-*` files do not make a TLS set-up.
     #[error("{0}")]
     Tls(String),
+}
+
+/// An address this server can reach itself at (the save rules' BGSAVE,
+/// the AOF's replay): loopback when a bind address is a loopback or a
+/// wildcard one, else the first address.
+fn loopback(config: &Live) -> String {
+    let port = config.port();
+    let addrs = config.bind_addrs();
+    let local = |a: &str| matches!(a, "127.0.0.1" | "*" | "0.0.0.0" | "localhost");
+    if addrs.iter().any(|(a, _)| local(a)) || addrs.is_empty() {
+        return format!("127.0.0.1:{port}");
+    }
+    if addrs
+        .iter()
+        .any(|(a, _)| matches!(a.as_str(), "::1" | "::*" | "::"))
+    {
+        return format!("[::1]:{port}");
+    }
+    let first = &addrs[0].0;
+    if first.contains(':') {
+        format!("[{first}]:{port}")
+    } else {
+        format!("{first}:{port}")
+    }
 }
 
 /// Starts every shard thread and returns their handles. Shard i is pinned to
@@ -69,7 +99,8 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
-    let mut stores = persist::at_start(&shared)?.into_iter();
+    let (stores, replay) = persist::at_start(&shared)?;
+    let mut stores = stores.into_iter();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
@@ -93,9 +124,11 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             .map_err(StartError::Thread)?;
         handles.push(handle);
     }
-    // Loopback when ember listens on every address.
-    let rules_addr = addr.replace("0.0.0.0:", "127.0.0.1:");
-    persist::start_rules(Arc::clone(&shared), rules_addr);
+    let own = loopback(&shared.config);
+    if let Some(replay) = replay {
+        aof_load::replay(Arc::clone(&shared), own.clone(), replay);
+    }
+    persist::start_rules(Arc::clone(&shared), own);
     Ok((shared, handles))
 }
 

@@ -7,13 +7,26 @@ use crate::exec::Shared;
 use crate::persist::disk;
 use crate::store::Store;
 
+use super::aof_load;
 use super::StartError;
 
-/// The shards' stores: loaded from the file when there is one, else empty.
-pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
+/// The shards' stores: loaded from the append-only file with `appendonly
+/// yes` (then the commands of its incr files are left to replay once the
+/// shards run), else from the RDB file when there is one, else empty.
+pub fn at_start(shared: &Shared) -> Result<(Vec<Store>, Option<aof_load::Replay>), StartError> {
     let config = &shared.config;
     let n = shared.nshards;
     let mut stores: Vec<Store> = (0..n).map(|_| Store::new(config.databases())).collect();
+    if config.appendonly() {
+        let replay = aof_load::at_start(shared, &mut stores)?;
+        return Ok((stores, Some(replay)));
+    }
+    load_rdb(shared, stores).map(|s| (s, None))
+}
+
+/// `dir/dbfilename` into `stores`, when there is one.
+fn load_rdb(shared: &Shared, mut stores: Vec<Store>) -> Result<Vec<Store>, StartError> {
+    let config = &shared.config;
     let path = disk::target(&config.dir(), &config.dbfilename());
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -32,23 +45,7 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
         }
         StartError::Load(e.to_string())
     })?;
-    // The file's function libraries, run once here to learn what they
-    // register; each shard's VM loads them again before its first FCALL.
-    if !loaded.libraries.is_empty() {
-        let generation = shared.scripts.generation();
-        let libraries = std::mem::take(&mut loaded.libraries);
-        crate::cmd::scripting::functions::libraries_of(generation, libraries)
-            .and_then(|libs| {
-                shared
-                    .libraries
-                    .restore(libs, crate::exec::scripts::RestorePolicy::Flush)
-                    .map_err(|e| format!("ERR {e}"))
-            })
-            .map_err(|e| {
-                log::warn!("Failed loading library from the RDB file: {e}");
-                StartError::Load(e)
-            })?;
-    }
+    restore_libraries(shared, &mut loaded)?;
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");
     log::info!("Loading RDB produced by version {ver}");
     if let Some(ctime) = loaded.aux("ctime").and_then(|c| c.parse::<u64>().ok()) {
@@ -77,6 +74,31 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
     Ok(stores)
 }
 
+/// The file's function libraries, run once here to learn what they
+/// register; each shard's VM loads them again before its first FCALL.
+pub(super) fn restore_libraries(
+    shared: &Shared,
+    loaded: &mut crate::persist::Loaded,
+) -> Result<(), StartError> {
+    if loaded.libraries.is_empty() {
+        return Ok(());
+    }
+    let generation = shared.scripts.generation();
+    let libraries = std::mem::take(&mut loaded.libraries);
+    crate::cmd::scripting::functions::libraries_of(generation, libraries)
+        .and_then(|libs| {
+            shared
+                .libraries
+                .restore(libs, crate::exec::scripts::RestorePolicy::Flush)
+                .map_err(|e| format!("ERR {e}"))
+        })
+        .map_err(|e| {
+            log::warn!("Failed loading library from the RDB file: {e}");
+            StartError::Load(e)
+        })?;
+    Ok(())
+}
+
 /// How often the `save` rules are checked (Redis checks them in its
 /// `serverCron`, at `hz`; a second is as precise as the rules are).
 const RULES_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -91,6 +113,18 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
         .name("ember-save-rules".into())
         .spawn(move || loop {
             std::thread::sleep(RULES_EVERY);
+            // The append-only file's automatic (or scheduled) rewrite.
+            if crate::cmd::aof::rewrite_due(&shared) {
+                ask(&addr, &shared.config.requirepass(), "BGREWRITEAOF");
+                continue;
+            }
+            if shared
+                .aof
+                .rewriting
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                continue;
+            }
             let rules = crate::persist::state::parse_rules(&shared.config.save_text());
             if rules.is_empty()
                 || shared
@@ -116,21 +150,21 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
             }) {
                 log::info!("{need} changes in {secs} seconds. Saving...");
             }
-            ask_bgsave(&addr, &shared.config.requirepass());
+            ask(&addr, &shared.config.requirepass(), "BGSAVE");
         });
     if let Err(e) = spawned {
         log::warn!("could not start the save rules thread: {e}");
     }
 }
 
-/// Sends BGSAVE to this server and waits for its one-line answer; logs in
-/// as the default user first when it has a password (`requirepass`).
-/// A default user restricted by other ACL rules cannot start the save this
-/// way: the rules then need a BGSAVE from a client.
-fn ask_bgsave(addr: &str, password: &str) {
+/// Sends `command` (BGSAVE, BGREWRITEAOF) to this server and waits for
+/// its one-line answer; logs in as the default user first when it has a
+/// password (`requirepass`). A default user restricted by other ACL rules
+/// cannot start the work this way: it then needs the command from a client.
+fn ask(addr: &str, password: &str, command: &str) {
     use std::io::{Read, Write};
     let Ok(mut conn) = std::net::TcpStream::connect(addr) else {
-        log::warn!("save rules: cannot reach {addr} to start a background save");
+        log::warn!("save rules: cannot reach {addr} to send {command}");
         return;
     };
     let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
@@ -140,6 +174,6 @@ fn ask_bgsave(addr: &str, password: &str) {
         let _ = conn.write_all(auth.as_bytes());
         let _ = conn.read(&mut answer);
     }
-    let _ = conn.write_all(b"*1\r\n$6\r\nBGSAVE\r\n");
+    let _ = conn.write_all(format!("*1\r\n${}\r\n{command}\r\n", command.len()).as_bytes());
     let _ = conn.read(&mut answer);
 }

@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 233] = [
+pub static META: [CommandMeta; 234] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2071,6 +2071,8 @@ pub static META: [CommandMeta; 233] = [
         .docs("Asynchronously save the dataset to disk", "1.0.0", "server", "O(1)")
         .history(&[("3.2.2", "Added the `SCHEDULE` option.")])
         .args(&[pure_token("schedule", "SCHEDULE").since("3.2.2").flags("optional")]),
+    cmd("bgrewriteaof", 1, "admin noscript no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Asynchronously rewrite the append-only file", "1.0.0", "server", "O(1)"),
     cmd("readonly", 1, "loading stale fast", "fast connection", (0, 0, 0))
         .docs("Enables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
     cmd("readwrite", 1, "loading stale fast", "fast connection", (0, 0, 0))

@@ -265,6 +265,10 @@ impl Worker {
             let now_ms = self.data.now_ms;
             let monitor = &mut self.data.latency;
             monitor.record(Event::ExpireCycle, sweep_us, latency_ms, now_ms);
+            // `appendfsync always`: what this pass appended to the AOF is
+            // on disk before any reply or hop tells of it (the writer
+            // thread writes and syncs; `persist::aof::writer`).
+            crate::persist::aof::writer::wait_here();
             self.send_outbox();
             self.flush_dirty();
             // Only iterations that served something count as client work.
