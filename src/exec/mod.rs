@@ -9,6 +9,7 @@
 //! - [`locks`]: the key locks that make a job atomic across shards.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
+//! - [`monitors`]: the clients in MONITOR mode, which every shard feeds.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
 //! - [`wait`]: blocked clients as the shards pass them around.
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
@@ -20,6 +21,7 @@ pub mod feed;
 pub mod hop;
 pub mod job;
 pub mod locks;
+pub mod monitors;
 pub mod scripts;
 pub mod shared;
 pub mod stats;

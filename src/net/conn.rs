@@ -30,6 +30,8 @@ pub enum Slot {
         /// own work, which the wait does not count in.
         argv: Vec<bytes::Bytes>,
         own_us: Option<u64>,
+        /// Its reply is not sent (CLIENT REPLY OFF or SKIP when it came).
+        silent: bool,
     },
 }
 
@@ -117,6 +119,9 @@ pub struct Conn {
     /// What this client counted for in its shard's `clients_mem` when last
     /// accounted (the shard loop's `flush_dirty`).
     pub accounted_mem: usize,
+    /// Replies are not sent, pushes are (CLIENT REPLY OFF, or SKIP for the
+    /// command running): set by the shard loop around each command.
+    pub silent: bool,
 }
 
 impl Conn {
@@ -138,12 +143,13 @@ impl Conn {
             soft_limit_since: None,
             close_asap: false,
             accounted_mem: 0,
+            silent: false,
         }
     }
 
     /// Queues a finished reply (written straight out when nothing is pending).
     pub fn push_reply(&mut self, frame: Frame) {
-        if self.close_asap {
+        if self.close_asap || (self.silent && !frame.is_push()) {
             return;
         }
         if self.slots.is_empty() {
@@ -171,6 +177,7 @@ impl Conn {
             started,
             argv,
             own_us: None,
+            silent: self.silent,
         });
         seq
     }
@@ -265,7 +272,12 @@ impl Conn {
     /// Sets the reply of a slot.
     pub fn resolve(&mut self, seq: u64, frame: Frame) {
         if let Some(slot) = self.slot_mut(seq) {
-            *slot = Slot::Ready(frame);
+            let silent = matches!(slot, Slot::Waiting { silent: true, .. });
+            *slot = Slot::Ready(if silent && !frame.is_push() {
+                Frame::Sequence(Vec::new()) // written as nothing
+            } else {
+                frame
+            });
         }
         self.drain_ready();
     }

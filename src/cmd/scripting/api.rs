@@ -186,6 +186,10 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if ctx.shard.store.stats.notify.dirty != dirty {
         call.wrote.set(true);
     }
+    if ctx.shard.shared.monitors.active() {
+        let db = ctx.db;
+        crate::cmd::monitor::feed(ctx.shard, db, "lua", argv);
+    }
     reply.unwrap_or_else(|e| e)
 }
 

@@ -148,11 +148,59 @@ impl Worker {
     /// Runs a command that started at `started` (its parsing included);
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
-    pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
+    pub(super) fn execute(&mut self, token: usize, argv: Vec<Bytes>, started: Stamp) -> Stamp {
+        let conn = &mut self.conns[token];
+        conn.session.reply = conn.session.reply.starting();
+        conn.silent = conn.session.reply.silent();
+        let session = &conn.session;
+        let (id, reads) = (session.id, session.tracks_reads());
+        // MONITOR needs the arguments after the command took them.
+        let watched = self.data.shared.monitors.active().then(|| argv.clone());
+        if let Some(argv) = &watched {
+            self.monitor_script_call(token, argv);
+        }
+        self.data.set_caller(Some(id), reads);
+        let done = self.execute_command(token, argv, started, watched);
+        self.data.set_caller(None, false);
+        if let Some(conn) = self.conns.get_mut(token) {
+            conn.session.command_done();
+            conn.session.reply = conn.session.reply.finished();
+            conn.silent = conn.session.reply.silent();
+        }
+        done
+    }
+
+    /// EVAL and FCALL (`skip_monitor`) show themselves before their
+    /// script's commands, as in Redis.
+    fn monitor_script_call(&mut self, token: usize, argv: &[Bytes]) {
+        let Some(spec) = cmd::lookup(&argv[0]) else {
+            return;
+        };
+        let flags = spec.flags;
+        if flags.contains(cmd::CommandFlags::SKIP_MONITOR)
+            && !flags.contains(cmd::CommandFlags::ADMIN)
+        {
+            let s = &self.conns[token].session;
+            let (db, addr) = (s.db, s.addr.clone());
+            cmd::monitor::feed(&mut self.data, db, &addr, argv);
+        }
+    }
+
+    fn execute_command(
+        &mut self,
+        token: usize,
+        mut argv: Vec<Bytes>,
+        started: Stamp,
+        watched: Option<Vec<Bytes>>,
+    ) -> Stamp {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
         let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
         self.data.publish_records(None);
+        if !self.data.store.stats.notify.tracking.evicted.is_empty() {
+            self.route_evicted();
+        }
+        let conn = &mut self.conns[token];
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
         let logging = self.data.shared.config.slowlog_threshold_us().is_some();
@@ -173,6 +221,17 @@ impl Worker {
                 return started;
             }
         };
+        // CLIENT REPLY ON answers; OFF and SKIP do not.
+        conn.silent = conn.session.reply.silent();
+        if let Some(watched) = &watched {
+            // EXEC is shown after the commands it runs (`finish`), unless
+            // it answered at once.
+            let answered = matches!(action, Action::Reply(_) | Action::Close(_));
+            if cmd::monitor::shown(spec, watched) && (spec.name != "exec" || answered) {
+                let (db, addr) = (conn.session.db, conn.session.addr.clone());
+                cmd::monitor::feed(&mut self.data, db, &addr, watched);
+            }
+        }
         match action {
             Action::Reply(frame) => {
                 let done = Stamp::now();
@@ -266,12 +325,14 @@ impl Worker {
             conn_id: conn.session.id,
             seq,
             tx: None,
+            track: conn.session.tracks_reads(),
         }
     }
 
     /// Publishes the keyspace events produced so far and sends every Pub/Sub
     /// message to its subscriber's shard.
     pub(super) fn route_deliveries(&mut self) {
+        self.route_invalidations();
         let events = &mut self.data.store.stats.notify.events;
         if !events.is_empty() {
             let registry = &self.data.shared.pubsub;

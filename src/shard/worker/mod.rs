@@ -17,7 +17,8 @@
 //! - `clients`: accepting and closing connections, CLIENT LIST / KILL,
 //!   output limits, idle timeouts;
 //! - `pacing`: when the active-expiry sweep runs and how much it takes;
-//! - `waits`: blocked clients.
+//! - `waits`: blocked clients;
+//! - `tracking`: client-side caching's invalidations, out and in.
 //!
 //! Nothing here calls back into itself: a job that finishes hands its
 //! client back to the loop (`resume`), which reads on with that client's
@@ -28,6 +29,7 @@ mod hops;
 mod input;
 mod pacing;
 mod saving;
+mod tracking;
 mod waits;
 
 use std::io;
@@ -90,6 +92,9 @@ pub struct Worker {
     /// When the last key of a background save paced by
     /// `rdb-key-save-delay` was written.
     save_paced_at: Option<Instant>,
+    /// The keys and reader ids of this shard's tracking table as last
+    /// added to the shared figures (`tracking`).
+    tracked_said: (usize, usize),
 }
 
 pub fn unix_ms() -> u64 {
@@ -130,6 +135,7 @@ impl Worker {
             blocking: Blocking::default(),
             txs: Transactions::default(),
             save_paced_at: None,
+            tracked_said: (0, 0),
         }
     }
 
@@ -179,6 +185,7 @@ impl Worker {
             }
             let served_from = Instant::now();
             self.data.store.stats.notify.flags = self.data.shared.config.notify_flags();
+            self.data.store.stats.notify.tracking.bcast = self.data.shared.tracking.broadcasting();
             let deferred = std::mem::take(&mut self.unread);
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
@@ -235,7 +242,10 @@ impl Worker {
                 self.route_deliveries();
             }
             over_limit = self.data.evict_in_background();
-            if over_limit || !self.data.store.stats.notify.events.is_empty() {
+            if over_limit
+                || !self.data.store.stats.notify.events.is_empty()
+                || self.data.store.stats.notify.tracking.has_news()
+            {
                 self.route_deliveries();
             }
             if saving {
