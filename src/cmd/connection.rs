@@ -246,7 +246,7 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
         },
         "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
         "unblock" if argv.len() == 3 || argv.len() == 4 => client_unblock(shard, argv),
-        "unblock" if argv.len() > 4 => Frame::Error(format!(
+        "unblock" | "pause" if argv.len() > 4 => Frame::Error(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(&argv[1])
         ))
@@ -259,12 +259,17 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             _ => err::syntax().into(),
         },
         "reply" if arity(3) => client_reply(session, &argv[2]),
+        "pause" if argv.len() == 3 || argv.len() == 4 => super::pause::client_pause(shard, argv),
+        "unpause" if arity(2) => super::pause::client_unpause(shard),
         "tracking" if argv.len() >= 3 => super::tracking::client_tracking(shard, session, argv),
         "caching" if arity(3) => super::tracking::client_caching(session, argv),
         "getredir" if arity(2) => super::tracking::client_getredir(session),
         "trackinginfo" if arity(2) => super::tracking::client_trackinginfo(session),
         "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "unblock"
-        | "tracking" | "caching" | "getredir" | "trackinginfo" | "reply" => wrong().into(),
+        | "tracking" | "caching" | "getredir" | "trackinginfo" | "reply" | "unpause" => {
+            wrong().into()
+        }
+        "pause" if argv.len() < 3 => wrong().into(),
         _ => err::unknown_subcommand(&argv[1], "client").into(),
     }
 }

@@ -38,6 +38,7 @@ pub mod memory;
 pub mod meta;
 pub mod monitor;
 pub mod multi;
+pub mod pause;
 pub mod propagate;
 pub mod pubsub;
 pub mod save;

@@ -54,6 +54,8 @@ pub struct Session {
     pub monitor: bool,
     /// CLIENT REPLY's state.
     pub reply: ReplyMode,
+    /// The EXEC running, as sent, for MONITOR's line once its commands ran.
+    pub monitored_exec: Option<Vec<Bytes>>,
 }
 
 /// CLIENT REPLY: whether this client's replies are sent (pushes always are).
@@ -145,6 +147,7 @@ impl Session {
             tracking: None,
             monitor: false,
             reply: ReplyMode::On,
+            monitored_exec: None,
         }
     }
 

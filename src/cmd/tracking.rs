@@ -27,8 +27,6 @@ pub struct ClientTracking {
     pub noloop: bool,
     /// CLIENT CACHING was given for the next command.
     pub caching: bool,
-    /// The command running is CLIENT CACHING itself: `caching` outlives it.
-    pub caching_set_now: bool,
     /// The REDIRECT target went away (`tracking-redir-broken`).
     pub broken: bool,
     /// BCAST prefixes, sorted (TRACKINGINFO lists them so).
@@ -44,14 +42,13 @@ impl Session {
             .is_some_and(|t| !t.bcast && !(t.optin && !t.caching) && !(t.optout && t.caching))
     }
 
-    /// After each command: CLIENT CACHING holds for one command only
-    /// (unless queued in MULTI, where it holds until EXEC, as in Redis).
+    /// After each command: CLIENT CACHING holds for the next command only
+    /// (CLIENT's own subcommands, TRACKINGINFO among them, keep it; so
+    /// does queueing in MULTI, until EXEC), as in Redis.
     pub fn command_done(&mut self) {
-        let in_multi = self.multi.is_some();
+        let keep = self.multi.is_some() || self.last_cmd == "client";
         if let Some(t) = self.tracking.as_mut() {
-            if t.caching_set_now {
-                t.caching_set_now = false;
-            } else if !in_multi {
+            if !keep {
                 t.caching = false;
             }
         }
@@ -233,7 +230,6 @@ pub fn client_caching(session: &mut Session, argv: &[Bytes]) -> Action {
         _ => return err::syntax().into(),
     }
     t.caching = true;
-    t.caching_set_now = true;
     Frame::OK.into()
 }
 

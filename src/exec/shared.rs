@@ -46,6 +46,8 @@ pub struct Shared {
     pub tracking: crate::tracking::Registry,
     /// MONITOR's clients (`exec::monitors`).
     pub monitors: super::monitors::Monitors,
+    /// CLIENT PAUSE (`exec::pause`).
+    pub pause: super::pause::Pause,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
     /// This server's replication ID (INFO `master_replid`): 40 random hex
@@ -82,6 +84,7 @@ impl Shared {
             pubsub: Default::default(),
             tracking: Default::default(),
             monitors: Default::default(),
+            pause: Default::default(),
             feed: Default::default(),
             replid: new_replid(),
             persist: crate::persist::State::new(

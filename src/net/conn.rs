@@ -122,6 +122,9 @@ pub struct Conn {
     /// Replies are not sent, pushes are (CLIENT REPLY OFF, or SKIP for the
     /// command running): set by the shard loop around each command.
     pub silent: bool,
+    /// A command held back by CLIENT PAUSE: it runs, and the input after
+    /// it is read, once the pause is over.
+    pub postponed: Option<Vec<bytes::Bytes>>,
 }
 
 impl Conn {
@@ -144,6 +147,7 @@ impl Conn {
             close_asap: false,
             accounted_mem: 0,
             silent: false,
+            postponed: None,
         }
     }
 

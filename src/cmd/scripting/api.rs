@@ -148,7 +148,12 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         }
     }
     let write = spec.flags.contains(CommandFlags::WRITE);
-    if write && call.read_only {
+    // PUBLISH, PFCOUNT and the like may propagate: Redis 7 refuses them to
+    // read-only scripts as it refuses writes (so that such scripts may run
+    // under CLIENT PAUSE WRITE).
+    let may_replicate = spec.flags.contains(CommandFlags::MAY_REPLICATE)
+        || crate::cmd::pause::MAY_REPLICATE.contains(&spec.name);
+    if (write || may_replicate) && call.read_only {
         return refuse("Write commands are not allowed from read-only scripts.");
     }
     let ctx = &mut *call.ctx;
@@ -240,6 +245,22 @@ fn connection_command(ctx: &mut Ctx, name: &str, argv: &[Bytes]) -> Frame {
                 Frame::bulk(now.as_secs().to_string()),
                 Frame::bulk(now.subsec_micros().to_string()),
             ])
+        }
+        "publish" => {
+            let shard = &mut *ctx.shard;
+            let n = shard
+                .shared
+                .pubsub
+                .publish(&argv[1], &argv[2], &mut shard.deliveries);
+            Frame::Integer(n as i64)
+        }
+        "spublish" => {
+            let shard = &mut *ctx.shard;
+            let n = shard
+                .shared
+                .pubsub
+                .spublish(&argv[1], &argv[2], &mut shard.deliveries);
+            Frame::Integer(n as i64)
         }
         _ => refuse("This Redis command is not allowed from script"),
     }

@@ -153,6 +153,10 @@ impl Worker {
             cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
             cmd::tracking::disable(&self.data, &mut conn.session);
             cmd::monitor::stop(&self.data, &mut conn.session);
+            if conn.postponed.is_some() {
+                let blocked = &self.data.shared.counters.blocked_clients;
+                blocked.fetch_sub(1, Relaxed);
+            }
             self.data.shared.tracking.disconnected(conn.session.id);
             if let Some(tx) = conn.tx {
                 self.end_tx(tx);

@@ -333,11 +333,13 @@ impl Worker {
                 cmd::slowlog::log_if_slow(&self.data, &conn.session, cmd, &argv, us);
             }
         }
-        if cmd.name == "exec" && self.data.shared.monitors.active() {
-            if let Some(conn) = self.conns.get(to.token) {
-                let (db, addr) = (conn.session.db, conn.session.addr.clone());
-                let argv = [bytes::Bytes::from_static(b"exec")];
-                cmd::monitor::feed(&mut self.data, db, &addr, &argv);
+        if cmd.name == "exec" {
+            // MONITOR shows EXEC after the commands it ran.
+            if let Some(conn) = self.conns.get_mut(to.token) {
+                if let Some(argv) = conn.session.monitored_exec.take() {
+                    let (db, addr) = (conn.session.db, conn.session.addr.clone());
+                    cmd::monitor::feed(&mut self.data, db, &addr, &argv);
+                }
             }
         }
         let track = self.data.shared.config.latency_tracking();

@@ -119,7 +119,7 @@ impl Worker {
                 self.defer_input(token, false);
                 return false;
             }
-            if conn.closing || conn.barrier.is_some() {
+            if conn.closing || conn.barrier.is_some() || conn.postponed.is_some() {
                 return true;
             }
             conn.parser
@@ -137,6 +137,15 @@ impl Worker {
                     return true;
                 }
             };
+            if let Some(mode) = self.data.shared.pause.active(self.data.now_ms) {
+                if cmd::pause::must_wait(&self.data, &conn.session, mode, &argv) {
+                    conn.postponed = Some(argv);
+                    self.postponed.push(token);
+                    let blocked = &self.data.shared.counters.blocked_clients;
+                    blocked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return true;
+                }
+            }
             clock = self.execute(token, argv, clock);
             self.check_output_limit(token);
             run += 1;
@@ -227,7 +236,9 @@ impl Worker {
             // EXEC is shown after the commands it runs (`finish`), unless
             // it answered at once.
             let answered = matches!(action, Action::Reply(_) | Action::Close(_));
-            if cmd::monitor::shown(spec, watched) && (spec.name != "exec" || answered) {
+            if spec.name == "exec" && !answered {
+                conn.session.monitored_exec = Some(watched.clone());
+            } else if cmd::monitor::shown(spec, watched) {
                 let (db, addr) = (conn.session.db, conn.session.addr.clone());
                 cmd::monitor::feed(&mut self.data, db, &addr, watched);
             }
@@ -433,6 +444,38 @@ impl Worker {
             }
         }
         self.dirty = dirty;
+    }
+
+    /// Runs the commands CLIENT PAUSE held back once it no longer holds
+    /// them, then reads on with their clients' input.
+    pub(super) fn resume_postponed(&mut self) {
+        if self.postponed.is_empty() {
+            return;
+        }
+        let pause = self.data.shared.pause.active(self.data.now_ms);
+        for token in std::mem::take(&mut self.postponed) {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            let Some(argv) = conn.postponed.take() else {
+                continue;
+            };
+            if pause
+                .is_some_and(|mode| cmd::pause::must_wait(&self.data, &conn.session, mode, &argv))
+            {
+                conn.postponed = Some(argv);
+                self.postponed.push(token);
+                continue;
+            }
+            let blocked = &self.data.shared.counters.blocked_clients;
+            blocked.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            self.execute(token, argv, Stamp::now());
+            self.check_output_limit(token);
+            self.dirty.push(token);
+            self.serve_ready_keys();
+            self.route_deliveries();
+            self.process_input(token);
+        }
     }
 
     /// Reads on with the input of clients whose pending job finished.

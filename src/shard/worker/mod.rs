@@ -95,6 +95,8 @@ pub struct Worker {
     /// The keys and reader ids of this shard's tracking table as last
     /// added to the shared figures (`tracking`).
     tracked_said: (usize, usize),
+    /// Connections whose next command waits for CLIENT PAUSE to end.
+    postponed: Vec<usize>,
 }
 
 pub fn unix_ms() -> u64 {
@@ -136,6 +138,7 @@ impl Worker {
             txs: Transactions::default(),
             save_paced_at: None,
             tracked_said: (0, 0),
+            postponed: Vec::new(),
         }
     }
 
@@ -226,6 +229,8 @@ impl Worker {
             self.expire_blocked();
             // Keys a transaction released outside a command or message.
             self.serve_ready_keys();
+            // Commands CLIENT PAUSE held back, once it is over.
+            self.resume_postponed();
             // Clients whose job finished in this pass go on with their input.
             self.resume_input();
             self.route_deliveries();
