@@ -196,3 +196,30 @@ fn client_mode_errors_match_redis() {
     };
     assert_eq!(run(server.port), run(redis.port));
 }
+
+#[test]
+fn expiry_waits_for_the_pause_to_end() {
+    let server = Server::start(2, &[]);
+    let mut raw = Raw::connect(server.port);
+    let keys = [keys_on_shard("x", 0, 2, 1), keys_on_shard("x", 1, 2, 1)].concat();
+    for key in &keys {
+        raw.cmd(&["SET", key, "v", "PX", "50"]);
+    }
+    raw.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]);
+    std::thread::sleep(Duration::from_millis(300));
+    for key in &keys {
+        assert_eq!(
+            raw.cmd(&["GET", key]),
+            Reply::Nil,
+            "expired keys read as missing"
+        );
+    }
+    assert_eq!(raw.info_int("stats", "expired_keys"), 0, "but none removed");
+    raw.cmd(&["CLIENT", "UNPAUSE"]);
+    assert!(wait_until(Duration::from_secs(5), || {
+        for key in &keys {
+            raw.cmd(&["GET", key]);
+        }
+        raw.info_int("stats", "expired_keys") == 2
+    }));
+}

@@ -36,6 +36,9 @@ pub fn client_pause(shard: &mut ShardData, argv: &[Bytes]) -> Action {
     let now = shard.now_ms;
     let end = now.saturating_add(timeout as u64);
     shard.shared.pause.pause(mode, end, now);
+    // This shard's next commands already keep expired keys; the others
+    // from their next pass.
+    shard.store.stats.expiry_paused = true;
     Frame::OK.into()
 }
 
@@ -43,6 +46,7 @@ pub fn client_pause(shard: &mut ShardData, argv: &[Bytes]) -> Action {
 /// woken by a message so that none waits for its next tick.
 pub fn client_unpause(shard: &mut ShardData) -> Action {
     shard.shared.pause.unpause();
+    shard.store.stats.expiry_paused = false;
     let ops = (0..shard.shared.nshards)
         .filter(|&s| s != shard.id)
         .map(|s| (s, Op::keyless(|_| Out::Count(0))))

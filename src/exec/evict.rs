@@ -184,7 +184,8 @@ impl ShardData {
     /// shard, so a `denyoom` command is refused.
     pub fn evict_before_command(&mut self, grows: bool) -> bool {
         let max = EVICTION.maxmemory();
-        if max == 0 {
+        // Nothing is evicted under CLIENT PAUSE, as in Redis 7.
+        if max == 0 || self.store.stats.expiry_paused {
             return true;
         }
         match self.evict_owed(max, grows) {
@@ -209,7 +210,7 @@ impl ShardData {
         }
         let max = EVICTION.maxmemory();
         self.publish_evictable();
-        if max == 0 {
+        if max == 0 || self.store.stats.expiry_paused {
             note_over(false, self.now_ms);
             return false;
         }

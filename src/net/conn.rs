@@ -125,6 +125,9 @@ pub struct Conn {
     /// A command held back by CLIENT PAUSE: it runs, and the input after
     /// it is read, once the pause is over.
     pub postponed: Option<Vec<bytes::Bytes>>,
+    /// Bytes of the command running now, still query buffer as Redis
+    /// counts it (CLIENT LIST `qbuf` while the command runs).
+    pub running_len: usize,
 }
 
 impl Conn {
@@ -148,6 +151,7 @@ impl Conn {
             accounted_mem: 0,
             silent: false,
             postponed: None,
+            running_len: 0,
         }
     }
 

@@ -175,7 +175,12 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
                     if write {
                         call.wrote.set(true);
                     }
-                    remote(ctx, owner, *tx, handler, argv)
+                    let reply = remote(ctx, owner, *tx, handler, argv);
+                    if ctx.shard.shared.monitors.active() {
+                        let db = ctx.db;
+                        crate::cmd::monitor::feed(ctx.shard, db, "lua", argv);
+                    }
+                    reply
                 }
                 _ => refuse("Script attempted to access a non local key in a cluster node"),
             };

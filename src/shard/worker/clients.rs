@@ -370,7 +370,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
         // The arguments of an unfinished multibulk stay in the read
         // buffer; Redis counts them as argv, not query buffer.
-        c.rbuf.len() - c.parser.held(),
+        c.rbuf.len() - c.parser.held() + c.running_len,
         c.rbuf.capacity() - c.rbuf.len(),
         c.parser.argv_len(),
         multi_mem(s),

@@ -128,6 +128,7 @@ impl Worker {
             let unauthenticated =
                 !conn.session.auth.free && !cmd::acl::logged_in(&self.data, &conn.session);
             conn.parser.set_unauthenticated(unauthenticated);
+            let before = conn.rbuf.len();
             let argv = match conn.parser.next_command(&mut conn.rbuf) {
                 Ok(Some(argv)) => argv,
                 Ok(None) => return true,
@@ -146,7 +147,11 @@ impl Worker {
                     return true;
                 }
             }
+            conn.running_len = before.saturating_sub(conn.rbuf.len());
             clock = self.execute(token, argv, clock);
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.running_len = 0;
+            }
             self.check_output_limit(token);
             run += 1;
             self.serve_ready_keys();

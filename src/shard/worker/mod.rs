@@ -189,6 +189,9 @@ impl Worker {
             let served_from = Instant::now();
             self.data.store.stats.notify.flags = self.data.shared.config.notify_flags();
             self.data.store.stats.notify.tracking.bcast = self.data.shared.tracking.broadcasting();
+            // CLIENT PAUSE holds expiry and eviction back too.
+            let paused = self.data.shared.pause.active(self.data.now_ms).is_some();
+            self.data.store.stats.expiry_paused = paused;
             let deferred = std::mem::take(&mut self.unread);
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
