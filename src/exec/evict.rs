@@ -268,6 +268,19 @@ impl ShardData {
         outcome
     }
 
+    /// The other shards that owe part of the excess and have keys to pay
+    /// it with (a command may wait for them: `shard::worker::tracking`).
+    pub fn others_owing(&self) -> Vec<usize> {
+        if EVICTION.maxmemory() == 0 || self.store.stats.expiry_paused {
+            return Vec::new();
+        }
+        let n = self.shared.nshards.min(MAX_SHARDS);
+        (0..n)
+            .filter(|&i| i != self.id)
+            .filter(|&i| DEBT[i].load(Relaxed) > 0 && SHARD_EVICTABLE[i].load(Relaxed))
+            .collect()
+    }
+
     /// Whether another shard said in its last pass that it has keys the
     /// policy may evict.
     fn others_can_evict(&self) -> bool {

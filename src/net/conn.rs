@@ -128,6 +128,10 @@ pub struct Conn {
     /// Bytes of the command running now, still query buffer as Redis
     /// counts it (CLIENT LIST `qbuf` while the command runs).
     pub running_len: usize,
+    /// A command waiting for other shards to evict what they owe first, so
+    /// that invalidations of evicted keys reach a tracking client before
+    /// the reply (`shard::worker::tracking`).
+    pub evict_wait: Option<Vec<bytes::Bytes>>,
 }
 
 impl Conn {
@@ -152,6 +156,7 @@ impl Conn {
             silent: false,
             postponed: None,
             running_len: 0,
+            evict_wait: None,
         }
     }
 

@@ -398,6 +398,9 @@ impl Worker {
                 match msg {
                     Msg::Run { from, to, part, op } => {
                         if let Some(out) = self.admit_op(from, to, part, op) {
+                            // Keys it evicted: their readers hear of it
+                            // before the asking shard goes on.
+                            self.route_evicted();
                             self.send_out(from, to, part, out);
                         }
                     }

@@ -147,7 +147,15 @@ impl Worker {
                     return true;
                 }
             }
-            conn.running_len = before.saturating_sub(conn.rbuf.len());
+            let running_len = before.saturating_sub(conn.rbuf.len());
+            let mut waiting = Some(argv);
+            if self.wait_for_evictions(token, &mut waiting) {
+                return true;
+            }
+            let Some(argv) = waiting else { return true };
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.running_len = running_len;
+            }
             clock = self.execute(token, argv, clock);
             if let Some(conn) = self.conns.get_mut(token) {
                 conn.running_len = 0;
@@ -486,6 +494,14 @@ impl Worker {
     /// Reads on with the input of clients whose pending job finished.
     pub(super) fn resume_input(&mut self) {
         while let Some(token) = self.resume.pop() {
+            // A command that waited for other shards' evictions runs first.
+            let waited = self.conns.get_mut(token).and_then(|c| c.evict_wait.take());
+            if let Some(argv) = waited {
+                self.execute(token, argv, Stamp::now());
+                self.check_output_limit(token);
+                self.dirty.push(token);
+                self.route_deliveries();
+            }
             self.process_input(token);
             self.serve_ready_keys();
         }

@@ -104,6 +104,56 @@ impl Worker {
         table.flushed = flushed;
     }
 
+    /// Before a command, while some client tracks and the server is over
+    /// `maxmemory`: if other shards owe evictions, the command waits until
+    /// they made them (one round trip), so that the invalidations of the
+    /// keys they evict come before its reply, as in Redis, where eviction
+    /// runs before the command. True: `argv` waits (it runs from
+    /// `resume_input`).
+    pub(super) fn wait_for_evictions(
+        &mut self,
+        token: usize,
+        argv: &mut Option<Vec<Bytes>>,
+    ) -> bool {
+        if self.data.shared.tracking.tracking_clients() == 0
+            || crate::config::EVICTION.maxmemory() == 0
+        {
+            return false;
+        }
+        let Some(spec) = argv.as_ref().and_then(|a| crate::cmd::lookup(&a[0])) else {
+            return false;
+        };
+        self.data.evict_before_command(false);
+        self.route_evicted();
+        let owing = self.data.others_owing();
+        if owing.is_empty() {
+            return false;
+        }
+        let ops = owing
+            .into_iter()
+            .map(|s| {
+                let op = crate::exec::Op::keyless(|ctx| {
+                    ctx.shard.evict_before_command(false);
+                    crate::exec::Out::Count(0)
+                });
+                (s, op)
+            })
+            .collect();
+        // A slot that answers nothing holds the connection's later
+        // commands until the evictions are made.
+        let job = crate::exec::Job::new(ops, |_| {
+            crate::exec::Action::Reply(Frame::Sequence(Vec::new()))
+        })
+        .ordered();
+        let started = crate::util::stamp::Stamp::now();
+        let to = self.open_slot(token, spec, started, true, Vec::new());
+        if let Some(conn) = self.conns.get_mut(token) {
+            conn.evict_wait = argv.take();
+        }
+        self.launch(to, job);
+        true
+    }
+
     fn send_invalidation(&mut self, inv: Invalidation) {
         if inv.to.shard == self.data.id {
             self.invalidate(inv);
