@@ -37,9 +37,15 @@ impl Session {
     /// Whether this client's next reads are remembered: tracking on,
     /// not broadcasting, and OPTIN/OPTOUT's CACHING choice allows it.
     pub fn tracks_reads(&self) -> bool {
-        self.tracking
-            .as_ref()
-            .is_some_and(|t| !t.bcast && !(t.optin && !t.caching) && !(t.optout && t.caching))
+        self.tracking.as_ref().is_some_and(|t| {
+            // OPTIN: only after CACHING YES; OPTOUT: unless CACHING NO.
+            let chosen = if t.optin {
+                t.caching
+            } else {
+                !(t.optout && t.caching)
+            };
+            !t.bcast && chosen
+        })
     }
 
     /// After each command: CLIENT CACHING holds for the next command only
