@@ -34,6 +34,7 @@
 //!   cmd              admission, the command table, the dispatcher, the families
 //!   exec             the execution core: Ctx, jobs, key locks, hops, waits, Shared
 //!   persist          RDB files both ways, the persistence state
+//!   tracking         client-side caching: the tracking clients and BCAST prefixes
 //!   store pubsub latency slowlog acl
 //!   resp config
 //!   util logging
@@ -61,6 +62,10 @@
 //!   rules mean for commands is `cmd::acl`'s.
 //! - [`latency`]: the latency monitor behind LATENCY: what blocked a shard, and for how long.
 //! - [`slowlog`]: the server's slow log behind SLOWLOG: slow commands, cut and redacted.
+//! - [`tracking`]: client-side caching (CLIENT TRACKING) as every shard sees it: the
+//!   tracking clients with their REDIRECT target and options, the BCAST prefixes and a
+//!   directory of connections; which client read which key is each key's shard's
+//!   (`store::tracking`).
 //! - [`persist`]: RDB snapshots in Redis 7.0's file format (the whole file both
 //!   ways over `store::rdb`'s value codec), the start-up load, the state behind
 //!   LASTSAVE, INFO persistence and the `save` rules.
@@ -91,6 +96,7 @@ pub mod resp;
 pub mod shard;
 pub mod slowlog;
 pub mod store;
+pub mod tracking;
 pub mod util;
 
 /// Starts the shards described by `config` and blocks until they stop.

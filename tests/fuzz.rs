@@ -27,8 +27,8 @@
 //!   its own to the server (which replies or closes the connection).
 //!
 //! Left out, because they stop or stall the server by design: SHUTDOWN
-//! (but inside MULTI, where it must be refused), DEBUG SLEEP, PFSELFTEST (ten million elements), CLIENT KILL / PAUSE / REPLY, SUBSCRIBE (it switches the
-//! connection's mode), QUIT. Blocking commands always get a timeout of a
+//! (but inside MULTI, where it must be refused), DEBUG SLEEP, PFSELFTEST (ten million elements), CLIENT KILL / PAUSE / REPLY, SUBSCRIBE and MONITOR (they switch
+//! the connection's mode), QUIT. Blocking commands always get a timeout of a
 //! few milliseconds (0 would block for ever). Sizes are bounded so memory
 //! stays small: SETRANGE offsets below 64 KiB, random-member counts small,
 //! LCS only on its own keys holding at most a few KB or, rarely, 8 MiB
@@ -270,7 +270,14 @@ fn excluded(spec: &CommandSpec) -> bool {
         spec.name,
         // PFSELFTEST adds ten million elements: a second in a release
         // build, a minute per call in a debug one.
-        "shutdown" | "quit" | "subscribe" | "psubscribe" | "ssubscribe" | "lcs" | "pfselftest"
+        "shutdown"
+            | "quit"
+            | "subscribe"
+            | "psubscribe"
+            | "ssubscribe"
+            | "monitor"
+            | "lcs"
+            | "pfselftest"
     )
 }
 

@@ -8,6 +8,7 @@
 //!   cmd             the commands and the dispatcher
 //!   exec            the execution core: context, jobs, key locks, waits, hops
 //!   persist         RDB files and the persistence state
+//!   tracking        client-side caching's registry (uses pubsub's Subscriber)
 //!   store pubsub latency slowlog acl
 //!   resp config
 //!   util logging
@@ -27,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "logging"],
     &["resp", "config"],
     &["store", "pubsub", "latency", "slowlog", "acl"],
+    &["tracking"],
     &["persist"],
     &["exec"],
     &["cmd"],

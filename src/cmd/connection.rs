@@ -65,6 +65,8 @@ pub fn select(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
 
 pub fn reset(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
     super::pubsub::forget(&shard.shared.pubsub, session);
+    super::tracking::disable(shard, session);
+    super::monitor::stop(shard, session);
     session.multi = None;
     let unwatch = super::transaction::unwatch_ops(session, shard.shared.nshards);
     session.channels.clear();
@@ -169,8 +171,13 @@ fn valid_name(name: &[u8]) -> Result<Option<String>, Frame> {
     Ok((!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned()))
 }
 
+/// 7.0.15's text, word for word.
 const CLIENT_HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -180,17 +187,40 @@ const CLIENT_HELP: &[&str] = &[
     "KILL <ip:port>",
     "    Kill connection made from <ip:port>.",
     "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
-    "LIST [ID <client-id> [<client-id> ...]]",
-    "    Return information about client connections.",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// CLIENT's subcommands; LIST and KILL visit every shard's clients.
@@ -220,7 +250,7 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
         },
         "kill" if argv.len() >= 3 => client_kill(shard, session, argv),
         "unblock" if argv.len() == 3 || argv.len() == 4 => client_unblock(shard, argv),
-        "unblock" if argv.len() > 4 => Frame::Error(format!(
+        "unblock" | "pause" if argv.len() > 4 => Frame::Error(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(&argv[1])
         ))
@@ -232,11 +262,42 @@ pub fn client(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             }
             _ => err::syntax().into(),
         },
-        "no-touch" if arity(3) => Frame::OK.into(),
-        "setinfo" if arity(4) => Frame::OK.into(),
-        "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "no-touch"
-        | "setinfo" | "unblock" => wrong().into(),
+        "reply" if arity(3) => client_reply(session, &argv[2]),
+        "pause" if argv.len() == 3 || argv.len() == 4 => super::pause::client_pause(shard, argv),
+        "unpause" if arity(2) => super::pause::client_unpause(shard),
+        "tracking" if argv.len() >= 3 => super::tracking::client_tracking(shard, session, argv),
+        "caching" if arity(3) => super::tracking::client_caching(session, argv),
+        "getredir" if arity(2) => super::tracking::client_getredir(session),
+        "trackinginfo" if arity(2) => super::tracking::client_trackinginfo(session),
+        "help" | "id" | "getname" | "setname" | "info" | "kill" | "no-evict" | "unblock"
+        | "tracking" | "caching" | "getredir" | "trackinginfo" | "reply" | "unpause" => {
+            wrong().into()
+        }
+        "pause" if argv.len() < 3 => wrong().into(),
         _ => err::unknown_subcommand(&argv[1], "client").into(),
+    }
+}
+
+/// CLIENT REPLY ON|OFF|SKIP: OFF and SKIP answer nothing (pushes still
+/// go out); SKIP while OFF changes nothing, as in Redis.
+fn client_reply(session: &mut Session, mode: &[u8]) -> Action {
+    use super::ReplyMode;
+    match mode.to_ascii_lowercase().as_slice() {
+        b"on" => {
+            session.reply = ReplyMode::On;
+            Frame::OK.into()
+        }
+        b"off" => {
+            session.reply = ReplyMode::Off;
+            Frame::Sequence(Vec::new()).into()
+        }
+        b"skip" => {
+            if session.reply != ReplyMode::Off {
+                session.reply = ReplyMode::SkipNext;
+            }
+            Frame::Sequence(Vec::new()).into()
+        }
+        _ => err::syntax().into(),
     }
 }
 

@@ -120,6 +120,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "blocked_clients",
                     shared.counters.blocked_clients.load(Relaxed).to_string(),
                 );
+                line(
+                    "tracking_clients",
+                    shared.tracking.tracking_clients().to_string(),
+                );
                 line("pubsub_clients", "0".into());
             }
             "memory" => {
@@ -284,6 +288,19 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("latest_fork_usec", "0".into());
                 line("total_forks", "0".into());
                 line("migrate_cached_sockets", "0".into());
+                let tracking = &shared.tracking;
+                line(
+                    "tracking_total_keys",
+                    tracking.keys.load(Relaxed).to_string(),
+                );
+                line(
+                    "tracking_total_items",
+                    tracking.items.load(Relaxed).to_string(),
+                );
+                line(
+                    "tracking_total_prefixes",
+                    tracking.prefix_count().to_string(),
+                );
                 line("unexpected_error_replies", "0".into());
                 let errors: u64 = counters.errors.values().sum();
                 line("total_error_replies", errors.to_string());

@@ -213,6 +213,7 @@ pub fn dbsize(ctx: &mut Ctx, _argv: &[Bytes]) -> Reply {
 pub fn flushdb(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     check_flush_mode(argv)?;
     ctx.shard.store.touch_watched_db(ctx.db, None);
+    ctx.shard.store.stats.notify.tracking.flush();
     let old = ctx.shard.store.dbs[ctx.db].clear();
     let keys = old.len();
     crate::store::lazyfree::free_keys(old, keys);
@@ -231,6 +232,7 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     for db in 0..ctx.shard.store.dbs.len() {
         ctx.shard.store.touch_watched_db(db, None);
     }
+    ctx.shard.store.stats.notify.tracking.flush();
     let old: Vec<_> = ctx
         .shard
         .store

@@ -38,7 +38,9 @@ pub mod list_edit;
 pub mod list_move;
 pub mod memory;
 pub mod meta;
+pub mod monitor;
 pub mod multi;
+pub mod pause;
 pub mod propagate;
 pub mod pubsub;
 pub mod save;
@@ -51,6 +53,7 @@ pub mod sort;
 pub mod stream;
 pub mod strings;
 pub mod table;
+pub mod tracking;
 pub mod transaction;
 pub mod zset;
 
@@ -59,7 +62,7 @@ use bytes::Bytes;
 pub use crate::exec::{Ctx, ShardData};
 pub use admit::{admit, Admitted};
 pub use meta::CommandFlags;
-pub use session::{Auth, Session};
+pub use session::{Auth, ReplyMode, Session};
 pub use table::{lookup, CommandSpec, Merge, Route, Split, COMMANDS};
 
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out};

@@ -61,6 +61,18 @@ use crate::store::{zset, Db, Value};
 /// changed the keyspace (see the module doc). The one call every table
 /// handler goes through; with the feed off it costs one relaxed load.
 pub fn call(ctx: &mut Ctx, handler: Handler, argv: &[Bytes]) -> Reply {
+    if let Some(id) = ctx.shard.reader {
+        // A tracking client's read: its keys are remembered once it ran
+        // (so a key its own read expired is remembered anew), on this
+        // thread, where no write can come between.
+        return super::tracking::tracked_call(ctx, argv, id, |ctx| {
+            call_recorded(ctx, handler, argv)
+        });
+    }
+    call_recorded(ctx, handler, argv)
+}
+
+fn call_recorded(ctx: &mut Ctx, handler: Handler, argv: &[Bytes]) -> Reply {
     if !ctx.recording() {
         return handler(ctx, argv);
     }

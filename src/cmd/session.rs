@@ -50,6 +50,49 @@ pub struct Session {
     pub shard_channels: IndexSet<Bytes>,
     /// Who this connection is, for ACL.
     pub auth: Auth,
+    /// CLIENT TRACKING's options while it is on (`cmd::tracking`).
+    pub tracking: Option<Box<super::tracking::ClientTracking>>,
+    /// In MONITOR mode (`cmd::monitor`; CLIENT LIST flag `O`).
+    pub monitor: bool,
+    /// CLIENT REPLY's state.
+    pub reply: ReplyMode,
+    /// The EXEC running, as sent, for MONITOR's line once its commands ran.
+    pub monitored_exec: Option<Vec<Bytes>>,
+}
+
+/// CLIENT REPLY: whether this client's replies are sent (pushes always are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    /// OFF: no reply until CLIENT REPLY ON.
+    Off,
+    /// SKIP was sent: the next command's reply is not sent.
+    SkipNext,
+    /// The command running is the one SKIP skips.
+    Skipping,
+}
+
+impl ReplyMode {
+    pub fn silent(self) -> bool {
+        matches!(self, ReplyMode::Off | ReplyMode::Skipping)
+    }
+
+    /// A command starts: the one after SKIP is skipped.
+    pub fn starting(self) -> ReplyMode {
+        match self {
+            ReplyMode::SkipNext => ReplyMode::Skipping,
+            other => other,
+        }
+    }
+
+    /// A command is over: SKIP skipped it.
+    pub fn finished(self) -> ReplyMode {
+        match self {
+            ReplyMode::Skipping => ReplyMode::On,
+            other => other,
+        }
+    }
 }
 
 /// A connection's user, as of the registry generation it was read at.
@@ -104,6 +147,10 @@ impl Session {
             patterns: IndexSet::new(),
             shard_channels: IndexSet::new(),
             auth: Auth::default(),
+            tracking: None,
+            monitor: false,
+            reply: ReplyMode::On,
+            monitored_exec: None,
         }
     }
 

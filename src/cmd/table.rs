@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, aof, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set,
-    slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, monitor, multi, pubsub, save, scripting, server,
+    set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -548,7 +548,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("auth", connection::auth),
     conn("select", connection::select),
     conn("reset", connection::reset),
-    conn("client", connection::client).with_subcommands(&["getname", "help", "id", "info", "kill", "list", "no-evict", "setname", "unblock"]),
+    conn("monitor", monitor::monitor),
+    conn("client", connection::client).with_subcommands(&["caching", "getname", "getredir", "help", "id", "info", "kill", "list", "no-evict", "pause", "reply", "setname", "tracking", "trackinginfo", "unblock", "unpause"]),
     // Pub/Sub
     conn("subscribe", pubsub::subscribe),
     conn("unsubscribe", pubsub::unsubscribe),

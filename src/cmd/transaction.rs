@@ -291,6 +291,16 @@ pub fn exec(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
     let (plan, keyed_only) = lock_plan(&tx.queued, &watched, session.db, n);
     let client = session.id;
     if keyed_only && plan.len() <= 1 {
+        if shard.shared.monitors.active() {
+            // They run as one op on their shard: MONITOR shows them now,
+            // before the EXEC line (`shard::worker` shows it at the end).
+            for queued in &tx.queued {
+                if lookup(&queued[0]).is_some_and(|spec| super::monitor::shown(spec, queued)) {
+                    let addr = session.addr.clone();
+                    super::monitor::feed(shard, session.db, &addr, queued);
+                }
+            }
+        }
         let (owner, need) = plan.into_iter().next().unwrap_or((shard.id, Need::Nothing));
         return Action::Job(one_shard_exec(
             owner, need, session.db, client, watched, tx.queued, refused,

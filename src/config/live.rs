@@ -56,6 +56,7 @@ pub(super) struct Slots {
     pub latency_tracking: AtomicBool,
     /// `latency-tracking-info-percentiles`, as CONFIG GET prints them.
     pub latency_tracking_percentiles: RwLock<String>,
+    pub tracking_table_max_keys: AtomicU64,
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
@@ -592,6 +593,12 @@ impl Live {
     /// latencystats) are kept.
     pub fn latency_tracking(&self) -> bool {
         self.v.latency_tracking.load(Relaxed)
+    }
+
+    /// `tracking-table-max-keys`: the keys CLIENT TRACKING remembers at
+    /// most, every shard's together (0: no limit).
+    pub fn tracking_table_max_keys(&self) -> u64 {
+        self.v.tracking_table_max_keys.load(Relaxed)
     }
 
     /// `loglevel`, Redis's name.

@@ -785,8 +785,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tracking-table-max-keys", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "1000000", check: |v| compat::int_in(v, 0, i64::MAX) },
-        doc: "accepted: ember has no client-side caching yet",
+        kind: Kind::Int { default: 1_000_000, min: 0, max: i64::MAX, fit: None, slot: |l| &l.v.tracking_table_max_keys },
+        doc: "keys CLIENT TRACKING remembers at most, all shards together (0: no limit)",
     },
     Param {
         name: "shutdown-timeout", aliases: &[], set: Set::Yes, apply: None,

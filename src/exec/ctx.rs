@@ -35,6 +35,13 @@ pub struct ShardData {
     /// differently read it (SORT BY a constant sorts a set, as Redis's
     /// CLIENT_SCRIPT does).
     pub in_script: bool,
+    /// The tracking client whose reads the work running now remembers
+    /// (CLIENT TRACKING; `cmd::tracking::remember`): set by the loop from
+    /// the command's session or its op's `ReplyTo`, None otherwise.
+    pub reader: Option<u64>,
+    /// While a tracking client's script runs: whether one of its commands
+    /// read (its declared keys are then remembered).
+    pub script_reads: Option<bool>,
 }
 
 impl ShardData {
@@ -57,6 +64,8 @@ impl ShardData {
             op_tx: None,
             clients_mem: 0,
             in_script: false,
+            reader: None,
+            script_reads: None,
         }
     }
 }
@@ -88,6 +97,13 @@ impl<'a> Ctx<'a> {
 }
 
 impl ShardData {
+    /// Names the client whose work runs next: `id` for NOLOOP, and as the
+    /// reader to remember when `reads` (None: nobody's work, as the sweep).
+    pub fn set_caller(&mut self, id: Option<u64>, reads: bool) {
+        self.store.stats.notify.tracking.caller = id;
+        self.reader = id.filter(|_| reads);
+    }
+
     /// Hands what the work just run recorded (a command, an op, a served
     /// waiter) to the feed as one unit: part of transaction `tx` when the
     /// work ran in one. Called by the shard loop after each piece of work,

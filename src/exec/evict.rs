@@ -208,7 +208,8 @@ impl ShardData {
     /// shard, so a `denyoom` command is refused.
     pub fn evict_before_command(&mut self, grows: bool) -> bool {
         let max = EVICTION.maxmemory();
-        if max == 0 {
+        // Nothing is evicted under CLIENT PAUSE, as in Redis 7.
+        if max == 0 || self.store.stats.expiry_paused {
             return true;
         }
         match self.evict_owed(max, grows) {
@@ -233,7 +234,7 @@ impl ShardData {
         }
         let max = EVICTION.maxmemory();
         self.publish_evictable();
-        if max == 0 {
+        if max == 0 || self.store.stats.expiry_paused {
             note_over(false, self.now_ms);
             return false;
         }
@@ -300,6 +301,19 @@ impl ShardData {
         let _ = debt.fetch_update(Relaxed, Relaxed, |d| Some((d - paid).max(credit_floor)));
         self.publish_expired();
         outcome
+    }
+
+    /// The other shards that owe part of the excess and have keys to pay
+    /// it with (a command may wait for them: `shard::worker::tracking`).
+    pub fn others_owing(&self) -> Vec<usize> {
+        if EVICTION.maxmemory() == 0 || self.store.stats.expiry_paused {
+            return Vec::new();
+        }
+        let n = self.shared.nshards.min(MAX_SHARDS);
+        (0..n)
+            .filter(|&i| i != self.id)
+            .filter(|&i| DEBT[i].load(Relaxed) > 0 && SHARD_EVICTABLE[i].load(Relaxed))
+            .collect()
     }
 
     /// Whether another shard said in its last pass that it has keys the

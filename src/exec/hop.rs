@@ -36,6 +36,8 @@ pub enum Msg {
     Post(Op),
     /// Transaction `tx` is over: give back its locks here.
     Release { tx: TxId },
+    /// An invalidation (CLIENT TRACKING) for one of this shard's connections.
+    Invalidate(crate::tracking::Invalidation),
     /// A Pub/Sub message for one of this shard's connections.
     Deliver {
         token: usize,
@@ -63,6 +65,9 @@ pub struct ReplyTo {
     pub seq: u64,
     /// The transaction the job runs in, once it holds locks.
     pub tx: Option<TxId>,
+    /// The client tracks its reads (CLIENT TRACKING): the shard running
+    /// an op of it remembers the keys the op reads for `conn_id`.
+    pub track: bool,
 }
 
 /// An op waiting on this shard for key locks to be released.

@@ -10,6 +10,8 @@
 //! - [`busy`]: the pass a shard's loop makes while its own script runs long.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
+//! - [`monitors`]: the clients in MONITOR mode, which every shard feeds.
+//! - [`pause`]: CLIENT PAUSE's state, which every shard reads before a command.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
 //! - [`wait`]: blocked clients as the shards pass them around.
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
@@ -22,6 +24,8 @@ pub mod feed;
 pub mod hop;
 pub mod job;
 pub mod locks;
+pub mod monitors;
+pub mod pause;
 pub mod scripts;
 pub mod shared;
 pub mod stats;

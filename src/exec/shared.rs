@@ -41,6 +41,13 @@ pub struct Shared {
     pub started: Instant,
     pub peers: OnceLock<Vec<Peer>>,
     pub pubsub: crate::pubsub::Registry,
+    /// Client-side caching: the tracking clients, BCAST prefixes and where
+    /// every connection is (`crate::tracking`).
+    pub tracking: crate::tracking::Registry,
+    /// MONITOR's clients (`exec::monitors`).
+    pub monitors: super::monitors::Monitors,
+    /// CLIENT PAUSE (`exec::pause`).
+    pub pause: super::pause::Pause,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
     /// This server's replication ID (INFO `master_replid`): 40 random hex
@@ -77,6 +84,9 @@ impl Shared {
             started: Instant::now(),
             peers: OnceLock::new(),
             pubsub: Default::default(),
+            tracking: Default::default(),
+            monitors: Default::default(),
+            pause: Default::default(),
             feed: Default::default(),
             replid: new_replid(),
             persist: crate::persist::State::new(

@@ -30,6 +30,8 @@ pub enum Slot {
         /// own work, which the wait does not count in.
         argv: Vec<bytes::Bytes>,
         own_us: Option<u64>,
+        /// Its reply is not sent (CLIENT REPLY OFF or SKIP when it came).
+        silent: bool,
     },
 }
 
@@ -130,6 +132,19 @@ pub struct Conn {
     /// A command read while this shard's script was busy that runs once
     /// it is over (`cmd::busy`): the next to run, before `rbuf`'s.
     pub held: Option<Vec<bytes::Bytes>>,
+    /// Replies are not sent, pushes are (CLIENT REPLY OFF, or SKIP for the
+    /// command running): set by the shard loop around each command.
+    pub silent: bool,
+    /// A command held back by CLIENT PAUSE: it runs, and the input after
+    /// it is read, once the pause is over.
+    pub postponed: Option<Vec<bytes::Bytes>>,
+    /// Bytes of the command running now, still query buffer as Redis
+    /// counts it (CLIENT LIST `qbuf` while the command runs).
+    pub running_len: usize,
+    /// A command waiting for other shards to evict what they owe first, so
+    /// that invalidations of evicted keys reach a tracking client before
+    /// the reply (`shard::worker::tracking`).
+    pub evict_wait: Option<Vec<bytes::Bytes>>,
 }
 
 impl Conn {
@@ -155,12 +170,16 @@ impl Conn {
             close_asap: false,
             accounted_mem: 0,
             held: None,
+            silent: false,
+            postponed: None,
+            running_len: 0,
+            evict_wait: None,
         }
     }
 
     /// Queues a finished reply (written straight out when nothing is pending).
     pub fn push_reply(&mut self, frame: Frame) {
-        if self.close_asap {
+        if self.close_asap || (self.silent && !frame.is_push()) {
             return;
         }
         if self.slots.is_empty() {
@@ -188,6 +207,7 @@ impl Conn {
             started,
             argv,
             own_us: None,
+            silent: self.silent,
         });
         seq
     }
@@ -282,7 +302,12 @@ impl Conn {
     /// Sets the reply of a slot.
     pub fn resolve(&mut self, seq: u64, frame: Frame) {
         if let Some(slot) = self.slot_mut(seq) {
-            *slot = Slot::Ready(frame);
+            let silent = matches!(slot, Slot::Waiting { silent: true, .. });
+            *slot = Slot::Ready(if silent && !frame.is_push() {
+                Frame::Sequence(Vec::new()) // written as nothing
+            } else {
+                frame
+            });
         }
         self.drain_ready();
     }

@@ -69,6 +69,16 @@ impl Frame {
         Frame::Bulk(Bytes::copy_from_slice(data.as_ref()))
     }
 
+    /// An out-of-band message (a push, or pushes written back to back):
+    /// what a client whose replies are off (CLIENT REPLY) still receives.
+    pub fn is_push(&self) -> bool {
+        match self {
+            Frame::Push(_) => true,
+            Frame::Sequence(items) => !items.is_empty() && items.iter().all(Frame::is_push),
+            _ => false,
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         matches!(self, Frame::Error(_) | Frame::ErrorBytes(_))
     }

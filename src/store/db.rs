@@ -659,12 +659,16 @@ impl<'a> Keyspace<'a> {
         let entry = self.db.dict.entry(pos);
         if let Some(at) = entry.expire_at() {
             if self.now_ms > at {
+                if self.stats.expiry_paused {
+                    return None; // kept until the pause ends (`set` reuses it)
+                }
                 discard_expired(self.db.dict.remove_at(pos).1);
                 self.stats.record_expired(self.index, key, at, self.now_ms);
                 return None;
             }
         }
-        if entry.hash_fields_due(self.now_ms)
+        if !self.stats.expiry_paused
+            && entry.hash_fields_due(self.now_ms)
             && self
                 .db
                 .reclaim_fields_at(self.index, pos, self.now_ms, self.stats)
@@ -731,7 +735,18 @@ impl<'a> Keyspace<'a> {
         if pos.is_none() && self.stats.notify.wants(super::notify::NEW) {
             self.stats.record_new(self.index, key);
         }
+        let pos = pos.or_else(|| self.kept_expired(key));
         self.db.put(pos, key, value, expire_at, self.now_ms);
+    }
+
+    /// Under CLIENT PAUSE an expired key stays in the table though it reads
+    /// as missing: a write to its name takes its slot.
+    fn kept_expired(&self, key: &[u8]) -> Option<usize> {
+        if self.stats.expiry_paused {
+            self.db.dict.find(key)
+        } else {
+            None
+        }
     }
 
     /// Stores `value`, keeping the current TTL of a live key (KEEPTTL, in-place changes).
@@ -747,6 +762,7 @@ impl<'a> Keyspace<'a> {
                 None
             }
         };
+        let pos = pos.or_else(|| self.kept_expired(key));
         self.db.put(pos, key, value, ttl, self.now_ms);
     }
 

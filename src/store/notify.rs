@@ -29,6 +29,9 @@ pub struct Notifier {
     pub ready: super::ready::ReadyKeys,
     /// WATCHed keys: every event is a change their watchers must see.
     pub watches: super::watch::Watches,
+    /// Keys tracking clients read (client-side caching): every event is a
+    /// change their readers must hear of.
+    pub tracking: super::tracking::Table,
     /// Changes made by commands: every event except expiry's (Redis's
     /// `server.dirty`). A write whose call moved it is propagated
     /// (`cmd::propagate`); one that changed nothing (SET NX on an existing
@@ -45,20 +48,23 @@ impl Notifier {
     /// A change made by a command.
     pub fn notify(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
         self.dirty = self.dirty.wrapping_add(1);
-        self.signal(class, event, db, key);
+        self.signal(class, event, db, key, true);
     }
 
     /// A change made by expiry (lazy or active): signalled like any other,
     /// but no command's doing, so `dirty` stays (its propagation is the
     /// store's own DEL or HDEL, `store::propagate`).
     pub fn notify_expired(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
-        self.signal(class, event, db, key);
+        self.signal(class, event, db, key, false);
     }
 
-    fn signal(&mut self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+    fn signal(&mut self, class: u32, event: &'static str, db: usize, key: &[u8], by_command: bool) {
         self.ready.signal(db, key);
         if !self.watches.is_empty() {
             self.watches.touch(db, key, event);
+        }
+        if self.tracking.active() {
+            self.tracking.touch(key, by_command, class == EVICTED);
         }
         if self.wants(class) {
             self.events.push(KeyEvent {

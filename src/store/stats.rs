@@ -35,6 +35,10 @@ pub struct ExpiryStats {
     /// Records for the propagation feed not yet handed to it (expiry's
     /// deletions among them, for the same reason).
     pub propagate: Log,
+    /// CLIENT PAUSE is in force: an expired key reads as missing but is
+    /// not removed (nor its expired hash fields), as in Redis 7, so the
+    /// paused server changes nothing by itself. Set by the shard loop.
+    pub expiry_paused: bool,
 }
 
 impl Default for ExpiryStats {
@@ -54,6 +58,7 @@ impl Default for ExpiryStats {
             misses: 0,
             notify: Notifier::default(),
             propagate: Log::default(),
+            expiry_paused: false,
         }
     }
 }

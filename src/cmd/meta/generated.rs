@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 234] = [
+pub static META: [CommandMeta; 235] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1683,11 +1683,18 @@ pub static META: [CommandMeta; 234] = [
         .args(&[integer("index")]),
     cmd("reset", 1, "noscript loading stale fast no_auth allow_busy", "fast connection", (0, 0, 0))
         .docs("Reset the connection", "6.2.0", "connection", "O(1)"),
+    cmd("monitor", 1, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+        .docs("Listen for all requests received by the server in real time", "1.0.0", "server", ""),
     cmd("client", -2, "", "slow", (0, 0, 0))
         .docs("A container for client connection commands", "2.4.0", "connection", "Depends on subcommand.")
         .subcommands(&[
+            cmd("client|caching", 3, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Instruct the server about tracking or not keys in the next request", "6.0.0", "connection", "O(1)")
+                .args(&[oneof("mode", &[pure_token("yes", "YES"), pure_token("no", "NO")])]),
             cmd("client|getname", 2, "noscript loading stale", "slow connection", (0, 0, 0))
                 .docs("Get the current connection name", "2.6.9", "connection", "O(1)"),
+            cmd("client|getredir", 2, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Get tracking notifications redirection client ID if any", "6.0.0", "connection", "O(1)"),
             cmd("client|help", 2, "loading stale", "slow connection", (0, 0, 0))
                 .docs("Show helpful text about the different subcommands", "5.0.0", "connection", "O(1)"),
             cmd("client|id", 2, "noscript loading stale", "slow connection", (0, 0, 0))
@@ -1746,15 +1753,46 @@ pub static META: [CommandMeta; 234] = [
             cmd("client|no-evict", 3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
                 .docs("Set client eviction mode for the current connection", "7.0.0", "connection", "O(1)")
                 .args(&[oneof("enabled", &[pure_token("on", "ON"), pure_token("off", "OFF")])]),
+            cmd("client|pause", -3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .docs("Stop processing commands from clients for some time", "2.9.50", "connection", "O(1)")
+                .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+                .args(&[
+                    integer("timeout"),
+                    oneof("mode", &[pure_token("write", "WRITE"), pure_token("all", "ALL")]).since("6.2.0").flags("optional"),
+                ]),
+            cmd("client|reply", 3, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Instruct the server whether to reply to commands", "3.2.0", "connection", "O(1)")
+                .args(&[
+                    oneof("on_off_skip", &[
+                        pure_token("on", "ON"),
+                        pure_token("off", "OFF"),
+                        pure_token("skip", "SKIP"),
+                    ]),
+                ]),
             cmd("client|setname", 3, "noscript loading stale", "slow connection", (0, 0, 0))
                 .docs("Set the current connection name", "2.6.9", "connection", "O(1)")
                 .args(&[string("connection-name")]),
+            cmd("client|tracking", -3, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Enable or disable server assisted client side caching support", "6.0.0", "connection", "O(1). Some options may introduce additional complexity.")
+                .args(&[
+                    oneof("status", &[pure_token("on", "ON"), pure_token("off", "OFF")]),
+                    integer("client-id").token("REDIRECT").flags("optional"),
+                    string("prefix").token("PREFIX").flags("optional multiple multiple_token"),
+                    pure_token("bcast", "BCAST").flags("optional"),
+                    pure_token("optin", "OPTIN").flags("optional"),
+                    pure_token("optout", "OPTOUT").flags("optional"),
+                    pure_token("noloop", "NOLOOP").flags("optional"),
+                ]),
+            cmd("client|trackinginfo", 2, "noscript loading stale", "slow connection", (0, 0, 0))
+                .docs("Return information about server assisted client side caching for the current connection", "6.2.0", "connection", "O(1)"),
             cmd("client|unblock", -3, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
                 .docs("Unblock a client blocked in a blocking command from a different connection", "5.0.0", "connection", "O(log N) where N is the number of client connections")
                 .args(&[
                     integer("client-id"),
                     oneof("timeout_error", &[pure_token("timeout", "TIMEOUT"), pure_token("error", "ERROR")]).flags("optional"),
                 ]),
+            cmd("client|unpause", 2, "admin noscript loading stale", "admin slow dangerous connection", (0, 0, 0))
+                .docs("Resume processing of clients that were paused", "6.2.0", "connection", "O(N) Where N is the number of paused clients"),
         ]),
     cmd("subscribe", -2, "pubsub noscript loading stale", "pubsub slow", (0, 0, 0))
         .docs("Listen for messages published to the given channels", "2.0.0", "pubsub", "O(N) where N is the number of channels to subscribe to.")

@@ -108,8 +108,8 @@ fn key_spec(spec: &KeySpec) -> Frame {
     map(fields)
 }
 
-/// COMMAND DOCS's entry (the value under the command's name): the four
-/// fields every command has, then those it has of doc flags, deprecation,
+/// COMMAND DOCS's entry (the value under the command's name): summary,
+/// since, group and (where declared) complexity, then those it has of doc flags, deprecation,
 /// history, arguments and subcommands.
 pub fn docs(meta: &CommandMeta) -> Frame {
     let d = &meta.docs;
@@ -117,8 +117,10 @@ pub fn docs(meta: &CommandMeta) -> Frame {
         ("summary", text(d.summary)),
         ("since", text(d.since)),
         ("group", text(d.group)),
-        ("complexity", text(d.complexity)),
     ];
+    if !d.complexity.is_empty() {
+        fields.push(("complexity", text(d.complexity)));
+    }
     if !d.doc_flags.is_empty() {
         fields.push(("doc_flags", flag_set(d.doc_flags.names())));
     }

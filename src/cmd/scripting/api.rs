@@ -158,7 +158,12 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         }
     }
     let write = spec.flags.contains(CommandFlags::WRITE);
-    if write && call.read_only {
+    // PUBLISH, PFCOUNT and the like may propagate: Redis 7 refuses them to
+    // read-only scripts as it refuses writes (so that such scripts may run
+    // under CLIENT PAUSE WRITE).
+    let may_replicate = spec.flags.contains(CommandFlags::MAY_REPLICATE)
+        || crate::cmd::pause::MAY_REPLICATE.contains(&spec.name);
+    if (write || may_replicate) && call.read_only {
         return refuse("Write commands are not allowed from read-only scripts.");
     }
     // Redis's scriptVerifyOOM: over `maxmemory`, a command that may grow
@@ -190,7 +195,12 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
                     if write {
                         call.wrote.set(true);
                     }
-                    remote(ctx, owner, *tx, handler, argv)
+                    let reply = remote(ctx, owner, *tx, handler, argv);
+                    if ctx.shard.shared.monitors.active() {
+                        let db = ctx.db;
+                        crate::cmd::monitor::feed(ctx.shard, db, "lua", argv);
+                    }
+                    reply
                 }
                 _ => refuse("Script attempted to access a non local key in a cluster node"),
             };
@@ -205,6 +215,10 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     };
     if ctx.shard.store.stats.notify.dirty != dirty {
         call.wrote.set(true);
+    }
+    if ctx.shard.shared.monitors.active() {
+        let db = ctx.db;
+        crate::cmd::monitor::feed(ctx.shard, db, "lua", argv);
     }
     reply.unwrap_or_else(|e| e)
 }
@@ -265,6 +279,22 @@ fn connection_command(ctx: &mut Ctx, name: &str, argv: &[Bytes]) -> Frame {
                 Frame::bulk(now.as_secs().to_string()),
                 Frame::bulk(now.subsec_micros().to_string()),
             ])
+        }
+        "publish" => {
+            let shard = &mut *ctx.shard;
+            let n = shard
+                .shared
+                .pubsub
+                .publish(&argv[1], &argv[2], &mut shard.deliveries);
+            Frame::Integer(n as i64)
+        }
+        "spublish" => {
+            let shard = &mut *ctx.shard;
+            let n = shard
+                .shared
+                .pubsub
+                .spublish(&argv[1], &argv[2], &mut shard.deliveries);
+            Frame::Integer(n as i64)
         }
         _ => refuse("This Redis command is not allowed from script"),
     }

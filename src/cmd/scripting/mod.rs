@@ -65,6 +65,28 @@ pub fn eval_keys(argv: &[Bytes]) -> Vec<usize> {
 
 /// Whether `spec` runs a script (EVAL, EVALSHA, FCALL and their `_RO`
 /// forms).
+/// Whether a script command may write (CLIENT PAUSE WRITE holds it back):
+/// not the `_ro` forms, nor a script or function declaring `no-writes`. A
+/// script that will fail (unknown sha or function, bad shebang) does not
+/// wait for its error.
+pub fn may_write(shard: &ShardData, name: &str, argv: &[Bytes]) -> bool {
+    let Some(arg) = argv.get(1) else {
+        return false;
+    };
+    let shared = &shard.shared;
+    match name {
+        "eval" => shebang::parse(arg).is_ok_and(|(f, _)| !f.no_writes),
+        "evalsha" => parse_sha(arg)
+            .and_then(|sha| shared.scripts.get(&sha))
+            .is_some_and(|body| shebang::parse(&body).is_ok_and(|(f, _)| !f.no_writes)),
+        "fcall" => shared
+            .libraries
+            .function(&String::from_utf8_lossy(arg))
+            .is_some_and(|info| !info.no_writes()),
+        _ => false,
+    }
+}
+
 pub fn is_script(spec: &super::CommandSpec) -> bool {
     matches!(
         spec.name,

@@ -112,6 +112,13 @@ impl Worker {
                 .saturating_sub(conn.accounted_mem as u64);
             self.forget_blocked(conn.session.id);
             cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
+            cmd::tracking::disable(&self.data, &mut conn.session);
+            cmd::monitor::stop(&self.data, &mut conn.session);
+            if conn.postponed.is_some() {
+                let blocked = &self.data.shared.counters.blocked_clients;
+                blocked.fetch_sub(1, Relaxed);
+            }
+            self.data.shared.tracking.disconnected(conn.session.id);
             if let Some(tx) = conn.tx {
                 self.end_tx(tx);
             }
@@ -241,13 +248,18 @@ fn kill_matches(filter: &KillFilter, s: &Session) -> bool {
 
 /// CLIENT LIST's flags: `b` blocked, `P` subscribed, `N` nothing special.
 fn client_flags(s: &Session) -> String {
-    // Redis's letters, in Redis's order: P pubsub, x in MULTI, b blocked,
-    // e no-evict; N none.
+    // Redis's letters, in Redis's order: O monitor, P pubsub, x in MULTI, b blocked,
+    // t tracking, R its redirect broken, B broadcasting, e no-evict; N none.
     let mut flags = String::new();
+    let tracking = s.tracking.as_deref();
     for (on, letter) in [
+        (s.monitor, 'O'),
         (s.subscriptions() > 0, 'P'),
         (s.multi.is_some(), 'x'),
         (s.blocked, 'b'),
+        (tracking.is_some(), 't'),
+        (tracking.is_some_and(|t| t.broken), 'R'),
+        (tracking.is_some_and(|t| t.bcast), 'B'),
         (s.no_evict, 'e'),
     ] {
         if on {
@@ -304,7 +316,7 @@ pub fn client_memory(c: &Conn) -> usize {
 pub fn client_line(c: &Conn, now_ms: u64) -> String {
     let s = &c.session;
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+        "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -319,7 +331,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         s.multi.as_ref().map_or(-1, |tx| tx.queued.len() as i64),
         // The arguments of an unfinished multibulk stay in the read
         // buffer; Redis counts them as argv, not query buffer.
-        c.rbuf.len() - c.parser.held(),
+        c.rbuf.len() - c.parser.held() + c.running_len,
         c.rbuf.capacity() - c.rbuf.len(),
         c.parser.argv_len(),
         multi_mem(s),
@@ -334,6 +346,7 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
             None => s.last_cmd.to_string(),
         },
         s.auth.user.name,
+        s.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
         if s.proto == crate::resp::Protocol::Resp3 { 3 } else { 2 },
     )
 }
@@ -388,6 +401,7 @@ pub(super) fn accept_from(
                     continue;
                 }
                 session.token = token;
+                shared.tracking.connected(id, session.subscriber());
                 let mut conn = Conn::new(stream, session, Parser::new(limits));
                 if tls {
                     // A client of `tls-port`: its bytes pass through rustls.

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use bytes::Bytes;
+
 use super::Worker;
 use crate::cmd;
 use crate::exec::{Action, Ctx, Job, Msg, Need, Op, Out, Parked, ReplyTo, Then, TxId};
@@ -48,7 +50,21 @@ impl Worker {
             };
             run.running = true;
             let (db, n) = (conn.session.db, self.data.shared.nshards);
+            let watching = self.data.shared.monitors.active();
+            let steps_before = if watching { run.steps.len() } else { 0 };
+            let queued: Vec<Vec<Bytes>> = if watching {
+                run.steps.iter().cloned().collect()
+            } else {
+                Vec::new()
+            };
             if let Some(batch) = cmd::transaction::remote_batch(run, db, self.data.id, n) {
+                if watching {
+                    let batched = steps_before - run.steps.len();
+                    let addr = conn.session.addr.clone();
+                    for argv in &queued[..batched] {
+                        cmd::monitor::feed(&mut self.data, db, &addr, argv);
+                    }
+                }
                 self.launch(to, batch);
                 return;
             }
@@ -64,6 +80,8 @@ impl Worker {
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
             let step_started = Stamp::now();
+            self.data.set_caller(Some(to.conn_id), to.track);
+            let watched = watching.then(|| argv.clone());
             let action = if cmd::scripting::is_script(spec) {
                 self.lending(Some(to.token), |data, session| {
                     cmd::dispatch_spec(data, session, spec, &mut argv)
@@ -71,6 +89,13 @@ impl Worker {
             } else {
                 cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv)
             };
+            self.data.set_caller(None, false);
+            if let Some(watched) = watched.filter(|a| cmd::monitor::shown(spec, a)) {
+                if let Some(conn) = self.conns.get(to.token) {
+                    let (db, addr) = (conn.session.db, conn.session.addr.clone());
+                    cmd::monitor::feed(&mut self.data, db, &addr, &watched);
+                }
+            }
             self.data.current_tx = None;
             self.data.publish_records(to.tx);
             let Some(conn) = self.conns.get_mut(to.token) else {
@@ -195,7 +220,9 @@ impl Worker {
                 }
                 Some(Out::Count(0))
             }
-            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(to.tx, op)),
+            op if to.tx.is_some() || self.data.locks.is_idle() => {
+                Some(self.run_op_in(to, to.tx, op))
+            }
             op => {
                 let need = match &op {
                     Op::Store(_, need, _) | Op::Script(_, need, _) => need.clone(),
@@ -203,16 +230,18 @@ impl Worker {
                 };
                 let parked = Parked { from, to, part, op };
                 let ready = self.data.locks.admit(need, origin, parked)?;
-                Some(self.run_op_in(None, ready.op))
+                Some(self.run_op_in(ready.to, None, ready.op))
             }
         }
     }
 
-    /// Runs `op` (part of transaction `tx`, if any) and hands what it
-    /// recorded to the feed.
-    fn run_op_in(&mut self, tx: Option<TxId>, op: Op) -> Out {
+    /// Runs `op` (part of transaction `tx`, if any) for the client `to`
+    /// answers, and hands what it recorded to the feed.
+    fn run_op_in(&mut self, to: ReplyTo, tx: Option<TxId>, op: Op) -> Out {
         self.data.op_tx = tx;
+        self.data.set_caller(Some(to.conn_id), to.track);
         let out = self.run_op(op);
+        self.data.set_caller(None, false);
         self.data.op_tx = None;
         self.data.publish_records(tx);
         out
@@ -242,7 +271,7 @@ impl Worker {
     /// Gives back `tx`'s locks on this shard and runs what waited for them.
     pub(super) fn release_here(&mut self, tx: TxId) {
         for p in self.data.locks.release(tx) {
-            let out = self.run_op_in(p.to.tx, p.op);
+            let out = self.run_op_in(p.to, p.to.tx, p.op);
             self.send_out(p.from, p.to, p.part, out);
         }
     }
@@ -317,6 +346,15 @@ impl Worker {
                 cmd::slowlog::log_if_slow(&self.data, &conn.session, cmd, &argv, us);
             }
         }
+        if cmd.name == "exec" {
+            // MONITOR shows EXEC after the commands it ran.
+            if let Some(conn) = self.conns.get_mut(to.token) {
+                if let Some(argv) = conn.session.monitored_exec.take() {
+                    let (db, addr) = (conn.session.db, conn.session.addr.clone());
+                    cmd::monitor::feed(&mut self.data, db, &addr, &argv);
+                }
+            }
+        }
         let track = self.data.shared.config.latency_tracking();
         let counters = &mut self.data.counters;
         counters.record(cmd.id(), elapsed_us, frame.is_error(), track);
@@ -373,6 +411,9 @@ impl Worker {
                 match msg {
                     Msg::Run { from, to, part, op } => {
                         if let Some(out) = self.admit_op(from, to, part, op) {
+                            // Keys it evicted: their readers hear of it
+                            // before the asking shard goes on.
+                            self.route_evicted();
                             self.send_out(from, to, part, out);
                         }
                     }
@@ -381,6 +422,7 @@ impl Worker {
                         conn_id,
                         frame,
                     } => self.deliver(token, conn_id, frame),
+                    Msg::Invalidate(inv) => self.invalidate(inv),
                     Msg::Done { to, part, out } => self.on_done(to, part, out),
                     Msg::Block(msg) => self.on_block_msg(msg),
                     Msg::Post(op) => {

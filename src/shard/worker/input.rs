@@ -120,7 +120,7 @@ impl Worker {
                 self.defer_input(token, false);
                 return false;
             }
-            if conn.closing || conn.barrier.is_some() {
+            if conn.closing || conn.barrier.is_some() || conn.postponed.is_some() {
                 return true;
             }
             conn.parser
@@ -129,6 +129,7 @@ impl Worker {
             let unauthenticated =
                 !conn.session.auth.free && !cmd::acl::logged_in(&self.data, &conn.session);
             conn.parser.set_unauthenticated(unauthenticated);
+            let before = conn.rbuf.len();
             let next = match conn.held.take() {
                 Some(argv) => Ok(Some(argv)),
                 None => conn.parser.next_command(&mut conn.rbuf),
@@ -142,7 +143,28 @@ impl Worker {
                     return true;
                 }
             };
+            if let Some(mode) = self.data.shared.pause.active(self.data.now_ms) {
+                if cmd::pause::must_wait(&self.data, &conn.session, mode, &argv) {
+                    conn.postponed = Some(argv);
+                    self.postponed.push(token);
+                    let blocked = &self.data.shared.counters.blocked_clients;
+                    blocked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return true;
+                }
+            }
+            let running_len = before.saturating_sub(conn.rbuf.len());
+            let mut waiting = Some(argv);
+            if self.wait_for_evictions(token, &mut waiting) {
+                return true;
+            }
+            let Some(argv) = waiting else { return true };
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.running_len = running_len;
+            }
             clock = self.execute(token, argv, clock);
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.running_len = 0;
+            }
             self.check_output_limit(token);
             run += 1;
             self.serve_ready_keys();
@@ -153,7 +175,51 @@ impl Worker {
     /// Runs a command that started at `started` (its parsing included);
     /// returns when it was done, the next command's start (`started` itself
     /// for a command refused before it ran: not worth a clock reading).
-    pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
+    pub(super) fn execute(&mut self, token: usize, argv: Vec<Bytes>, started: Stamp) -> Stamp {
+        let conn = &mut self.conns[token];
+        conn.session.reply = conn.session.reply.starting();
+        conn.silent = conn.session.reply.silent();
+        let session = &conn.session;
+        let (id, reads) = (session.id, session.tracks_reads());
+        // MONITOR needs the arguments after the command took them.
+        let watched = self.data.shared.monitors.active().then(|| argv.clone());
+        if let Some(argv) = &watched {
+            self.monitor_script_call(token, argv);
+        }
+        self.data.set_caller(Some(id), reads);
+        let done = self.execute_command(token, argv, started, watched);
+        self.data.set_caller(None, false);
+        if let Some(conn) = self.conns.get_mut(token) {
+            conn.session.command_done();
+            conn.session.reply = conn.session.reply.finished();
+            conn.silent = conn.session.reply.silent();
+        }
+        done
+    }
+
+    /// EVAL and FCALL (`skip_monitor`) show themselves before their
+    /// script's commands, as in Redis.
+    fn monitor_script_call(&mut self, token: usize, argv: &[Bytes]) {
+        let Some(spec) = cmd::lookup(&argv[0]) else {
+            return;
+        };
+        let flags = spec.flags;
+        if flags.contains(cmd::CommandFlags::SKIP_MONITOR)
+            && !flags.contains(cmd::CommandFlags::ADMIN)
+        {
+            let s = &self.conns[token].session;
+            let (db, addr) = (s.db, s.addr.clone());
+            cmd::monitor::feed(&mut self.data, db, &addr, argv);
+        }
+    }
+
+    fn execute_command(
+        &mut self,
+        token: usize,
+        mut argv: Vec<Bytes>,
+        started: Stamp,
+        watched: Option<Vec<Bytes>>,
+    ) -> Stamp {
         self.conns[token].session.last_ms = self.data.now_ms;
         let admitted = if cmd::scripting::may_run_script(&argv[0]) {
             // The script's busy passes serve the other clients meanwhile.
@@ -163,7 +229,6 @@ impl Worker {
         } else {
             cmd::admit(&mut self.data, &mut self.conns[token].session, &mut argv)
         };
-        let conn = &mut self.conns[token];
         // A container's figures are its subcommand's (`config|get`), as
         // Redis keeps them; keyed() leaves a container's argv whole.
         let admitted = match admitted {
@@ -173,6 +238,10 @@ impl Worker {
             other => other,
         };
         self.data.publish_records(None);
+        if !self.data.store.stats.notify.tracking.evicted.is_empty() {
+            self.route_evicted();
+        }
+        let conn = &mut self.conns[token];
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
         let logging = self.data.shared.config.slowlog_threshold_us().is_some();
@@ -204,6 +273,19 @@ impl Worker {
                 return started;
             }
         };
+        // CLIENT REPLY ON answers; OFF and SKIP do not.
+        conn.silent = conn.session.reply.silent();
+        if let Some(watched) = &watched {
+            // EXEC is shown after the commands it runs (`finish`), unless
+            // it answered at once.
+            let answered = matches!(action, Action::Reply(_) | Action::Close(_));
+            if spec.name == "exec" && !answered {
+                conn.session.monitored_exec = Some(watched.clone());
+            } else if cmd::monitor::shown(spec, watched) {
+                let (db, addr) = (conn.session.db, conn.session.addr.clone());
+                cmd::monitor::feed(&mut self.data, db, &addr, watched);
+            }
+        }
         match action {
             Action::Reply(frame) => {
                 let done = Stamp::now();
@@ -297,12 +379,14 @@ impl Worker {
             conn_id: conn.session.id,
             seq,
             tx: None,
+            track: conn.session.tracks_reads(),
         }
     }
 
     /// Publishes the keyspace events produced so far and sends every Pub/Sub
     /// message to its subscriber's shard.
     pub(super) fn route_deliveries(&mut self) {
+        self.route_invalidations();
         let events = &mut self.data.store.stats.notify.events;
         if !events.is_empty() {
             let registry = &self.data.shared.pubsub;
@@ -405,9 +489,49 @@ impl Worker {
         self.dirty = dirty;
     }
 
+    /// Runs the commands CLIENT PAUSE held back once it no longer holds
+    /// them, then reads on with their clients' input.
+    pub(super) fn resume_postponed(&mut self) {
+        if self.postponed.is_empty() {
+            return;
+        }
+        let pause = self.data.shared.pause.active(self.data.now_ms);
+        for token in std::mem::take(&mut self.postponed) {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            let Some(argv) = conn.postponed.take() else {
+                continue;
+            };
+            if pause
+                .is_some_and(|mode| cmd::pause::must_wait(&self.data, &conn.session, mode, &argv))
+            {
+                conn.postponed = Some(argv);
+                self.postponed.push(token);
+                continue;
+            }
+            let blocked = &self.data.shared.counters.blocked_clients;
+            blocked.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            self.execute(token, argv, Stamp::now());
+            self.check_output_limit(token);
+            self.dirty.push(token);
+            self.serve_ready_keys();
+            self.route_deliveries();
+            self.process_input(token);
+        }
+    }
+
     /// Reads on with the input of clients whose pending job finished.
     pub(super) fn resume_input(&mut self) {
         while let Some(token) = self.resume.pop() {
+            // A command that waited for other shards' evictions runs first.
+            let waited = self.conns.get_mut(token).and_then(|c| c.evict_wait.take());
+            if let Some(argv) = waited {
+                self.execute(token, argv, Stamp::now());
+                self.check_output_limit(token);
+                self.dirty.push(token);
+                self.route_deliveries();
+            }
             self.process_input(token);
             self.serve_ready_keys();
         }

@@ -17,7 +17,8 @@
 //! - `clients`: accepting and closing connections, CLIENT LIST / KILL,
 //!   output limits, idle timeouts;
 //! - `pacing`: when the active-expiry sweep runs and how much it takes;
-//! - `waits`: blocked clients.
+//! - `waits`: blocked clients;
+//! - `tracking`: client-side caching's invalidations, out and in.
 //!
 //! Nothing here calls back into itself: a job that finishes hands its
 //! client back to the loop (`resume`), which reads on with that client's
@@ -29,6 +30,7 @@ mod hops;
 mod input;
 mod pacing;
 mod saving;
+mod tracking;
 mod waits;
 
 use std::io;
@@ -100,6 +102,11 @@ pub struct Worker {
     /// while lent, or if its stand-in poll could not be made (then
     /// scripts run without busy passes).
     spare: Option<busy::Spare>,
+    /// The keys and reader ids of this shard's tracking table as last
+    /// added to the shared figures (`tracking`).
+    tracked_said: (usize, usize),
+    /// Connections whose next command waits for CLIENT PAUSE to end.
+    postponed: Vec<usize>,
 }
 
 pub fn unix_ms() -> u64 {
@@ -144,6 +151,8 @@ impl Worker {
             spare: busy::Spare::new()
                 .map_err(|e| log::warn!("shard {id}: no busy pass for long scripts: {e}"))
                 .ok(),
+            tracked_said: (0, 0),
+            postponed: Vec::new(),
         }
     }
 
@@ -200,6 +209,10 @@ impl Worker {
             }
             let served_from = Instant::now();
             self.data.store.stats.notify.flags = self.data.shared.config.notify_flags();
+            self.data.store.stats.notify.tracking.bcast = self.data.shared.tracking.broadcasting();
+            // CLIENT PAUSE holds expiry and eviction back too.
+            let paused = self.data.shared.pause.active(self.data.now_ms).is_some();
+            self.data.store.stats.expiry_paused = paused;
             let deferred = std::mem::take(&mut self.unread);
             let mut served = !events.is_empty() || !deferred.is_empty();
             for event in events.iter() {
@@ -240,6 +253,8 @@ impl Worker {
             self.expire_blocked();
             // Keys a transaction released outside a command or message.
             self.serve_ready_keys();
+            // Commands CLIENT PAUSE held back, once it is over.
+            self.resume_postponed();
             // Clients whose job finished in this pass go on with their input.
             self.resume_input();
             self.route_deliveries();
@@ -256,7 +271,10 @@ impl Worker {
                 self.route_deliveries();
             }
             over_limit = self.data.evict_in_background();
-            if over_limit || !self.data.store.stats.notify.events.is_empty() {
+            if over_limit
+                || !self.data.store.stats.notify.events.is_empty()
+                || self.data.store.stats.notify.tracking.has_news()
+            {
                 self.route_deliveries();
             }
             if saving {

@@ -96,7 +96,10 @@ impl Pacing {
     /// the pass served no client (`ActiveExpire::yields_to_clients`).
     pub(super) fn slice_due(&self, data: &ShardData, served: bool) -> bool {
         let sweep = &data.sweep;
-        if !sweep.in_cycle() || !data.shared.active_expire.load(Relaxed) {
+        if !sweep.in_cycle()
+            || !data.shared.active_expire.load(Relaxed)
+            || data.store.stats.expiry_paused
+        {
             return false;
         }
         let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;

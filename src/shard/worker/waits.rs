@@ -29,6 +29,7 @@ fn reply_to(id: WaiterId, token: usize) -> ReplyTo {
         conn_id: id.conn_id,
         seq: id.seq,
         tx: None,
+        track: false,
     }
 }
 
