@@ -172,7 +172,9 @@ ARG_TYPES = ["string", "integer", "double", "key", "pattern", "unix-time", "pure
 
 def read_docs(value, where):
     fields = ordered_map(value, DOC_FIELDS, where)
-    docs = {k: want(fields[k], "$", where) for k in DOC_FIELDS[:4]}
+    docs = {k: want(fields[k], "$", where) for k in DOC_FIELDS[:3]}
+    # PSYNC and SYNC declare no complexity: "" renders as absent.
+    docs["complexity"] = want(fields["complexity"], "$", where) if "complexity" in fields else ""
     if "doc_flags" in fields:
         docs["doc_flags"] = words(fields["doc_flags"], where + " doc_flags")
     if "deprecated_since" in fields or "replaced_by" in fields:

@@ -39,6 +39,7 @@ pub mod meta;
 pub mod multi;
 pub mod propagate;
 pub mod pubsub;
+pub mod replication;
 pub mod save;
 pub mod scripting;
 pub mod server;

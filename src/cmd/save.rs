@@ -46,14 +46,14 @@ pub fn refuses_writes(shard: &ShardData, spec: &CommandSpec) -> bool {
         && !shared.config.save_text().is_empty()
 }
 
-fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Every shard whole, for the instant a snapshot starts.
-fn every_shard(nshards: usize) -> LockPlan {
+pub fn every_shard(nshards: usize) -> LockPlan {
     (0..nshards).map(|s| (s, Need::Whole)).collect()
 }
 
@@ -91,6 +91,13 @@ pub fn snapshot_all(shard: &ShardData, then: impl FnOnce(Vec<Part>) -> Action + 
 /// Builds the file from the shards' parts and writes it into place.
 /// Returns the change count it was taken at, or the log line of the failure.
 pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
+    let (bytes, changes) = file_bytes(shared, parts);
+    write_file(shared, &bytes)?;
+    Ok(changes)
+}
+
+/// The file the shards' parts make, and the change count it was taken at.
+pub fn file_bytes(shared: &Shared, parts: &[Part]) -> (Vec<u8>, u64) {
     let config = &shared.config;
     let (dbs, version) = crate::persist::merge(parts, config.databases());
     let now = now_ms();
@@ -109,14 +116,19 @@ pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
     let changes = parts
         .iter()
         .fold(0u64, |sum, p| sum.wrapping_add(p.changes));
+    (bytes, changes)
+}
+
+/// Writes a built file into place (`dir/dbfilename`).
+fn write_file(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
+    let config = &shared.config;
     let dir = config.dir();
-    disk::write_atomically(&dir, &config.dbfilename(), &bytes, "ember").map_err(|e| {
+    disk::write_atomically(&dir, &config.dbfilename(), bytes, "ember").map_err(|e| {
         format!(
             "Failed opening the temp RDB file temp-ember-{}.rdb (in server root dir {dir}) for saving: {e}",
             std::process::id()
         )
-    })?;
-    Ok(changes)
+    })
 }
 
 /// A save in the foreground: the file is written before the reply.
@@ -210,7 +222,9 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     };
     let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
         log::warn!("Background saving terminated by signal 10");
+        shared.repl.diskless_save.store(false, Relaxed);
         shared.persist.abort_bgsave();
+        hand_to_replicas(shared, None);
         return;
     };
     let writer = Arc::clone(shared);
@@ -220,22 +234,52 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     if let Err(e) = spawned {
         log::warn!("Can't save in background: {e}");
         shared.persist.finish_save(false, true, 0, now_ms());
+        hand_to_replicas(shared, None);
     }
 }
 
-/// The background writer's end: the file, the status, the log.
+/// The background writer's end: the file, the status, the log; and the
+/// file for the replicas whose full sync waited for this save (a save
+/// started for a diskless sync only writes no file, as Redis's socket
+/// target does not).
 fn finish_bgsave(shared: &Shared, parts: &[Part]) {
-    match write_parts(shared, parts) {
-        Ok(changes) => {
+    let (bytes, changes) = file_bytes(shared, parts);
+    let bytes = Arc::new(bytes);
+    let diskless = shared.repl.diskless_save.swap(false, Relaxed);
+    if diskless {
+        shared.persist.abort_bgsave();
+        hand_to_replicas(shared, Some(bytes));
+        log::info!("Background RDB transfer terminated with success");
+        return;
+    }
+    match write_file(shared, &bytes) {
+        Ok(()) => {
             log::info!("DB saved on disk");
             shared.persist.finish_save(true, true, changes, now_ms());
             log::info!("Background saving terminated with success");
+            hand_to_replicas(shared, Some(bytes));
         }
         Err(line) => {
             log::warn!("{line}");
             shared.persist.finish_save(false, true, 0, now_ms());
             log::warn!("Background saving error");
+            hand_to_replicas(shared, None);
         }
+    }
+}
+
+/// The full syncs waiting for the background save get its file (None: it
+/// failed or was aborted; they drop their replicas, which retry).
+fn hand_to_replicas(shared: &Shared, bytes: Option<Arc<Vec<u8>>>) {
+    let waiters = std::mem::take(
+        &mut *shared
+            .repl
+            .rdb_waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
+    for waiter in waiters {
+        let _ = waiter.send(bytes.clone());
     }
 }
 

@@ -48,6 +48,8 @@ pub struct Session {
     pub shard_channels: IndexSet<Bytes>,
     /// Who this connection is, for ACL.
     pub auth: Auth,
+    /// What a replica told in REPLCONF before its PSYNC.
+    pub hello: super::replication::Hello,
 }
 
 /// A connection's user, as of the registry generation it was read at.
@@ -101,6 +103,7 @@ impl Session {
             patterns: IndexSet::new(),
             shard_channels: IndexSet::new(),
             auth: Auth::default(),
+            hello: Default::default(),
         }
     }
 

@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, save, scripting, server, set,
-    slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, multi, pubsub, replication, save, scripting,
+    server, set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -499,6 +499,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("bgsave", save::bgsave),
     conn("readonly", server::cluster_disabled),
     conn("readwrite", server::cluster_disabled),
+    // Replication
+    conn("replconf", replication::replconf),
+    conn("psync", replication::psync),
+    conn("sync", replication::sync),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

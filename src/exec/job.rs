@@ -254,7 +254,15 @@ pub enum Action {
     },
     /// From a continuation: the checks passed, run the queued commands.
     RunQueued,
+    /// The connection leaves the shard's loop (a replica after PSYNC or
+    /// SYNC): once the replies before it are written, its socket and the
+    /// input it sent after the command go to the function, on the shard's
+    /// thread (which must only hand them on to a thread of their own).
+    Handoff(Handoff),
 }
+
+/// See [`Action::Handoff`].
+pub type Handoff = Box<dyn FnOnce(std::net::TcpStream, Vec<u8>) + Send>;
 
 impl From<Frame> for Action {
     fn from(f: Frame) -> Action {

@@ -9,6 +9,7 @@
 //! - [`locks`]: the key locks that make a job atomic across shards.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
+//! - [`repl`]: the replication backlog and the replicas it serves.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
 //! - [`wait`]: blocked clients as the shards pass them around.
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
@@ -20,6 +21,7 @@ pub mod feed;
 pub mod hop;
 pub mod job;
 pub mod locks;
+pub mod repl;
 pub mod scripts;
 pub mod shared;
 pub mod stats;
@@ -27,7 +29,9 @@ pub mod wait;
 
 pub use ctx::{Ctx, ShardData};
 pub use hop::{Msg, Parked, ReplyTo};
-pub use job::{Action, ClientType, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use job::{
+    Action, ClientType, ClientsOp, Handoff, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then,
+};
 pub use locks::{LockKey, Need, TxId};
 pub use shared::{Counters, Peer, Shared};
 pub use wait::Wait;

@@ -43,6 +43,8 @@ pub struct Shared {
     pub pubsub: crate::pubsub::Registry,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
+    /// The replication backlog and the connected replicas (`exec::repl`).
+    pub repl: Arc<super::repl::Repl>,
     /// This server's replication ID (INFO `master_replid`): 40 random hex
     /// digits drawn at start, as Redis draws its own.
     pub replid: String,
@@ -76,6 +78,7 @@ impl Shared {
             peers: OnceLock::new(),
             pubsub: Default::default(),
             feed: Default::default(),
+            repl: Default::default(),
             replid: new_replid(),
             persist: crate::persist::State::new(
                 nshards,
@@ -97,7 +100,7 @@ impl Shared {
 
 /// 40 hex digits from a generator seeded by the clock and the process id
 /// (an ID only has to differ between servers and restarts).
-fn new_replid() -> String {
+pub fn new_replid() -> String {
     use rand_xoshiro::rand_core::{RngCore, SeedableRng};
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

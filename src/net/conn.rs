@@ -117,6 +117,9 @@ pub struct Conn {
     /// What this client counted for in its shard's `clients_mem` when last
     /// accounted (the shard loop's `flush_dirty`).
     pub accounted_mem: usize,
+    /// Leaving the loop (a replica): once its replies are written, the
+    /// socket goes here (`exec::Action::Handoff`); nothing more is parsed.
+    pub handoff: Option<crate::exec::Handoff>,
 }
 
 impl Conn {
@@ -138,6 +141,7 @@ impl Conn {
             soft_limit_since: None,
             close_asap: false,
             accounted_mem: 0,
+            handoff: None,
         }
     }
 

@@ -108,17 +108,20 @@ fn key_spec(spec: &KeySpec) -> Frame {
     map(fields)
 }
 
-/// COMMAND DOCS's entry (the value under the command's name): the four
-/// fields every command has, then those it has of doc flags, deprecation,
-/// history, arguments and subcommands.
+/// COMMAND DOCS's entry (the value under the command's name): the three
+/// fields every command has, its complexity (PSYNC and SYNC declare none),
+/// then those it has of doc flags, deprecation, history, arguments and
+/// subcommands.
 pub fn docs(meta: &CommandMeta) -> Frame {
     let d = &meta.docs;
     let mut fields = vec![
         ("summary", text(d.summary)),
         ("since", text(d.since)),
         ("group", text(d.group)),
-        ("complexity", text(d.complexity)),
     ];
+    if !d.complexity.is_empty() {
+        fields.push(("complexity", text(d.complexity)));
+    }
     if !d.doc_flags.is_empty() {
         fields.push(("doc_flags", flag_set(d.doc_flags.names())));
     }

@@ -142,32 +142,56 @@ impl Worker {
     }
 
     pub(super) fn close(&mut self, token: usize) {
-        if let Some(mut conn) = self.conns.try_remove(token) {
-            let _ = self.poll.registry().deregister(&mut conn.stream);
-            self.data.clients_mem = self
-                .data
-                .clients_mem
-                .saturating_sub(conn.accounted_mem as u64);
-            self.forget_blocked(conn.session.id);
-            cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
-            if let Some(tx) = conn.tx {
-                self.end_tx(tx);
-            }
-            for (shard, op) in
-                cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
-            {
-                if shard == self.data.id {
-                    self.run_op(op);
-                } else {
-                    self.outbox[shard].push(Msg::Post(op));
-                }
-            }
-            self.data
-                .shared
-                .counters
-                .connected_clients
-                .fetch_sub(1, Relaxed);
+        drop(self.forget(token));
+    }
+
+    /// Takes a connection out of the loop with everything it held here
+    /// (blocked waits, subscriptions, locks, watches) and hands it back.
+    fn forget(&mut self, token: usize) -> Option<crate::net::Conn> {
+        let mut conn = self.conns.try_remove(token)?;
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        self.data.clients_mem = self
+            .data
+            .clients_mem
+            .saturating_sub(conn.accounted_mem as u64);
+        self.forget_blocked(conn.session.id);
+        cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
+        if let Some(tx) = conn.tx {
+            self.end_tx(tx);
         }
+        for (shard, op) in
+            cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
+        {
+            if shard == self.data.id {
+                self.run_op(op);
+            } else {
+                self.outbox[shard].push(Msg::Post(op));
+            }
+        }
+        self.data
+            .shared
+            .counters
+            .connected_clients
+            .fetch_sub(1, Relaxed);
+        Some(conn)
+    }
+
+    /// A connection leaves the loop for a thread of its own (a replica,
+    /// `exec::Action::Handoff`): forgotten here as a closed client is, its
+    /// socket and unread input handed on.
+    pub(super) fn hand_off(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let Some(handoff) = conn.handoff.take() else {
+            return;
+        };
+        let Some(conn) = self.forget(token) else {
+            return;
+        };
+        let unread = conn.rbuf.to_vec();
+        let stream: std::net::TcpStream = conn.stream.into();
+        handoff(stream, unread);
     }
 
     pub(super) fn clients_op(&mut self, op: ClientsOp) -> Out {

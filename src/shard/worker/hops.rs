@@ -87,6 +87,13 @@ impl Worker {
                         run.replies.push(Frame::error("ERR EXEC inside EXEC"));
                     }
                 }
+                // PSYNC and SYNC are `no_multi`: never queued.
+                Action::Handoff(_) => {
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies
+                            .push(Frame::error("ERR internal: a handoff inside EXEC"));
+                    }
+                }
                 // Blocking commands do not block inside EXEC (`dispatch_spec`).
                 Action::Block(_) => {
                     if let Some(run) = conn.session.exec.as_mut() {
@@ -272,6 +279,15 @@ impl Worker {
             Action::Reply(f) => (f, false),
             Action::Close(f) => (f, true),
             Action::Exec { .. } => (Frame::error("ERR internal: EXEC from a job"), false),
+            Action::Handoff(handoff) => {
+                // The transaction ends (and the feed attaches what waited
+                // for its commit) as the slot resolves, with nothing to
+                // write; the socket leaves once what precedes is written.
+                if let Some(conn) = self.conns.get_mut(to.token) {
+                    conn.handoff = Some(handoff);
+                }
+                (Frame::Sequence(Vec::new()), false)
+            }
         };
         // The reply of a command queued in a running EXEC: keep it, go on.
         let conn = self.conns.get_mut(to.token)?;

@@ -119,7 +119,7 @@ impl Worker {
                 self.defer_input(token, false);
                 return false;
             }
-            if conn.closing || conn.barrier.is_some() {
+            if conn.closing || conn.barrier.is_some() || conn.handoff.is_some() {
                 return true;
             }
             conn.parser
@@ -235,6 +235,10 @@ impl Worker {
             }
             Action::RunQueued => {
                 conn.push_reply(Frame::error("ERR internal: nothing to run"));
+            }
+            Action::Handoff(handoff) => {
+                conn.handoff = Some(handoff);
+                self.dirty.push(token);
             }
         }
         Stamp::now()
@@ -352,6 +356,10 @@ impl Worker {
                         .saturating_sub(std::mem::replace(&mut conn.accounted_mem, mem) as u64);
                     if all && conn.closing && !conn.has_pending() {
                         self.close(token);
+                        continue;
+                    }
+                    if all && conn.handoff.is_some() && !conn.has_pending() {
+                        self.hand_off(token);
                         continue;
                     }
                     if all == conn.wants_write {

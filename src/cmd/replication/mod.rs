@@ -1,0 +1,295 @@
+//! Replication, master side: REPLCONF, PSYNC and SYNC, as redis-server
+//! 7.0 answers them, so a redis-server (or an ember) replicates from ember.
+//!
+//! # A replica's connection leaves the shard
+//!
+//! A replica is served by a thread of its own ([`serve`]), not by its
+//! shard's loop: PSYNC answers with `Action::Handoff`, and once the
+//! replies before it are written the shard hands the socket over. The
+//! shards only append to the backlog (`exec::repl`), so however slowly a
+//! replica reads, no shard waits for it; a replica whose unsent stream
+//! passes `client-output-buffer-limit replica` is dropped by its thread.
+//!
+//! # A full sync
+//!
+//! 1. PSYNC takes a hold on the feed and launches one job holding every
+//!    shard whole (the snapshot's instant, as BGSAVE's): each shard starts
+//!    its sliced, fork-less snapshot (or, while a BGSAVE of its own runs,
+//!    serializes at once), and shard 0's op asks the feed to attach the
+//!    backlog (or a mark on it) when the job commits.
+//! 2. The commit attaches it under the feed's lock: the backlog's end then
+//!    is the offset the snapshot stands for, the `+FULLRESYNC` offset.
+//! 3. The thread sends `+FULLRESYNC <replid> <offset>`, the file once the
+//!    shards wrote it (`$EOF:<mark>` ... `<mark>` with `repl-diskless-sync`
+//!    and a replica that can read it, else `$<len>`), then the backlog from
+//!    the offset on. A partial resync (`+CONTINUE`) skips 1 to 3 and
+//!    sends the backlog from the replica's offset.
+
+pub mod info;
+pub mod serve;
+
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::args::err;
+use super::{Session, ShardData};
+use crate::exec::repl::{BacklogSink, ReplicaInfo, StartMark, StartSlot};
+use crate::exec::{Action, Job, Op, Out};
+use crate::persist::snapshot;
+use crate::resp::Frame;
+
+/// What a replica said in REPLCONF before its PSYNC.
+#[derive(Debug, Clone, Default)]
+pub struct Hello {
+    /// `listening-port`.
+    pub port: u16,
+    /// `ip-address`.
+    pub ip: Option<String>,
+    /// `capa eof`: it reads the diskless `$EOF:` form.
+    pub eof: bool,
+    /// `capa psync2`: it understands `+CONTINUE <replid>`.
+    pub psync2: bool,
+}
+
+/// REPLCONF option value [option value ...].
+pub fn replconf(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    if argv.len() % 2 == 0 {
+        return err::syntax().into();
+    }
+    for pair in argv[1..].chunks(2) {
+        let (option, value) = (&pair[0], &pair[1]);
+        let option = String::from_utf8_lossy(option).to_ascii_lowercase();
+        match option.as_str() {
+            "listening-port" => match super::args::int_arg(value) {
+                Ok(port) if (0..=65535).contains(&port) => session.hello.port = port as u16,
+                Ok(_) => return err::frame("ERR value is out of range").into(),
+                Err(e) => return e.into(),
+            },
+            "ip-address" => {
+                session.hello.ip = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            "capa" => {
+                if value.eq_ignore_ascii_case(b"eof") {
+                    session.hello.eof = true;
+                } else if value.eq_ignore_ascii_case(b"psync2") {
+                    session.hello.psync2 = true;
+                }
+            }
+            // From a replica these arrive on its own thread (`serve`);
+            // from anyone else Redis answers nothing.
+            "ack" | "getack" => return Frame::Sequence(Vec::new()).into(),
+            "rdb-only" | "rdb-filter-only" => {}
+            _ => {
+                return Frame::Error(format!(
+                    "ERR Unrecognized REPLCONF option: {}",
+                    String::from_utf8_lossy(&pair[0])
+                ))
+                .into()
+            }
+        }
+    }
+    Frame::OK.into()
+}
+
+/// SYNC: a full sync for replicas older than PSYNC (no `+FULLRESYNC`
+/// line, the file in the `$<len>` form).
+pub fn sync(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    full_sync(shard, session, false)
+}
+
+/// PSYNC replid offset.
+pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    // The replica's next byte is `offset`; the stream was sent up to
+    // offset - 1.
+    let wanted = std::str::from_utf8(&argv[2])
+        .ok()
+        .and_then(|o| o.parse::<i64>().ok());
+    if argv[1].as_ref() == shared.replid.as_bytes() {
+        if let Some(next) = wanted.filter(|&o| o > 0) {
+            let from = next as u64 - 1;
+            let ok = shared.repl.backlog().can_continue(from);
+            if ok {
+                shared
+                    .repl
+                    .sync_partial_ok
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let info = new_replica(shard, session, from);
+                let psync2 = session.hello.psync2;
+                return Action::Handoff(Box::new(move |stream, unread| {
+                    serve::spawn(
+                        shared,
+                        stream,
+                        unread,
+                        info,
+                        serve::Start::Continue { psync2 },
+                    )
+                }));
+            }
+        }
+        shared
+            .repl
+            .sync_partial_err
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    } else if argv[1].as_ref() != b"?" {
+        shared
+            .repl
+            .sync_partial_err
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    full_sync(shard, session, true)
+}
+
+/// The replica's entry in the table INFO reads, holding the backlog from
+/// `sent` on (0 at a full sync: everything, until its offset is known).
+fn new_replica(shard: &ShardData, session: &Session, sent: u64) -> Arc<ReplicaInfo> {
+    let ip = session.hello.ip.clone().unwrap_or_else(|| {
+        session
+            .addr
+            .rsplit_once(':')
+            .map_or(session.addr.clone(), |(ip, _)| {
+                ip.trim_matches(['[', ']']).to_string()
+            })
+    });
+    let info = Arc::new(ReplicaInfo {
+        id: session.id,
+        ip,
+        port: session.hello.port,
+        state: std::sync::Mutex::new("wait_bgsave"),
+        sent: Arc::new(AtomicU64::new(sent)),
+        ack: AtomicU64::new(0),
+        ack_ms: AtomicU64::new(super::save::now_ms()),
+        kill: AtomicBool::new(false),
+    });
+    let repl = &shard.shared.repl;
+    repl.backlog().holds.push(Arc::clone(&info.sent));
+    repl.add(Arc::clone(&info));
+    info
+}
+
+fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    shared
+        .repl
+        .sync_full
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let info = new_replica(shard, session, 0);
+    let n = shared.nshards;
+    let now = super::save::now_ms();
+    let diskless = shared.config.repl_diskless_sync() && session.hello.eof && psync;
+    // The backlog joins the feed at the first full sync; later ones mark
+    // their instant on it.
+    let first = {
+        let mut backlog = shared.repl.backlog();
+        backlog.size = shared.config.repl_backlog_size() as usize;
+        let first = backlog.sink.is_none();
+        if first {
+            backlog.sink = Some(0); // claimed; the id comes at attach
+        }
+        first
+    };
+    let background = shared.persist.try_begin_bgsave(now);
+    let (tx, rx) = std::sync::mpsc::channel();
+    if background {
+        log::info!(
+            "Starting BGSAVE for SYNC with target: {}",
+            if diskless { "replicas sockets" } else { "disk" }
+        );
+        shared
+            .repl
+            .diskless_save
+            .store(diskless, std::sync::atomic::Ordering::Relaxed);
+        shared
+            .repl
+            .rdb_waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tx);
+    }
+    let slot = Arc::new(StartSlot::default());
+    let hold = shared.feed.hold();
+    let compress = shared.config.rdbcompression();
+    let mark: Arc<std::sync::Mutex<Option<crate::exec::feed::SinkId>>> = Default::default();
+    let ops = (0..n)
+        .map(|s| {
+            let (slot, shared, mark) = (Arc::clone(&slot), Arc::clone(&shared), Arc::clone(&mark));
+            let op = move |ctx: &mut super::Ctx| {
+                if s == 0 {
+                    attach_at_commit(ctx, &shared, first, slot, &mark);
+                }
+                let now = ctx.shard.now_ms;
+                if background {
+                    ctx.shard.store.begin_snapshot(now, compress);
+                    Out::Count(0)
+                } else {
+                    Out::Snapshot(Box::new(snapshot::serialize(
+                        &ctx.shard.store,
+                        now,
+                        compress,
+                    )))
+                }
+            };
+            (s, Op::store(0, op))
+        })
+        .collect();
+    let job = Job::new(ops, move |outs| {
+        drop(hold);
+        let rdb = if background {
+            serve::Rdb::Wait(rx)
+        } else {
+            serve::Rdb::Parts(
+                outs.into_iter()
+                    .filter_map(|o| match o {
+                        Out::Snapshot(p) => Some(*p),
+                        _ => None,
+                    })
+                    .collect(),
+            )
+        };
+        let mark = mark.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Action::Handoff(Box::new(move |stream, unread| {
+            serve::spawn(
+                shared,
+                stream,
+                unread,
+                info,
+                serve::Start::Full {
+                    slot,
+                    rdb,
+                    mark,
+                    psync,
+                    diskless,
+                },
+            )
+        }))
+    });
+    Action::Job(job.locked(super::save::every_shard(n)))
+}
+
+/// In the snapshot's transaction: the backlog (first sync) or a mark on
+/// it joins the feed when the transaction commits.
+fn attach_at_commit(
+    ctx: &mut super::Ctx,
+    shared: &Arc<crate::exec::Shared>,
+    first: bool,
+    slot: Arc<StartSlot>,
+    mark: &std::sync::Mutex<Option<crate::exec::feed::SinkId>>,
+) {
+    let repl = Arc::clone(&shared.repl);
+    let sink: Box<dyn crate::exec::feed::Sink> = if first {
+        Box::new(BacklogSink { repl, start: slot })
+    } else {
+        Box::new(StartMark { repl, start: slot })
+    };
+    let id = match ctx.shard.op_tx {
+        Some(tx) => shared.feed.attach_on_commit(tx, sink),
+        None => shared.feed.attach(sink),
+    };
+    if first {
+        shared.repl.backlog().sink = Some(id);
+    } else {
+        *mark.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+    }
+}

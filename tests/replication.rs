@@ -1,0 +1,347 @@
+//! Replication in Redis's protocol, black-box: each pairing with the real
+//! redis-server 7.0.15 (skipped politely where none is installed) syncs a
+//! keyspace of every type with TTLs, then streams the writes of 4 clients
+//! with TTL churn, and the keyspaces are compared key by key (type,
+//! deadline, value) and by DBSIZE per database.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use common::reference::Redis;
+use common::{wait_until, Raw, Reply, Rng, Server};
+
+/// Starts a redis-server replica of `master_port` in a fresh directory,
+/// with `extra` flags.
+fn redis_replica_of(master_port: u16, extra: &[&str]) -> Option<Redis> {
+    let dir = common::temp_dir();
+    let mut args = vec![
+        "--dir".to_string(),
+        dir.display().to_string(),
+        "--enable-debug-command".into(),
+        "yes".into(),
+        "--replicaof".into(),
+        "127.0.0.1".into(),
+        master_port.to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let redis = Redis::start(&args);
+    if redis.is_none() {
+        eprintln!("redis-server is not installed or did not start: test skipped (CI installs it)");
+    }
+    redis
+}
+
+/// A keyspace with every type, in two databases, some keys with TTLs.
+fn fill(c: &mut Raw) {
+    for (db, tag) in [("0", "a"), ("2", "b")] {
+        c.cmd(&["SELECT", db]);
+        for i in 0..50 {
+            c.cmd(&["SET", &format!("{tag}:str:{i}"), &format!("v{i}")]);
+        }
+        c.cmd(&["SET", &format!("{tag}:ttl"), "x", "PX", "100000"]);
+        c.cmd(&["RPUSH", &format!("{tag}:list"), "a", "b", "c", "1", "2"]);
+        c.cmd(&["HSET", &format!("{tag}:hash"), "f1", "v1", "f2", "2"]);
+        c.cmd(&["SADD", &format!("{tag}:iset"), "1", "2", "3"]);
+        c.cmd(&["SADD", &format!("{tag}:set"), "x", "y", "z"]);
+        c.cmd(&["ZADD", &format!("{tag}:zset"), "1", "m1", "2.5", "m2"]);
+        c.cmd(&["XADD", &format!("{tag}:stream"), "1-1", "f", "v"]);
+        c.cmd(&["PFADD", &format!("{tag}:hll"), "a", "b", "c"]);
+        c.cmd(&["SETBIT", &format!("{tag}:bits"), "100", "1"]);
+        c.cmd(&["EXPIRE", &format!("{tag}:list"), "1000"]);
+        let big: Vec<String> = (0..300).map(|i| format!("member-{i}")).collect();
+        let mut zadd = vec!["ZADD".to_string(), format!("{tag}:bigz")];
+        for (i, m) in big.iter().enumerate() {
+            zadd.push(i.to_string());
+            zadd.push(m.clone());
+        }
+        let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
+        c.cmd(&zadd);
+    }
+    c.cmd(&["SELECT", "0"]);
+}
+
+/// 4 clients writing for `for_ms`: every family, TTLs set and expiring,
+/// deletes, transactions over several shards.
+fn churn(port: u16, for_ms: u64) {
+    let writers: Vec<_> = (0..4u64)
+        .map(|w| {
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                let mut rng = Rng(w * 7919 + 1);
+                let end = common::unix_ms() + for_ms;
+                while common::unix_ms() < end {
+                    let k = format!("k:{}", rng.below(200));
+                    let n = rng.below(40).to_string();
+                    match rng.below(12) {
+                        0 => c.cmd(&["SET", &k, &n]),
+                        1 => c.cmd(&[
+                            "SET",
+                            &format!("t:{n}"),
+                            "v",
+                            "PX",
+                            &rng.range(1, 300).to_string(),
+                        ]),
+                        2 => c.cmd(&["INCR", &format!("n:{n}")]),
+                        3 => c.cmd(&["LPUSH", &format!("l:{n}"), &k]),
+                        4 => c.cmd(&["HSET", &format!("h:{n}"), &k, &n]),
+                        5 => c.cmd(&["SADD", &format!("s:{n}"), &k]),
+                        6 => c.cmd(&["ZADD", &format!("z:{n}"), &n, &k]),
+                        7 => c.cmd(&["DEL", &format!("l:{n}"), &format!("h:{n}")]),
+                        8 => c.cmd(&["EXPIRE", &format!("s:{n}"), "1"]),
+                        9 => c.cmd(&["MSET", &format!("m:{n}"), "1", &k, "2"]),
+                        10 => {
+                            c.cmd(&["MULTI"]);
+                            c.cmd(&["INCRBYFLOAT", &format!("f:{n}"), "1.5"]);
+                            c.cmd(&["SELECT", "3"]);
+                            c.cmd(&["SET", &k, "in-db-3"]);
+                            c.cmd(&["SELECT", "0"]);
+                            c.cmd(&["EXEC"])
+                        }
+                        _ => c.cmd(&["SPOP", &format!("s:{n}")]),
+                    };
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+}
+
+/// Waits out the churn's TTLs and lets a SCAN of every database remove the
+/// expired keys, so both sides hold the same keys, deadlines apart.
+fn settle(master: &mut Raw) {
+    std::thread::sleep(Duration::from_millis(1200));
+    for db in 0..16 {
+        master.cmd(&["SELECT", &db.to_string()]);
+        let mut cursor = "0".to_string();
+        loop {
+            let reply = master.cmd(&["SCAN", &cursor, "COUNT", "1000"]).items();
+            cursor = reply[0].text();
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    master.cmd(&["SELECT", "0"]);
+}
+
+/// Waits until the replica acknowledged everything the master sent.
+fn wait_caught_up(master: &mut Raw, replica: &mut Raw) {
+    let caught_up = wait_until(Duration::from_secs(20), || {
+        let link = replica.info_field("replication", "master_link_status");
+        let sent = master.info_int("replication", "master_repl_offset");
+        let got = replica
+            .info_field("replication", "slave_repl_offset")
+            .and_then(|o| o.parse::<i64>().ok());
+        link.as_deref() == Some("up") && got == Some(sent)
+    });
+    assert!(
+        caught_up,
+        "replica did not catch up: master {:?}, replica {:?} {:?}",
+        master.info_field("replication", "master_repl_offset"),
+        replica.info_field("replication", "slave_repl_offset"),
+        replica.info_field("replication", "master_link_status"),
+    );
+}
+
+/// Both sides hold the same keys, key by key: type, deadline, value.
+fn same_keyspace(a: &mut Raw, b: &mut Raw) {
+    let (want, got) = (dump(a), dump(b));
+    let keys: BTreeSet<_> = want.keys().chain(got.keys()).collect();
+    let diffs: Vec<String> = keys
+        .into_iter()
+        .filter(|k| want.get(*k) != got.get(*k))
+        .take(10)
+        .map(|k| {
+            format!(
+                "db{} {:?}: master {:?}, replica {:?}",
+                k.0,
+                String::from_utf8_lossy(&k.1),
+                want.get(k),
+                got.get(k)
+            )
+        })
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{} keys, differences:\n{}",
+        want.len(),
+        diffs.join("\n")
+    );
+    for db in 0..16 {
+        let db = db.to_string();
+        a.cmd(&["SELECT", &db]);
+        b.cmd(&["SELECT", &db]);
+        assert_eq!(a.cmd(&["DBSIZE"]), b.cmd(&["DBSIZE"]), "DBSIZE of db {db}");
+    }
+    a.cmd(&["SELECT", "0"]);
+    b.cmd(&["SELECT", "0"]);
+}
+
+fn text(reply: &Reply) -> String {
+    match reply {
+        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        Reply::Simple(s) => s.clone(),
+        Reply::Int(n) => n.to_string(),
+        Reply::Nil => "(nil)".into(),
+        Reply::Array(items) => items.iter().map(text).collect::<Vec<_>>().join(","),
+        other => format!("{other:?}"),
+    }
+}
+
+fn strings(reply: Reply) -> Vec<String> {
+    reply.items().iter().map(text).collect()
+}
+
+/// Every key of every database: type, deadline and value.
+fn dump(raw: &mut Raw) -> BTreeMap<(usize, Vec<u8>), String> {
+    let mut out = BTreeMap::new();
+    for db in 0..16 {
+        assert_eq!(raw.cmd(&["SELECT", &db.to_string()]), Reply::ok());
+        let mut keys = BTreeSet::new();
+        let mut cursor = "0".to_string();
+        loop {
+            let reply = raw.cmd(&["SCAN", &cursor, "COUNT", "1000"]).items();
+            cursor = reply[0].text();
+            for key in reply[1].items() {
+                if let Reply::Bulk(k) = key {
+                    keys.insert(k);
+                }
+            }
+            if cursor == "0" {
+                break;
+            }
+        }
+        for key in keys {
+            let description = describe(raw, &key);
+            out.insert((db, key), description);
+        }
+    }
+    raw.cmd(&["SELECT", "0"]);
+    out
+}
+
+fn describe(raw: &mut Raw, key: &[u8]) -> String {
+    let kind = raw.cmd_bytes(&[b"TYPE", key]).text();
+    let deadline = raw.cmd_bytes(&[b"PEXPIRETIME", key]).int();
+    let value = match kind.as_str() {
+        "string" => text(&raw.cmd_bytes(&[b"GET", key])),
+        "list" => strings(raw.cmd_bytes(&[b"LRANGE", key, b"0", b"-1"])).join(","),
+        "set" => {
+            let mut members = strings(raw.cmd_bytes(&[b"SMEMBERS", key]));
+            members.sort();
+            members.join(",")
+        }
+        "zset" => strings(raw.cmd_bytes(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"])).join(","),
+        "hash" => {
+            let flat = strings(raw.cmd_bytes(&[b"HGETALL", key]));
+            let mut fields: Vec<String> = flat.chunks(2).map(|p| p.join("=")).collect();
+            fields.sort();
+            fields.join(",")
+        }
+        "stream" => text(&raw.cmd_bytes(&[b"XRANGE", key, b"-", b"+"])),
+        other => format!("?{other}"),
+    };
+    format!("{kind} pexpiretime={deadline} {value}")
+}
+
+fn redis_replica_of_ember(shards: usize, replica_flags: &[&str], master_flags: &[&str]) {
+    let mut flags = vec!["--enable-debug-command", "yes"];
+    flags.extend_from_slice(master_flags);
+    let master = Server::start(shards, &flags);
+    let mut m = master.raw();
+    fill(&mut m);
+    let Some(redis) = redis_replica_of(master.port, replica_flags) else {
+        return;
+    };
+    let mut r = Raw::connect(redis.port);
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+    assert_eq!(r.cmd(&["GET", "a:str:7"]), Reply::bulk("v7"));
+    let ttl = r.int(&["PTTL", "a:ttl"]);
+    assert!(ttl > 90_000 && ttl <= 100_000, "TTL carried over: {ttl}");
+    churn(master.port, 1500);
+    settle(&mut m);
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+    assert_eq!(m.info_int("replication", "connected_slaves"), 1);
+    let line = m.info_field("replication", "slave0").unwrap();
+    assert!(line.contains("state=online"), "{line}");
+}
+
+#[test]
+fn redis_replica_of_ember_diskless() {
+    redis_replica_of_ember(3, &[], &[]);
+}
+
+#[test]
+fn redis_replica_of_ember_from_disk_one_shard() {
+    redis_replica_of_ember(1, &[], &["--repl-diskless-sync", "no"]);
+}
+
+#[test]
+fn a_dropped_link_continues_from_the_backlog() {
+    let master = Server::start(2, &["--enable-debug-command", "yes"]);
+    let mut m = master.raw();
+    fill(&mut m);
+    let Some(redis) = redis_replica_of(master.port, &[]) else {
+        return;
+    };
+    let mut r = Raw::connect(redis.port);
+    wait_caught_up(&mut m, &mut r);
+    m.cmd(&["SET", "before", "1"]);
+    wait_caught_up(&mut m, &mut r);
+    let full = m.info_int("stats", "sync_full");
+    // The replica drops its master's connection and reconnects at once.
+    r.cmd(&["CLIENT", "KILL", "TYPE", "master"]);
+    m.cmd(&["SET", "during", "2"]);
+    wait_caught_up(&mut m, &mut r);
+    assert_eq!(r.cmd(&["GET", "during"]), Reply::bulk("2"));
+    assert_eq!(
+        m.info_int("stats", "sync_full"),
+        full,
+        "no second full sync"
+    );
+    assert!(m.info_int("stats", "sync_partial_ok") >= 1);
+    same_keyspace(&mut m, &mut r);
+}
+
+#[test]
+fn replconf_answers_as_redis() {
+    let master = Server::start(1, &[]);
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["REPLCONF", "listening-port", "6380"]), Reply::ok());
+    assert_eq!(
+        m.cmd(&["REPLCONF", "capa", "eof", "capa", "psync2"]),
+        Reply::ok()
+    );
+    assert_eq!(m.cmd(&["REPLCONF", "capa"]), Reply::err("ERR syntax error"));
+    assert_eq!(
+        m.cmd(&["REPLCONF", "nope", "1"]),
+        Reply::err("ERR Unrecognized REPLCONF option: nope")
+    );
+    // An ACK from a client that is not a replica gets no answer.
+    m.send_cmd(&[b"REPLCONF", b"ACK", b"10"]);
+    assert_eq!(m.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}
+
+#[test]
+fn replconf_errors_match_redis() {
+    let Some(redis) = Redis::or_skip("replconf_errors_match_redis") else {
+        return;
+    };
+    let master = Server::start(1, &[]);
+    let (mut e, mut r) = (master.raw(), Raw::connect(redis.port));
+    for cmd in [
+        vec!["REPLCONF", "listening-port", "6380"],
+        vec!["REPLCONF", "capa"],
+        vec!["REPLCONF", "bogus", "x"],
+        vec!["REPLCONF", "capa", "eof", "capa", "psync2"],
+        vec!["REPLCONF", "ip-address", "10.0.0.1"],
+    ] {
+        assert_eq!(e.cmd(&cmd), r.cmd(&cmd), "{cmd:?}");
+    }
+}
