@@ -345,3 +345,156 @@ fn replconf_errors_match_redis() {
         assert_eq!(e.cmd(&cmd), r.cmd(&cmd), "{cmd:?}");
     }
 }
+
+/// A redis-server master (no delay before a diskless sync, as Redis's
+/// own tests set it).
+fn redis_master() -> Option<Redis> {
+    let dir = common::temp_dir();
+    let redis = Redis::start(&[
+        "--dir",
+        &dir.display().to_string(),
+        "--enable-debug-command",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ]);
+    if redis.is_none() {
+        eprintln!("redis-server is not installed or did not start: test skipped (CI installs it)");
+    }
+    redis
+}
+
+/// An ember replica of `master_port`.
+fn ember_replica_of(master_port: u16, shards: usize) -> Server {
+    let replica = Server::start(shards, &["--enable-debug-command", "yes"]);
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master_port.to_string()]),
+        Reply::ok()
+    );
+    replica
+}
+
+#[test]
+fn ember_replica_of_redis_syncs_streams_and_refuses_writes() {
+    let Some(redis) = redis_master() else {
+        return;
+    };
+    let mut m = Raw::connect(redis.port);
+    fill(&mut m);
+    let replica = ember_replica_of(redis.port, 3);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+    assert_eq!(
+        r.cmd(&["SET", "x", "1"]),
+        Reply::err("READONLY You can't write against a read only replica.")
+    );
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &redis.port.to_string()]),
+        Reply::Simple("OK Already connected to specified master".into())
+    );
+    churn(redis.port, 1500);
+    settle(&mut m);
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+    assert_eq!(
+        r.info_field("replication", "role").as_deref(),
+        Some("slave")
+    );
+    assert_eq!(
+        r.info_field("replication", "master_link_status").as_deref(),
+        Some("up")
+    );
+    // The master sees an online replica acknowledging its offset.
+    let offset = m.info_int("replication", "master_repl_offset");
+    assert!(wait_until(Duration::from_secs(5), || {
+        let line = m.info_field("replication", "slave0").unwrap_or_default();
+        line.contains("state=online") && line.contains(&format!("offset={offset}"))
+    }));
+}
+
+#[test]
+fn ember_replica_of_redis_keeps_expired_keys_for_the_masters_del() {
+    let Some(redis) = redis_master() else {
+        return;
+    };
+    let mut m = Raw::connect(redis.port);
+    m.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    let replica = ember_replica_of(redis.port, 2);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    m.cmd(&["SET", "soon", "v", "PX", "1500"]);
+    m.cmd(&["SET", "stays", "v"]);
+    wait_caught_up(&mut m, &mut r);
+    assert_eq!(r.cmd(&["GET", "soon"]), Reply::bulk("v"));
+    std::thread::sleep(Duration::from_millis(1700));
+    // Logically expired: reads miss, but the replica keeps the key.
+    assert_eq!(r.cmd(&["GET", "soon"]), Reply::Nil);
+    assert_eq!(r.int(&["EXISTS", "soon"]), 0);
+    assert_eq!(r.int(&["TTL", "soon"]), -2);
+    assert_eq!(r.int(&["DBSIZE"]), 2, "no replica expires a key itself");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(r.int(&["DBSIZE"]), 2, "nor does its sweep");
+    // The master's lazy expiry sends the DEL.
+    assert_eq!(m.cmd(&["GET", "soon"]), Reply::Nil);
+    wait_caught_up(&mut m, &mut r);
+    assert_eq!(r.int(&["DBSIZE"]), 1);
+    // Promoted, it expires keys as a master does.
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Reply::ok());
+    assert_eq!(
+        r.info_field("replication", "role").as_deref(),
+        Some("master")
+    );
+    r.cmd(&["SET", "mine", "v", "PX", "100"]);
+    assert!(wait_until(Duration::from_secs(5), || r.int(&["DBSIZE"]) == 1));
+    assert_eq!(r.cmd(&["SET", "writable", "1"]), Reply::ok());
+}
+
+#[test]
+fn ember_replica_of_ember_and_a_chained_replica() {
+    let master = Server::start(3, &["--enable-debug-command", "yes"]);
+    let mut m = master.raw();
+    fill(&mut m);
+    let replica = ember_replica_of(master.port, 2);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+    // A replica of the replica gets the master's stream through it.
+    let chained = ember_replica_of(replica.port, 1);
+    let mut c = chained.raw();
+    wait_caught_up(&mut r, &mut c);
+    churn(master.port, 1500);
+    settle(&mut m);
+    wait_caught_up(&mut m, &mut r);
+    wait_caught_up(&mut m, &mut c);
+    same_keyspace(&mut m, &mut r);
+    same_keyspace(&mut m, &mut c);
+    assert_eq!(
+        m.info_field("replication", "master_replid"),
+        c.info_field("replication", "master_replid"),
+        "one history down the chain"
+    );
+}
+
+#[test]
+fn redis_replica_of_an_ember_replica_of_redis() {
+    let Some(redis) = redis_master() else {
+        return;
+    };
+    let mut m = Raw::connect(redis.port);
+    fill(&mut m);
+    let middle = ember_replica_of(redis.port, 3);
+    let mut e = middle.raw();
+    wait_caught_up(&mut m, &mut e);
+    let Some(tail) = redis_replica_of(middle.port, &[]) else {
+        return;
+    };
+    let mut t = Raw::connect(tail.port);
+    wait_caught_up(&mut e, &mut t);
+    churn(redis.port, 1000);
+    settle(&mut m);
+    wait_caught_up(&mut m, &mut e);
+    wait_caught_up(&mut m, &mut t);
+    same_keyspace(&mut m, &mut t);
+}

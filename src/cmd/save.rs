@@ -363,32 +363,75 @@ pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
                 "ERR Error trying to load the RDB dump: {e}"
             )));
         }
-        let ops = per_shard
-            .into_iter()
-            .enumerate()
-            .map(|(s, keys)| {
-                let op = move |ctx: &mut super::Ctx| {
-                    let store = &mut ctx.shard.store;
-                    let now = ctx.shard.now_ms;
-                    if flush {
-                        for db in 0..store.dbs.len() {
-                            store.touch_watched_db(db, None);
-                        }
-                        let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
-                        let count = old.iter().map(|db| db.len()).sum();
-                        crate::store::lazyfree::free_keys(old, count);
-                    }
-                    for (db, key, value, at) in keys {
-                        store.dbs[db].insert_raw(&key, value, at, now);
-                    }
-                    Out::Count(0)
-                };
-                (s, Op::store(0, op))
-            })
-            .collect();
+        let ops = load_ops(per_shard, flush);
         log::info!("DB reloaded by DEBUG RELOAD");
         Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
     })
+}
+
+/// Ops that place each shard's keys from a file (emptying the shard
+/// first when `flush`).
+fn load_ops(per_shard: Vec<Vec<LoadedKey>>, flush: bool) -> Vec<(usize, Op)> {
+    per_shard
+        .into_iter()
+        .enumerate()
+        .map(|(s, keys)| {
+            let op = move |ctx: &mut super::Ctx| {
+                let store = &mut ctx.shard.store;
+                let now = ctx.shard.now_ms;
+                if flush {
+                    for db in 0..store.dbs.len() {
+                        store.touch_watched_db(db, None);
+                    }
+                    let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
+                    let count = old.iter().map(|db| db.len()).sum();
+                    crate::store::lazyfree::free_keys(old, count);
+                }
+                for (db, key, value, at) in keys {
+                    store.dbs[db].insert_raw(&key, value, at, now);
+                }
+                Out::Count(0)
+            };
+            (s, Op::store(0, op))
+        })
+        .collect()
+}
+
+/// A replica's full sync: its master's file replaces every shard's keys,
+/// in one transaction holding every shard, expired keys included (the
+/// master's DELs follow for them).
+pub fn load_replica_file(shared: &Arc<Shared>, bytes: Vec<u8>) -> Action {
+    let n = shared.nshards;
+    let mut per_shard: Vec<Vec<LoadedKey>> = (0..n).map(|_| Vec::new()).collect();
+    let opts = load_options(shared, false);
+    let loaded = file::load(&bytes, &opts, |db, key, value, at| {
+        per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
+    });
+    let loaded = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            log::warn!("Failed trying to load the MASTER synchronization DB from socket: {e}");
+            return Action::Reply(Frame::Error(format!("ERR {e}")));
+        }
+    };
+    let generation = shared.scripts.generation();
+    let restored = super::scripting::functions::libraries_of(generation, loaded.libraries)
+        .and_then(|libs| {
+            shared
+                .libraries
+                .restore(libs, RestorePolicy::Flush)
+                .map_err(|e| format!("ERR {e}"))
+        });
+    if let Err(e) = restored {
+        log::warn!("Failed loading the master's libraries: {e}");
+    }
+    log::info!(
+        "MASTER <-> REPLICA sync: Loaded {} keys ({} already expired, kept for the master's DEL)",
+        loaded.keys_loaded,
+        loaded.keys_expired
+    );
+    let job = Job::new(load_ops(per_shard, true), |_| Action::Reply(Frame::OK));
+    Action::Job(job.locked(every_shard(n)))
 }
 
 /// A key read from a file: database, name, value, deadline.

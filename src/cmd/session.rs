@@ -50,6 +50,12 @@ pub struct Session {
     pub auth: Auth,
     /// What a replica told in REPLCONF before its PSYNC.
     pub hello: super::replication::Hello,
+    /// The connection this replica applies its master's stream through:
+    /// never refused as read-only, sees expired keys as live.
+    pub master: bool,
+    /// The master client's transaction so far, in wire form: it joins
+    /// the replica's backlog whole at EXEC.
+    pub master_tx: Vec<u8>,
 }
 
 /// A connection's user, as of the registry generation it was read at.
@@ -104,6 +110,8 @@ impl Session {
             shard_channels: IndexSet::new(),
             auth: Auth::default(),
             hello: Default::default(),
+            master: false,
+            master_tx: Vec::new(),
         }
     }
 

@@ -503,6 +503,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("replconf", replication::replconf),
     conn("psync", replication::psync),
     conn("sync", replication::sync),
+    conn("replicaof", replication::replicaof),
+    conn("slaveof", replication::replicaof),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

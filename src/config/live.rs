@@ -82,6 +82,7 @@ pub(super) struct Slots {
     pub masterauth: RwLock<String>,
     pub masteruser: RwLock<String>,
     pub replica_read_only: AtomicBool,
+    pub replica_serve_stale_data: AtomicBool,
     pub repl_diskless_sync: AtomicBool,
     pub repl_backlog_size: AtomicU64,
     pub repl_timeout: AtomicU64,
@@ -628,6 +629,10 @@ impl Live {
             .masteruser
             .read()
             .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    pub fn replica_serve_stale_data(&self) -> bool {
+        self.v.replica_serve_stale_data.load(Relaxed)
     }
 
     pub fn replica_read_only(&self) -> bool {

@@ -487,8 +487,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Bool { default: true, slot: |l| &l.v.replica_serve_stale_data },
+        doc: "a replica whose link is down still answers its clients (no: MASTERDOWN)",
     },
     Param {
         name: "appendfsync", aliases: &[], set: Set::Yes, apply: None,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::exec::Shared;
-use crate::store::{ActiveExpire, Keyspace, Store};
+use crate::store::{ActiveExpire, Expiry, Keyspace, Store};
 
 /// Everything one shard owns that commands touch.
 pub struct ShardData {
@@ -31,6 +31,9 @@ pub struct ShardData {
     /// What this shard's clients hold (`client_memory`, summed by the loop
     /// as their buffers change): INFO `mem_clients_normal`.
     pub clients_mem: u64,
+    /// The work running now is the master's (this server is a replica):
+    /// it sees logically expired keys as live (`store::Expiry`).
+    pub from_master: bool,
 }
 
 impl ShardData {
@@ -52,6 +55,7 @@ impl ShardData {
             current_tx: None,
             op_tx: None,
             clients_mem: 0,
+            from_master: false,
         }
     }
 }
@@ -68,7 +72,11 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn ks(&mut self) -> Keyspace<'_> {
-        self.shard.store.keyspace(self.db, self.shard.now_ms)
+        let expiry = self.shard.expiry();
+        self.shard
+            .store
+            .keyspace(self.db, self.shard.now_ms)
+            .with_expiry(expiry)
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -83,6 +91,19 @@ impl<'a> Ctx<'a> {
 }
 
 impl ShardData {
+    /// How lookups treat logically expired keys: a replica never removes
+    /// them itself (its master's DEL does); its clients read them as
+    /// missing, its master's commands as live.
+    pub fn expiry(&self) -> Expiry {
+        if !self.shared.repl.is_replica() {
+            Expiry::Remove
+        } else if self.from_master {
+            Expiry::Keep
+        } else {
+            Expiry::Hide
+        }
+    }
+
     /// Hands what the work just run recorded (a command, an op, a served
     /// waiter) to the feed as one unit: part of transaction `tx` when the
     /// work ran in one. Called by the shard loop after each piece of work,

@@ -51,6 +51,92 @@ pub struct Repl {
     pub sync_full: AtomicU64,
     pub sync_partial_ok: AtomicU64,
     pub sync_partial_err: AtomicU64,
+    /// This server replicates a master (REPLICAOF host port).
+    replica: AtomicBool,
+    /// The client id of the connection the master's stream is applied
+    /// through (0: none).
+    master_conn: AtomicU64,
+    /// The replication IDs (PSYNC2).
+    ids: Mutex<Ids>,
+    /// The link to this server's master while it is a replica.
+    pub link: Mutex<Option<Arc<Link>>>,
+    /// A full sync's file, read by the link thread, for the master
+    /// client's `REPLCONF ember-load` to load into the shards.
+    pub pending_file: Mutex<Option<Vec<u8>>>,
+    /// The master asked for an ACK (`REPLCONF GETACK`), applied in order
+    /// on the master client: the link thread sends it.
+    pub ack_requested: AtomicBool,
+}
+
+/// This server's replication IDs: its history's (`master_replid`, a
+/// replica takes its master's), and the one before a promotion with the
+/// offset it ended at (`master_replid2`, `second_repl_offset`), so
+/// replicas of the old master can continue from the promoted one.
+#[derive(Clone, Debug)]
+pub struct Ids {
+    pub replid: String,
+    pub replid2: String,
+    pub second_offset: i64,
+}
+
+impl Default for Ids {
+    fn default() -> Ids {
+        Ids {
+            replid: "0".repeat(40),
+            replid2: "0".repeat(40),
+            second_offset: -1,
+        }
+    }
+}
+
+/// The replica side's state, for INFO, ROLE and REPLICAOF.
+pub struct Link {
+    pub host: String,
+    pub port: u16,
+    /// `connect`, `connecting`, `sync` or `connected` (ROLE's words).
+    pub state: Mutex<&'static str>,
+    /// REPLICAOF NO ONE or another master: the link thread ends.
+    pub stop: AtomicBool,
+    /// The master's stream applied up to here (`slave_repl_offset`).
+    pub offset: AtomicU64,
+    /// Read from the master up to here (`slave_read_repl_offset`).
+    pub read_offset: AtomicU64,
+    /// Unix ms of the last bytes from the master.
+    pub last_io_ms: AtomicU64,
+    /// Unix ms the link went down (0: it was never up).
+    pub down_since_ms: AtomicU64,
+    /// A full sync's file: its size (-1 unknown) and bytes read so far.
+    pub sync_total: AtomicU64,
+    pub sync_read: AtomicU64,
+}
+
+impl Link {
+    pub fn new(host: String, port: u16) -> Link {
+        Link {
+            host,
+            port,
+            state: Mutex::new("connect"),
+            stop: AtomicBool::new(false),
+            offset: AtomicU64::new(0),
+            read_offset: AtomicU64::new(0),
+            last_io_ms: AtomicU64::new(0),
+            down_since_ms: AtomicU64::new(0),
+            sync_total: AtomicU64::new(0),
+            sync_read: AtomicU64::new(0),
+        }
+    }
+
+    pub fn state(&self) -> &'static str {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_state(&self, state: &'static str) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.state() == "connected"
+    }
 }
 
 #[derive(Default)]
@@ -70,6 +156,9 @@ pub struct Backlog {
     /// Offsets the connected replicas were sent up to: nothing past the
     /// smallest is trimmed.
     pub holds: Vec<Arc<AtomicU64>>,
+    /// The offsets stand for a history (this server had replicas, or
+    /// synced with a master): a PSYNC may name it.
+    pub history: bool,
 }
 
 impl Backlog {
@@ -81,6 +170,15 @@ impl Backlog {
         self.buf.extend(bytes);
         self.end += bytes.len() as u64;
         self.trim();
+    }
+
+    /// A full sync from a master: this server's history now starts at
+    /// the master's offset `at`, with nothing before it.
+    pub fn reset_at(&mut self, at: u64) {
+        self.buf.clear();
+        self.end = at;
+        self.start = at + 1;
+        self.history = true;
     }
 
     fn trim(&mut self) {
@@ -128,11 +226,56 @@ impl Backlog {
     /// Whether a partial resync from offset `from` (the replica's next
     /// byte is `from + 1`) can be served.
     pub fn can_continue(&self, from: u64) -> bool {
-        from <= self.end && from + 1 >= self.first() && (self.sink.is_some() || from == self.end)
+        from <= self.end && from + 1 >= self.first() && self.history
     }
 }
 
 impl Repl {
+    /// A master's state at start: `replid` drawn for it.
+    pub fn new(replid: String) -> Repl {
+        Repl {
+            ids: Mutex::new(Ids {
+                replid,
+                ..Ids::default()
+            }),
+            ..Repl::default()
+        }
+    }
+
+    pub fn ids(&self) -> Ids {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set_ids(&self, ids: Ids) {
+        *self.ids.lock().unwrap_or_else(|e| e.into_inner()) = ids;
+    }
+
+    pub fn replid(&self) -> String {
+        self.ids().replid
+    }
+
+    /// The link to the master, while this server is a replica.
+    pub fn current_link(&self) -> Option<Arc<Link>> {
+        self.link.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Relaxed)
+    }
+
+    pub fn set_replica(&self, on: bool) {
+        self.replica.store(on, Relaxed);
+    }
+
+    /// Whether client `id` is the connection the master's stream runs on.
+    pub fn is_master_conn(&self, id: u64) -> bool {
+        id != 0 && self.master_conn.load(Relaxed) == id
+    }
+
+    pub fn set_master_conn(&self, id: u64) {
+        self.master_conn.store(id, Relaxed);
+    }
+
     pub fn backlog(&self) -> MutexGuard<'_, Backlog> {
         self.backlog.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -223,11 +366,18 @@ pub struct BacklogSink {
 
 impl Sink for BacklogSink {
     fn write(&mut self, unit: &[u8]) {
-        self.repl.append(unit);
+        // A replica's backlog is its master's stream, fed as the master
+        // client applies it; what the feed says is that stream again.
+        if !self.repl.is_replica() {
+            self.repl.append(unit);
+        }
     }
 
     fn attached(&mut self) {
-        let end = self.repl.backlog().end;
+        let mut backlog = self.repl.backlog();
+        backlog.history = true;
+        let end = backlog.end;
+        drop(backlog);
         self.start.set(end);
     }
 }

@@ -43,11 +43,10 @@ pub struct Shared {
     pub pubsub: crate::pubsub::Registry,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
-    /// The replication backlog and the connected replicas (`exec::repl`).
+    /// The replication backlog and the connected replicas (`exec::repl`);
+    /// its replication ID is 40 random hex digits drawn at start, as Redis
+    /// draws its own.
     pub repl: Arc<super::repl::Repl>,
-    /// This server's replication ID (INFO `master_replid`): 40 random hex
-    /// digits drawn at start, as Redis draws its own.
-    pub replid: String,
     /// Last save, background save status, the `save` rules' counters.
     pub persist: crate::persist::State,
     /// The ACL users, log and denial counters.
@@ -78,8 +77,7 @@ impl Shared {
             peers: OnceLock::new(),
             pubsub: Default::default(),
             feed: Default::default(),
-            repl: Default::default(),
-            replid: new_replid(),
+            repl: Arc::new(super::repl::Repl::new(new_replid())),
             persist: crate::persist::State::new(
                 nshards,
                 std::time::SystemTime::now()
@@ -91,6 +89,15 @@ impl Shared {
             libraries: Default::default(),
             slowlog: Default::default(),
         }
+    }
+
+    /// Whether the active expiry sweep runs: not after DEBUG
+    /// SET-ACTIVE-EXPIRE 0, and never on a replica (its master's DELs
+    /// remove its expired keys).
+    pub fn sweeping(&self) -> bool {
+        self.active_expire
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && !self.repl.is_replica()
     }
 
     pub fn peers(&self) -> &[Peer] {

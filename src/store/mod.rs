@@ -41,7 +41,7 @@ pub mod value;
 pub mod watch;
 pub mod zset;
 
-pub use db::{Db, Entry, Keyspace};
+pub use db::{Db, Entry, Expiry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
 pub use stats::ExpiryStats;
 pub use value::{StrForm, Value};

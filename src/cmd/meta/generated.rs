@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 236] = [
+pub static META: [CommandMeta; 238] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2083,6 +2083,24 @@ pub static META: [CommandMeta; 236] = [
         .args(&[string("replicationid"), integer("offset")]),
     cmd("sync", 1, "admin noscript no_async_loading no_multi", "admin slow dangerous", (0, 0, 0))
         .docs("Internal command used for replication", "1.0.0", "server", ""),
+    cmd("replicaof", 3, "admin noscript stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Make the server a replica of another instance, or promote it as master.", "5.0.0", "server", "O(1)")
+        .args(&[
+            oneof("args", &[
+                block("host-port", &[string("host"), integer("port")]),
+                block("no-one", &[pure_token("no", "NO"), pure_token("one", "ONE")]),
+            ]),
+        ]),
+    cmd("slaveof", 3, "admin noscript stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Make the server a replica of another instance, or promote it as master.", "1.0.0", "server", "O(1)")
+        .doc_flags("deprecated")
+        .deprecated("5.0.0", "`REPLICAOF`")
+        .args(&[
+            oneof("args", &[
+                block("host-port", &[string("host"), integer("port")]),
+                block("no-one", &[pure_token("no", "NO"), pure_token("one", "ONE")]),
+            ]),
+        ]),
     cmd("acl", -2, "", "slow", (0, 0, 0))
         .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
         .subcommands(&[

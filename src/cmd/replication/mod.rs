@@ -26,15 +26,17 @@
 //!    sends the backlog from the replica's offset.
 
 pub mod info;
+pub mod link;
 pub mod serve;
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::args::err;
-use super::{Session, ShardData};
+use super::meta::CommandFlags;
+use super::{CommandSpec, Session, ShardData};
 use crate::exec::repl::{BacklogSink, ReplicaInfo, StartMark, StartSlot};
 use crate::exec::{Action, Job, Op, Out};
 use crate::persist::snapshot;
@@ -54,7 +56,7 @@ pub struct Hello {
 }
 
 /// REPLCONF option value [option value ...].
-pub fn replconf(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+pub fn replconf(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     if argv.len() % 2 == 0 {
         return err::syntax().into();
     }
@@ -76,6 +78,27 @@ pub fn replconf(_: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
                 } else if value.eq_ignore_ascii_case(b"psync2") {
                     session.hello.psync2 = true;
                 }
+            }
+            // The master asks this replica for its offset: the link
+            // thread sends it, now that what came before is applied.
+            "getack" if session.master => {
+                shard.shared.repl.ack_requested.store(true, Relaxed);
+                return Frame::Sequence(Vec::new()).into();
+            }
+            // A full sync's file, which the link thread read, goes into
+            // the shards before the stream that follows it.
+            "ember-load" if session.master => {
+                let file = shard
+                    .shared
+                    .repl
+                    .pending_file
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+                return match file {
+                    Some(file) => super::save::load_replica_file(&shard.shared, file),
+                    None => Frame::OK.into(),
+                };
             }
             // From a replica these arrive on its own thread (`serve`);
             // from anyone else Redis answers nothing.
@@ -107,15 +130,23 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     let wanted = std::str::from_utf8(&argv[2])
         .ok()
         .and_then(|o| o.parse::<i64>().ok());
-    if argv[1].as_ref() == shared.replid.as_bytes() {
+    let ids = shared.repl.ids();
+    // Our own history, or (PSYNC2) the one before our promotion, up to
+    // where it ended.
+    let known = argv[1].as_ref() == ids.replid.as_bytes()
+        || (argv[1].as_ref() == ids.replid2.as_bytes()
+            && wanted.is_some_and(|o| o <= ids.second_offset));
+    let waiting_for_master =
+        shared.repl.is_replica() && !shared.repl.current_link().is_some_and(|l| l.is_up());
+    if waiting_for_master {
+        return err::frame("NOMASTERLINK Can't SYNC while not connected with my master").into();
+    }
+    if known {
         if let Some(next) = wanted.filter(|&o| o > 0) {
             let from = next as u64 - 1;
             let ok = shared.repl.backlog().can_continue(from);
             if ok {
-                shared
-                    .repl
-                    .sync_partial_ok
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                shared.repl.sync_partial_ok.fetch_add(1, Relaxed);
                 let info = new_replica(shard, session, from);
                 let psync2 = session.hello.psync2;
                 return Action::Handoff(Box::new(move |stream, unread| {
@@ -129,15 +160,9 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 }));
             }
         }
-        shared
-            .repl
-            .sync_partial_err
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.repl.sync_partial_err.fetch_add(1, Relaxed);
     } else if argv[1].as_ref() != b"?" {
-        shared
-            .repl
-            .sync_partial_err
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.repl.sync_partial_err.fetch_add(1, Relaxed);
     }
     full_sync(shard, session, true)
 }
@@ -292,4 +317,141 @@ fn attach_at_commit(
     } else {
         *mark.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
     }
+}
+
+/// Redis's refusals for replication's sake, in its order: too few good
+/// replicas on a master (`min-replicas-to-write`), a replica's link down
+/// (`replica-serve-stale-data no`), a write on a read-only replica.
+pub fn refusal(shard: &ShardData, session: &Session, spec: &CommandSpec) -> Option<Frame> {
+    if session.master {
+        return None;
+    }
+    let shared = &shard.shared;
+    let write = spec.flags.contains(CommandFlags::WRITE);
+    let config = &shared.config;
+    if !shared.repl.is_replica() {
+        let min = config.min_replicas_to_write();
+        if write && min > 0 && (good_replicas(shared) as u64) < min {
+            return Some(err::frame("NOREPLICAS Not enough good replicas to write."));
+        }
+        return None;
+    }
+    let link_up = shared.repl.current_link().is_some_and(|l| l.is_up());
+    if !link_up && !config.replica_serve_stale_data() && !spec.flags.contains(CommandFlags::STALE) {
+        return Some(err::frame(
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+        ));
+    }
+    if write && config.replica_read_only() {
+        return Some(err::frame(
+            "READONLY You can't write against a read only replica.",
+        ));
+    }
+    None
+}
+
+/// Replicas online that acknowledged within `min-replicas-max-lag`.
+pub fn good_replicas(shared: &crate::exec::Shared) -> usize {
+    let max_lag_ms = shared.config.min_replicas_max_lag_s() * 1000;
+    let now = super::save::now_ms();
+    shared
+        .repl
+        .list()
+        .iter()
+        .filter(|r| {
+            r.state() == "online" && now.saturating_sub(r.ack_ms.load(Relaxed)) <= max_lag_ms
+        })
+        .count()
+}
+
+/// A command of the master's stream ran on the master client (`bytes`:
+/// its wire form): a replica's backlog and offset are that stream, so
+/// it goes there, whole transactions at their EXEC (a link lost inside
+/// one resumes from before its MULTI, as Redis's offset does).
+pub fn applied(shared: &crate::exec::Shared, session: &mut Session, name: &str, bytes: Vec<u8>) {
+    match name {
+        "exec" => {
+            let mut unit = std::mem::take(&mut session.master_tx);
+            unit.extend_from_slice(&bytes);
+            shared.repl.append(&unit);
+        }
+        // Only the link thread sends DISCARD, after a lost link.
+        "discard" => session.master_tx.clear(),
+        _ if session.multi.is_some() => session.master_tx.extend_from_slice(&bytes),
+        _ => shared.repl.append(&bytes),
+    }
+}
+
+/// The link thread's own command on the master client (not the
+/// master's stream, so not in the offset).
+pub fn is_internal(argv: &[Bytes]) -> bool {
+    argv.len() > 1
+        && argv[0].eq_ignore_ascii_case(b"replconf")
+        && argv[1].eq_ignore_ascii_case(b"ember-load")
+}
+
+/// REPLICAOF host port | NO ONE (and SLAVEOF).
+pub fn replicaof(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    let repl = &shared.repl;
+    if argv[1].eq_ignore_ascii_case(b"no") && argv[2].eq_ignore_ascii_case(b"one") {
+        if let Some(link) = repl.link.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            link.stop.store(true, Relaxed);
+            promote(&shared);
+            log::info!(
+                "MASTER MODE enabled (user request from 'id={} addr={}')",
+                session.id,
+                session.addr
+            );
+        }
+        return Frame::OK.into();
+    }
+    if repl.list().iter().any(|r| r.id == session.id) {
+        return err::frame("ERR Command is not valid when client is a replica.").into();
+    }
+    let port = match super::args::int_arg(&argv[2]) {
+        Ok(p) if (0..=65535).contains(&p) => p as u16,
+        _ => return err::frame("ERR Invalid master port").into(),
+    };
+    let host = String::from_utf8_lossy(&argv[1]).into_owned();
+    let mut current = repl.link.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(link) = current.as_ref() {
+        if link.host.eq_ignore_ascii_case(&host) && link.port == port {
+            log::info!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            return Frame::Simple("OK Already connected to specified master").into();
+        }
+        link.stop.store(true, Relaxed);
+    }
+    let link = Arc::new(crate::exec::repl::Link::new(host.clone(), port));
+    *current = Some(Arc::clone(&link));
+    drop(current);
+    repl.set_replica(true);
+    log::info!(
+        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
+        session.id,
+        session.addr
+    );
+    link::start(Arc::clone(&shared), link);
+    Frame::OK.into()
+}
+
+/// REPLICAOF NO ONE: this server's history goes on under a new ID, the
+/// old one kept as the second (PSYNC2), so its replicas continue; it
+/// expires keys again, as a master.
+pub fn promote(shared: &crate::exec::Shared) {
+    let repl = &shared.repl;
+    let ids = repl.ids();
+    let end = repl.backlog().end;
+    repl.set_ids(crate::exec::repl::Ids {
+        replid: crate::exec::shared::new_replid(),
+        replid2: ids.replid,
+        second_offset: end as i64 + 1,
+    });
+    repl.set_master_conn(0);
+    repl.set_replica(false);
+    // Replicas of this server reconnect and continue under the new ID.
+    for r in repl.list() {
+        r.kill.store(true, Relaxed);
+    }
+    repl.wake();
 }

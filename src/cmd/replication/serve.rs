@@ -98,7 +98,7 @@ fn serve(
     let mut sent = match start {
         Start::Continue { psync2 } => {
             let line = if psync2 {
-                format!("+CONTINUE {}\r\n", shared.replid)
+                format!("+CONTINUE {}\r\n", shared.repl.replid())
             } else {
                 "+CONTINUE\r\n".to_string()
             };
@@ -124,7 +124,7 @@ fn serve(
             }
             info.sent.store(offset, Relaxed);
             if psync {
-                let line = format!("+FULLRESYNC {} {offset}\r\n", shared.replid);
+                let line = format!("+FULLRESYNC {} {offset}\r\n", shared.repl.replid());
                 stream.write_all(line.as_bytes())?;
             }
             let bytes = match rdb {
@@ -200,6 +200,10 @@ fn ping_if_due(shared: &Shared) {
     let now = super::super::save::now_ms();
     let mut backlog = shared.repl.backlog();
     backlog.size = shared.config.repl_backlog_size() as usize;
+    // A replica passes its master's PINGs on and makes none of its own.
+    if shared.repl.is_replica() {
+        return;
+    }
     if now.saturating_sub(backlog.last_ping_ms) >= period_ms {
         backlog.last_ping_ms = now;
         backlog.append(b"*1\r\n$4\r\nPING\r\n");

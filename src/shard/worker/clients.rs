@@ -3,6 +3,7 @@
 
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 use mio::{Interest, Token};
 
@@ -28,7 +29,9 @@ impl Worker {
                 .conns
                 .iter()
                 .filter(|(_, c)| {
-                    !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
+                    !c.session.master
+                        && !c.has_pending()
+                        && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
                 })
                 .map(|(t, _)| t)
                 .collect();
@@ -98,6 +101,49 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Serves a socket another thread made as a client here
+    /// (`exec::Msg::Adopt`): the connection a replica applies its master's
+    /// stream through, logged in and obeyed as Redis obeys its master.
+    pub(super) fn adopt(&mut self, stream: std::net::TcpStream, master: bool) {
+        let _ = stream.set_nonblocking(true);
+        let mut stream = mio::net::TcpStream::from_std(stream);
+        let shared = &self.data.shared;
+        let addr = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let id = shared.counters.next_client_id.fetch_add(1, Relaxed);
+        let mut session = Session::new(id, addr, laddr, self.data.now_ms);
+        session.shard = self.data.id;
+        session.master = master;
+        session.auth.authenticated = true;
+        session.auth.user = Arc::new(cmd::acl::default_user());
+        let entry = self.conns.vacant_entry();
+        let token = entry.key();
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut stream, Token(token), Interest::READABLE)
+        {
+            log::warn!("cannot register the master's connection: {e}");
+            return;
+        }
+        shared.counters.connected_clients.fetch_add(1, Relaxed);
+        if master {
+            shared.repl.set_master_conn(id);
+        }
+        session.token = token;
+        let limits = ParseLimits {
+            max_bulk_len: shared.config.max_bulk_len(),
+            ..ParseLimits::default()
+        };
+        entry.insert(Conn::new(stream, session, Parser::new(limits)));
     }
 
     /// Redis's `closeClientOnOutputBufferLimitReached`, checked whenever a
@@ -285,7 +331,9 @@ fn obuf_class(s: &Session) -> crate::config::ObufClass {
 }
 
 fn client_type(s: &Session) -> ClientType {
-    if s.subscriptions() > 0 {
+    if s.master {
+        ClientType::Master
+    } else if s.subscriptions() > 0 {
         ClientType::PubSub
     } else {
         ClientType::Normal

@@ -64,7 +64,9 @@ impl Worker {
             };
             self.data.current_tx = Some(to.tx.unwrap_or(0));
             let step_started = Stamp::now();
+            self.data.from_master = conn.session.master;
             let action = cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv);
+            self.data.from_master = false;
             self.data.current_tx = None;
             self.data.publish_records(to.tx);
             match action {
@@ -193,7 +195,7 @@ impl Worker {
                 }
                 Some(Out::Count(0))
             }
-            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(to.tx, op)),
+            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(&to, op)),
             op => {
                 let need = match &op {
                     Op::Store(_, need, _) => need.clone(),
@@ -201,16 +203,25 @@ impl Worker {
                 };
                 let parked = Parked { from, to, part, op };
                 let ready = self.data.locks.admit(need, origin, parked)?;
-                Some(self.run_op_in(None, ready.op))
+                let to = ReplyTo {
+                    tx: None,
+                    ..ready.to
+                };
+                Some(self.run_op_in(&to, ready.op))
             }
         }
     }
 
     /// Runs `op` (part of transaction `tx`, if any) and hands what it
     /// recorded to the feed.
-    fn run_op_in(&mut self, tx: Option<TxId>, op: Op) -> Out {
+    /// On a replica, the master's work sees logically expired keys as live
+    /// (they wait for the master's DEL), where its clients' does not.
+    fn run_op_in(&mut self, to: &ReplyTo, op: Op) -> Out {
+        let tx = to.tx;
         self.data.op_tx = tx;
+        self.data.from_master = self.data.shared.repl.is_master_conn(to.conn_id);
         let out = self.run_op(op);
+        self.data.from_master = false;
         self.data.op_tx = None;
         self.data.publish_records(tx);
         out
@@ -238,7 +249,7 @@ impl Worker {
     /// Gives back `tx`'s locks on this shard and runs what waited for them.
     pub(super) fn release_here(&mut self, tx: TxId) {
         for p in self.data.locks.release(tx) {
-            let out = self.run_op_in(p.to.tx, p.op);
+            let out = self.run_op_in(&p.to, p.op);
             self.send_out(p.from, p.to, p.part, out);
         }
     }
@@ -392,6 +403,7 @@ impl Worker {
                         self.run_op(op);
                     }
                     Msg::Release { tx } => self.release_here(tx),
+                    Msg::Adopt { stream, master } => self.adopt(stream, master),
                     Msg::Serve { db, tx, f } => {
                         f(&mut Ctx::new(&mut self.data, db));
                         self.data.publish_records(tx);

@@ -151,7 +151,19 @@ impl Worker {
     pub(super) fn execute(&mut self, token: usize, mut argv: Vec<Bytes>, started: Stamp) -> Stamp {
         let conn = &mut self.conns[token];
         conn.session.last_ms = self.data.now_ms;
+        self.data.from_master = conn.session.master;
+        // The master's stream as it came, for a replica's backlog.
+        let master_cmd = conn
+            .session
+            .master
+            .then(|| (argv[0].to_ascii_lowercase(), wire_form(&argv)))
+            .filter(|_| !cmd::replication::is_internal(&argv));
         let admitted = cmd::admit(&mut self.data, &mut conn.session, &mut argv);
+        self.data.from_master = false;
+        if let Some((name, bytes)) = master_cmd {
+            let name = String::from_utf8_lossy(&name);
+            cmd::replication::applied(&self.data.shared, &mut conn.session, &name, bytes);
+        }
         self.data.publish_records(None);
         // The argv stays for the slow log: until the reply for a command
         // answered here, with the reply slot for one answered later.
@@ -389,4 +401,11 @@ impl Worker {
             self.serve_ready_keys();
         }
     }
+}
+
+/// A command as a multibulk, the form a master sends it in.
+fn wire_form(argv: &[Bytes]) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::exec::feed::write_command(&mut out, argv);
+    out
 }
