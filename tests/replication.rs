@@ -498,3 +498,70 @@ fn redis_replica_of_an_ember_replica_of_redis() {
     wait_caught_up(&mut m, &mut t);
     same_keyspace(&mut m, &mut t);
 }
+
+#[test]
+fn role_wait_and_min_replicas() {
+    let master = Server::start(2, &[]);
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["WAIT", "0", "0"]), Reply::Int(0));
+    assert_eq!(
+        m.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        m.cmd(&["SET", "k", "v"]),
+        Reply::err("NOREPLICAS Not enough good replicas to write.")
+    );
+    assert_eq!(m.cmd(&["GET", "k"]), Reply::Nil, "reads still run");
+    assert_eq!(
+        m.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+        Reply::ok()
+    );
+    let replica = ember_replica_of(master.port, 1);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    m.cmd(&["SET", "k", "v"]);
+    assert_eq!(m.cmd(&["WAIT", "1", "5000"]), Reply::Int(1));
+    // More replicas than there are: the timeout answers with the count.
+    assert_eq!(m.cmd(&["WAIT", "2", "300"]), Reply::Int(1));
+    let role = m.cmd(&["ROLE"]).items();
+    assert_eq!(role[0], Reply::bulk("master"));
+    let replicas = role[2].items();
+    assert_eq!(replicas.len(), 1);
+    assert_eq!(
+        replicas[0].items()[1],
+        Reply::bulk(&replica.port.to_string())
+    );
+    let role = r.cmd(&["ROLE"]).items();
+    assert_eq!(role[0], Reply::bulk("slave"));
+    assert_eq!(role[2], Reply::Int(i64::from(master.port)));
+    assert_eq!(role[3], Reply::bulk("connected"));
+    assert_eq!(
+        r.cmd(&["WAIT", "1", "0"]),
+        Reply::err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+    );
+}
+
+#[test]
+fn a_writable_replica_expires_its_own_keys_only() {
+    let master = Server::start(1, &["--enable-debug-command", "yes"]);
+    let mut m = master.raw();
+    m.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    let replica = ember_replica_of(master.port, 2);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    m.cmd(&["SET", "theirs", "v", "PX", "100"]);
+    wait_caught_up(&mut m, &mut r);
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "replica-read-only", "no"]),
+        Reply::ok()
+    );
+    r.cmd(&["SET", "mine", "v", "PX", "100"]);
+    std::thread::sleep(Duration::from_millis(200));
+    // Its own key goes by its own expiry; the master's waits for a DEL.
+    assert!(wait_until(Duration::from_secs(5), || r.int(&["DBSIZE"]) == 1));
+    assert_eq!(r.cmd(&["GET", "theirs"]), Reply::Nil);
+    // INCR over a logically expired key re-creates it without a TTL.
+    assert_eq!(r.int(&["INCR", "theirs"]), 1);
+    assert_eq!(r.int(&["TTL", "theirs"]), -1);
+}

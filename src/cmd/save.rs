@@ -66,6 +66,9 @@ pub fn snapshot_all(shard: &ShardData, then: impl FnOnce(Vec<Part>) -> Action + 
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
                 let now = ctx.shard.now_ms;
+                if s == 0 {
+                    super::replication::mark_snapshot(&ctx.shard.shared);
+                }
                 Out::Snapshot(Box::new(snapshot::serialize(
                     &ctx.shard.store,
                     now,
@@ -104,6 +107,7 @@ pub fn file_bytes(shared: &Shared, parts: &[Part]) -> (Vec<u8>, u64) {
     let aux = Aux {
         ctime_s: now / 1000,
         used_mem: crate::util::memory::memory_stats().allocated,
+        repl: super::replication::save_info(shared),
     };
     let libraries = shared.libraries.all();
     let codes: Vec<&[u8]> = libraries.iter().map(|l| l.code.as_ref()).collect();
@@ -191,6 +195,9 @@ pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
                 let now = ctx.shard.now_ms;
+                if s == 0 {
+                    super::replication::mark_snapshot(&ctx.shard.shared);
+                }
                 ctx.shard.store.begin_snapshot(now, compress);
                 Out::Count(0)
             };

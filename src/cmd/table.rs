@@ -505,6 +505,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("sync", replication::sync),
     conn("replicaof", replication::replicaof),
     conn("slaveof", replication::replicaof),
+    conn("role", replication::role),
+    conn("wait", replication::wait),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

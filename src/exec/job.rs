@@ -259,6 +259,33 @@ pub enum Action {
     /// input it sent after the command go to the function, on the shard's
     /// thread (which must only hand them on to a thread of their own).
     Handoff(Handoff),
+    /// Answered later from another thread (WAIT): the function gets the
+    /// [`Responder`] that sends the reply to the client's slot.
+    Later(Later),
+}
+
+/// See [`Action::Later`].
+pub type Later = Box<dyn FnOnce(Responder) + Send>;
+
+/// Sends one reply to a client's slot from any thread: the answer of its
+/// slot's only part, through its shard's inbox.
+pub struct Responder {
+    pub inbox: crossbeam_channel::Sender<Vec<super::Msg>>,
+    pub waker: std::sync::Arc<mio::Waker>,
+    pub to: super::ReplyTo,
+}
+
+impl Responder {
+    pub fn send(self, frame: Frame) {
+        let done = super::Msg::Done {
+            to: self.to,
+            part: 0,
+            out: Out::Frame(frame),
+        };
+        if self.inbox.send(vec![done]).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
 }
 
 /// See [`Action::Handoff`].

@@ -30,7 +30,8 @@ pub mod wait;
 pub use ctx::{Ctx, ShardData};
 pub use hop::{Msg, Parked, ReplyTo};
 pub use job::{
-    Action, ClientType, ClientsOp, Handoff, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then,
+    Action, ClientType, ClientsOp, Handoff, Job, KillFilter, Later, LockPlan, Op, Out, Responder,
+    StoreOp, Then,
 };
 pub use locks::{LockKey, Need, TxId};
 pub use shared::{Counters, Peer, Shared};

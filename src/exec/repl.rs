@@ -66,6 +66,8 @@ pub struct Repl {
     /// The master asked for an ACK (`REPLCONF GETACK`), applied in order
     /// on the master client: the link thread sends it.
     pub ack_requested: AtomicBool,
+    /// The offset at the last snapshot's instant (its file's `repl-offset`).
+    pub snapshot_offset: AtomicU64,
 }
 
 /// This server's replication IDs: its history's (`master_replid`, a

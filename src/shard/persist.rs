@@ -49,6 +49,7 @@ pub fn at_start(shared: &Shared) -> Result<Vec<Store>, StartError> {
                 StartError::Load(e)
             })?;
     }
+    crate::cmd::replication::restore_info(shared, loaded.aux("repl-id"), loaded.aux("repl-offset"));
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");
     log::info!("Loading RDB produced by version {ver}");
     if let Some(ctime) = loaded.aux("ctime").and_then(|c| c.parse::<u64>().ok()) {

@@ -618,6 +618,16 @@ impl<'a> Keyspace<'a> {
         }
     }
 
+    /// A writable replica's client gave `key` a TTL: the replica expires
+    /// it itself (`Store::expire_local`).
+    fn note_local_ttl(&mut self, key: &[u8], expire_at: Option<u64>) {
+        if self.expiry == Expiry::Hide && expire_at.is_some() {
+            self.stats
+                .local_volatile
+                .insert((self.index, Bytes::copy_from_slice(key)));
+        }
+    }
+
     /// Sets how lookups treat logically expired keys.
     pub fn with_expiry(mut self, expiry: Expiry) -> Keyspace<'a> {
         self.expiry = expiry;
@@ -772,6 +782,7 @@ impl<'a> Keyspace<'a> {
     /// Stores `value` replacing whatever was there; `expire_at` None clears the TTL.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<u64>) {
         let pos = self.live_for_write(key);
+        self.note_local_ttl(key, expire_at);
         if pos.is_none() && self.stats.notify.wants(super::notify::NEW) {
             self.stats.record_new(self.index, key);
         }
@@ -805,6 +816,7 @@ impl<'a> Keyspace<'a> {
         let Some(pos) = self.live_for_write(key) else {
             return false;
         };
+        self.note_local_ttl(key, expire_at);
         self.db.set_deadline_at(pos, expire_at);
         true
     }

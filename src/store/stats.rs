@@ -35,6 +35,10 @@ pub struct ExpiryStats {
     /// Records for the propagation feed not yet handed to it (expiry's
     /// deletions among them, for the same reason).
     pub propagate: Log,
+    /// On a writable replica: keys its own clients gave a TTL, which it
+    /// expires itself (Redis's `slaveKeysWithExpire`); the master's keys
+    /// wait for the master's DEL.
+    pub local_volatile: std::collections::HashSet<(usize, bytes::Bytes)>,
 }
 
 impl Default for ExpiryStats {
@@ -54,6 +58,7 @@ impl Default for ExpiryStats {
             misses: 0,
             notify: Notifier::default(),
             propagate: Log::default(),
+            local_volatile: Default::default(),
         }
     }
 }
@@ -105,9 +110,11 @@ impl ExpiryStats {
     pub fn reset(&mut self) {
         let notify = std::mem::take(&mut self.notify);
         let propagate = std::mem::take(&mut self.propagate);
+        let local_volatile = std::mem::take(&mut self.local_volatile);
         *self = ExpiryStats {
             notify,
             propagate,
+            local_volatile,
             ..ExpiryStats::default()
         };
     }

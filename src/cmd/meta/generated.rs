@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 238] = [
+pub static META: [CommandMeta; 240] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2101,6 +2101,12 @@ pub static META: [CommandMeta; 238] = [
                 block("no-one", &[pure_token("no", "NO"), pure_token("one", "ONE")]),
             ]),
         ]),
+    cmd("role", 1, "noscript loading stale fast", "admin fast dangerous", (0, 0, 0))
+        .docs("Return the role of the instance in the context of replication", "2.8.12", "server", "O(1)"),
+    cmd("wait", 3, "noscript", "slow connection", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .docs("Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", "generic", "O(1)")
+        .args(&[integer("numreplicas"), integer("timeout")]),
     cmd("acl", -2, "", "slow", (0, 0, 0))
         .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
         .subcommands(&[

@@ -183,6 +183,11 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
             ..Ids::default()
         });
         reset_backlog(shared, at);
+        // This server's replicas held the old history: they sync again.
+        for r in shared.repl.list() {
+            r.kill.store(true, Relaxed);
+        }
+        shared.repl.wake();
         link.read_offset.store(at, Relaxed);
         log::info!("MASTER <-> REPLICA sync: Finished with success");
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {

@@ -243,6 +243,7 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             let op = move |ctx: &mut super::Ctx| {
                 if s == 0 {
                     attach_at_commit(ctx, &shared, first, slot, &mark);
+                    mark_snapshot(&shared);
                 }
                 let now = ctx.shard.now_ms;
                 if background {
@@ -454,4 +455,181 @@ pub fn promote(shared: &crate::exec::Shared) {
         r.kill.store(true, Relaxed);
     }
     repl.wake();
+}
+
+/// ROLE: `master`, its offset and its online replicas; or `slave`, the
+/// master's address, the link's state and the offset applied.
+pub fn role(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
+    let repl = &shard.shared.repl;
+    let offset = repl.backlog().end as i64;
+    let reply = match repl.current_link() {
+        Some(link) => {
+            let applied = if link.is_up() { offset } else { -1 };
+            Frame::Array(vec![
+                Frame::bulk("slave"),
+                Frame::Bulk(Bytes::from(link.host.clone())),
+                Frame::Integer(i64::from(link.port)),
+                Frame::bulk(link.state()),
+                Frame::Integer(applied),
+            ])
+        }
+        None => {
+            let replicas = repl
+                .list()
+                .iter()
+                .filter(|r| r.state() == "online")
+                .map(|r| {
+                    Frame::Array(vec![
+                        Frame::Bulk(Bytes::from(r.ip.clone())),
+                        Frame::Bulk(Bytes::from(r.port.to_string())),
+                        Frame::Bulk(Bytes::from(r.ack.load(Relaxed).to_string())),
+                    ])
+                })
+                .collect();
+            Frame::Array(vec![
+                Frame::bulk("master"),
+                Frame::Integer(offset),
+                Frame::Array(replicas),
+            ])
+        }
+    };
+    reply.into()
+}
+
+/// The GETACK a master sends its replicas for WAIT.
+const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+
+/// WAIT numreplicas timeout: how many replicas acknowledged this
+/// server's stream up to now, waiting up to `timeout` ms (0: forever)
+/// for `numreplicas` of them. The wait is a thread's, never the shard's.
+pub fn wait(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let shared = Arc::clone(&shard.shared);
+    if shared.repl.is_replica() {
+        return err::frame("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.").into();
+    }
+    let wanted = match super::args::int_arg(&argv[1]) {
+        Ok(n) => n,
+        Err(e) => return e.into(),
+    };
+    let timeout_ms = match std::str::from_utf8(&argv[2])
+        .ok()
+        .and_then(|t| t.parse::<i64>().ok())
+    {
+        Some(t) if t < 0 => return err::frame("ERR timeout is negative").into(),
+        Some(t) => t as u64,
+        None => return err::frame("ERR timeout is not an integer or out of range").into(),
+    };
+    let offset = shared.repl.backlog().end;
+    let acked = move |shared: &crate::exec::Shared| {
+        shared
+            .repl
+            .list()
+            .iter()
+            .filter(|r| r.ack.load(Relaxed) >= offset)
+            .count() as i64
+    };
+    let now = acked(&shared);
+    if now >= wanted || session.multi.is_some() || session.exec.is_some() {
+        return Frame::Integer(now).into();
+    }
+    shared.repl.append(GETACK);
+    Action::Later(Box::new(move |reply| {
+        let spawned = std::thread::Builder::new()
+            .name("ember-wait".into())
+            .spawn(move || {
+                let start = std::time::Instant::now();
+                loop {
+                    let n = acked(&shared);
+                    let over = timeout_ms > 0
+                        && start.elapsed() >= std::time::Duration::from_millis(timeout_ms);
+                    if n >= wanted || over {
+                        reply.send(Frame::Integer(n));
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+        if spawned.is_err() {
+            log::warn!("WAIT: cannot start its thread");
+        }
+    }))
+}
+
+/// At a snapshot's instant (in its transaction holding every shard): the
+/// offset the file will stand at.
+pub fn mark_snapshot(shared: &crate::exec::Shared) {
+    let end = shared.repl.backlog().end;
+    shared.repl.snapshot_offset.store(end, Relaxed);
+}
+
+/// The replication fields of a file (`repl-stream-db`, `repl-id`,
+/// `repl-offset`), once this server has a history to continue.
+pub fn save_info(shared: &crate::exec::Shared) -> Option<(usize, String, u64)> {
+    if !shared.repl.backlog().history {
+        return None;
+    }
+    let offset = shared.repl.snapshot_offset.load(Relaxed);
+    Some((0, shared.repl.replid(), offset))
+}
+
+/// At start-up, a file's replication fields: this server's history goes
+/// on from there, so its replicas (or its master) can continue.
+pub fn restore_info(shared: &crate::exec::Shared, id: Option<&str>, offset: Option<&str>) {
+    let (Some(id), Some(offset)) = (id, offset.and_then(|o| o.parse::<u64>().ok())) else {
+        return;
+    };
+    if id.len() != 40 {
+        return;
+    }
+    shared.repl.set_ids(crate::exec::repl::Ids {
+        replid: id.to_string(),
+        ..Default::default()
+    });
+    shared.repl.backlog().reset_at(offset);
+}
+
+/// A script's write refused for replication's sake: too few good
+/// replicas (`-NOREPLICAS`), or a read-only replica (`-READONLY`), unless
+/// the master's stream runs it.
+pub fn script_write_refusal(shard: &ShardData) -> Option<Frame> {
+    let shared = &shard.shared;
+    if shard.from_master {
+        return None;
+    }
+    if shared.repl.is_replica() {
+        return shared
+            .config
+            .replica_read_only()
+            .then(|| err::frame("READONLY You can't write against a read only replica."));
+    }
+    let min = shared.config.min_replicas_to_write();
+    (min > 0 && (good_replicas(shared) as u64) < min)
+        .then(|| err::frame("NOREPLICAS Not enough good replicas to write."))
+}
+
+/// DEBUG REPLICATE cmd [arg ...]: the command goes to the replicas (and
+/// the backlog) without running here, as Redis's test of divergence uses.
+pub fn debug_replicate(shard: &ShardData, argv: &[Bytes]) -> Frame {
+    let mut out = Vec::new();
+    crate::exec::feed::write_command(&mut out, argv);
+    if !shard.shared.repl.is_replica() && shard.shared.repl.backlog().history {
+        shard.shared.repl.append(&out);
+    }
+    Frame::OK
+}
+
+/// A reply to the master that is an error: Redis logs it, since it means
+/// the replica's data and the master's diverged.
+pub fn log_error_to_master(frame: &Frame, command: &str) {
+    let text = match frame {
+        Frame::Error(text) => text.clone(),
+        Frame::ErrorBytes(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        _ => return,
+    };
+    {
+        let text = text.strip_prefix('-').unwrap_or(&text);
+        log::warn!(
+            "== CRITICAL == This replica is sending an error to its master: '{text}' after processing the command '{command}'"
+        );
+    }
 }

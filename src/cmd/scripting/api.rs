@@ -151,6 +151,11 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     if write && call.read_only {
         return refuse("Write commands are not allowed from read-only scripts.");
     }
+    if write {
+        if let Some(refusal) = crate::cmd::replication::script_write_refusal(call.ctx.shard) {
+            return refusal;
+        }
+    }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;
     if nshards > 1 {

@@ -37,6 +37,7 @@ fn file_of(store: &Store, compress: bool, checksum: bool) -> Vec<u8> {
     let aux = Aux {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
+        repl: None,
     };
     build(&dbs, &[], &aux, checksum, version)
 }
@@ -85,6 +86,7 @@ fn an_expired_key_in_the_file_is_skipped_by_a_master_and_kept_by_a_replica() {
         &Aux {
             ctime_s: 0,
             used_mem: 0,
+            repl: None,
         },
     );
     put_db_start(&mut out, 0, 2, 1);
@@ -175,6 +177,7 @@ fn a_database_past_the_configured_count_is_refused() {
         &Aux {
             ctime_s: 0,
             used_mem: 0,
+            repl: None,
         },
     );
     put_db_start(&mut out, 20, 1, 0);
@@ -190,6 +193,7 @@ fn function_libraries_come_before_the_databases_and_read_back() {
     let aux = Aux {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
+        repl: None,
     };
     let a = b"#!lua name=a\nredis.register_function('fa', function() return 1 end)";
     let b = format!("#!lua name=b\n{}", "-- long\n".repeat(50));

@@ -15,6 +15,11 @@ use crate::resp::{ParseLimits, Parser};
 
 impl Worker {
     pub(super) fn cron(&mut self) {
+        if self.data.shared.repl.is_replica() && !self.data.store.stats.local_volatile.is_empty() {
+            let now = self.data.now_ms;
+            self.data.store.expire_local(now);
+            self.data.publish_expired();
+        }
         // For the `save` rules, which one thread checks over every shard.
         if let Some(slot) = self.data.shared.persist.shard_changes.get(self.data.id) {
             slot.store(self.data.store.stats.notify.dirty, Relaxed);

@@ -89,6 +89,13 @@ impl Worker {
                         run.replies.push(Frame::error("ERR EXEC inside EXEC"));
                     }
                 }
+                Action::Later(later) => {
+                    // WAIT inside EXEC answers at once, as Redis's does.
+                    drop(later);
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies.push(Frame::Integer(0));
+                    }
+                }
                 // PSYNC and SYNC are `no_multi`: never queued.
                 Action::Handoff(_) => {
                     if let Some(run) = conn.session.exec.as_mut() {
@@ -290,6 +297,10 @@ impl Worker {
             Action::Reply(f) => (f, false),
             Action::Close(f) => (f, true),
             Action::Exec { .. } => (Frame::error("ERR internal: EXEC from a job"), false),
+            Action::Later(later) => {
+                self.answer_later(to, later);
+                return None;
+            }
             Action::Handoff(handoff) => {
                 // The transaction ends (and the feed attaches what waited
                 // for its commit) as the slot resolves, with nothing to
@@ -351,6 +362,9 @@ impl Worker {
         };
         if conn.session.exec.as_ref().is_some_and(|r| r.seq == to.seq) {
             conn.session.exec = None; // WATCH failed before the commands ran
+        }
+        if conn.session.master && frame.is_error() {
+            cmd::replication::log_error_to_master(&frame, cmd.name);
         }
         conn.resolve(to.seq, frame);
         conn.closing |= close;

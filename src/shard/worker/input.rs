@@ -55,7 +55,9 @@ impl Worker {
                 self.data.counters.net_input_bytes += received.bytes as u64;
                 // The complete arguments of an unfinished multibulk are
                 // not query buffer: Redis holds them in argv, unlimited.
-                if conn.rbuf.len() - conn.parser.held() > limit {
+                // The master's stream has no query buffer limit (Redis's
+                // master client is exempt too).
+                if conn.rbuf.len() - conn.parser.held() > limit && !conn.session.master {
                     log::warn!(
                         "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
                         client_line(conn, self.data.now_ms),
@@ -175,6 +177,9 @@ impl Worker {
             Admitted::Answered(frame) => {
                 if frame.is_error() {
                     self.data.counters.record_errors(&frame, false);
+                    if conn.session.master {
+                        cmd::replication::log_error_to_master(&frame, "<unknown>");
+                    }
                 }
                 conn.push_reply(frame);
                 return started;
@@ -209,6 +214,9 @@ impl Worker {
                 if logging {
                     cmd::slowlog::log_if_slow(data, &conn.session, spec, &argv, elapsed_us);
                     conn.parser.recycle(argv);
+                }
+                if conn.session.master && frame.is_error() {
+                    cmd::replication::log_error_to_master(&frame, spec.name);
                 }
                 conn.push_reply(frame);
                 return done;
@@ -252,8 +260,33 @@ impl Worker {
                 conn.handoff = Some(handoff);
                 self.dirty.push(token);
             }
+            Action::Later(later) => {
+                let to = self.open_slot(token, spec, started, true, argv);
+                self.answer_later(to, later);
+            }
         }
         Stamp::now()
+    }
+
+    /// A slot answered from another thread (`Action::Later`): one part,
+    /// whose answer is the reply.
+    pub(super) fn answer_later(&mut self, to: ReplyTo, later: crate::exec::Later) {
+        let Some(conn) = self.conns.get_mut(to.token) else {
+            return;
+        };
+        conn.rearm(
+            to.seq,
+            1,
+            Box::new(|outs: Vec<crate::exec::Out>| {
+                Action::Reply(outs.into_iter().next().map_or(Frame::Null, |o| o.frame()))
+            }),
+        );
+        let peer = &self.data.shared.peers()[self.data.id];
+        later(crate::exec::Responder {
+            inbox: peer.inbox.clone(),
+            waker: std::sync::Arc::clone(&peer.waker),
+            to,
+        });
     }
 
     /// Reserves the reply slot of a command answered later; `ordered`: the
