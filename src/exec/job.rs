@@ -54,6 +54,9 @@ pub enum ClientsOp {
     /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
     /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
     Unblock { id: u64, error: bool },
+    /// This server became a replica: every blocked client here gets this
+    /// error (Redis's `disconnectAllBlockedClients`); answers how many.
+    UnblockAll(&'static str),
     /// An ACL change to `user` (every user: None): close its clients if
     /// the user is gone, and its subscribers whose channels it no longer
     /// allows (as Redis 7 does); answers how many closed. `asker` gets

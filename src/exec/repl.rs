@@ -95,7 +95,8 @@ impl Default for Ids {
 pub struct Link {
     pub host: String,
     pub port: u16,
-    /// `connect`, `connecting`, `sync` or `connected` (ROLE's words).
+    /// `connect`, `connecting`, `handshake`, `sync` or `connected`
+    /// (ROLE's words).
     pub state: Mutex<&'static str>,
     /// REPLICAOF NO ONE or another master: the link thread ends.
     pub stop: AtomicBool,

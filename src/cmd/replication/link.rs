@@ -124,6 +124,7 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
         .first()
         .ok_or_else(|| std::io::Error::other("no address"))?;
     let stream = TcpStream::connect_timeout(first, timeout)?;
+    link.set_state("handshake");
     let _ = stream.set_nodelay(true);
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
@@ -165,9 +166,9 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     } else {
         ("?".to_string(), "-1".to_string())
     };
-    link.set_state("sync");
     let reply = m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?;
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
+        link.set_state("sync");
         let mut words = rest.split(' ');
         let new_id = words.next().unwrap_or_default().to_string();
         let at: u64 = words.next().and_then(|o| o.parse().ok()).unwrap_or(0);

@@ -127,9 +127,16 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     let shared = Arc::clone(&shard.shared);
     // The replica's next byte is `offset`; the stream was sent up to
     // offset - 1.
-    let wanted = std::str::from_utf8(&argv[2])
-        .ok()
-        .and_then(|o| o.parse::<i64>().ok());
+    let wanted = match super::args::int_arg(&argv[2]) {
+        Ok(o) => Some(o),
+        Err(e) => {
+            log::warn!(
+                "Replica {} asks for synchronization but with a wrong offset",
+                session.addr
+            );
+            return e.into();
+        }
+    };
     let ids = shared.repl.ids();
     // Our own history, or (PSYNC2) the one before our promotion, up to
     // where it ended.
@@ -212,6 +219,10 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
         let first = backlog.sink.is_none();
         if first {
             backlog.sink = Some(0); // claimed; the id comes at attach
+        }
+        if backlog.last_ping_ms == 0 {
+            // The first PING a period after the first replica, as Redis's cron.
+            backlog.last_ping_ms = now;
         }
         first
     };

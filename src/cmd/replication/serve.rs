@@ -260,9 +260,32 @@ fn read_acks(shared: &Shared, mut stream: TcpStream, unread: Vec<u8>, info: &Rep
     let timeout_ms = shared.config.repl_timeout_s().max(1) * 1000;
     loop {
         while let Ok(Some(argv)) = parser.next_command(&mut buf) {
-            let is_ack = argv.len() >= 3
-                && argv[0].eq_ignore_ascii_case(b"replconf")
-                && argv[1].eq_ignore_ascii_case(b"ack");
+            let replconf = argv[0].eq_ignore_ascii_case(b"replconf");
+            if !replconf {
+                // A replica's link carries no replies: Redis drops a
+                // replica whose command would get one.
+                let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+                let name = match (crate::cmd::lookup(&argv[0]), argv.get(1)) {
+                    (Some(spec), Some(sub)) if spec.container => {
+                        format!(
+                            "{name}|{}",
+                            String::from_utf8_lossy(sub).to_ascii_lowercase()
+                        )
+                    }
+                    _ => name,
+                };
+                log::warn!(
+                    "Replica generated a reply to command '{name}', disconnecting it: id={} addr={}:{}",
+                    info.id,
+                    info.ip,
+                    info.port
+                );
+                info.kill.store(true, Relaxed);
+                shared.repl.wake();
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            let is_ack = argv.len() >= 3 && argv[1].eq_ignore_ascii_case(b"ack");
             if is_ack {
                 if let Some(off) = std::str::from_utf8(&argv[2])
                     .ok()

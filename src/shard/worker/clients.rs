@@ -280,6 +280,7 @@ impl Worker {
                 Out::Count(count)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
+            ClientsOp::UnblockAll(error) => Out::Count(self.unblock_all(error)),
             ClientsOp::AclChanged {
                 user,
                 reloaded,
