@@ -565,3 +565,40 @@ fn a_writable_replica_expires_its_own_keys_only() {
     assert_eq!(r.int(&["INCR", "theirs"]), 1);
     assert_eq!(r.int(&["TTL", "theirs"]), -1);
 }
+
+#[test]
+fn replicaof_at_start_up() {
+    let master = Server::start(1, &[]);
+    let mut m = master.raw();
+    m.cmd(&["SET", "k", "v"]);
+    let port = master.port.to_string();
+    let replica = Server::start(2, &["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    assert_eq!(r.cmd(&["GET", "k"]), Reply::bulk("v"));
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "replicaof"]).items()[1],
+        Reply::bulk(&format!("127.0.0.1 {port}"))
+    );
+}
+
+#[test]
+fn an_ember_replica_whose_master_client_is_killed_continues() {
+    let master = Server::start(2, &[]);
+    let mut m = master.raw();
+    fill(&mut m);
+    let replica = ember_replica_of(master.port, 2);
+    let mut r = replica.raw();
+    wait_caught_up(&mut m, &mut r);
+    let addr = format!("127.0.0.1:{}", master.port);
+    assert_eq!(r.cmd(&["CLIENT", "KILL", &addr]), Reply::ok());
+    m.cmd(&["INCR", "counter"]);
+    wait_caught_up(&mut m, &mut r);
+    assert!(wait_until(Duration::from_secs(5), || {
+        m.info_int("stats", "sync_partial_ok") >= 1
+    }));
+    assert_eq!(m.info_int("stats", "sync_full"), 1);
+    m.cmd(&["INCR", "counter"]);
+    wait_caught_up(&mut m, &mut r);
+    same_keyspace(&mut m, &mut r);
+}

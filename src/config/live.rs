@@ -81,6 +81,7 @@ pub(super) struct Slots {
     // Replication (`config::repl`).
     pub masterauth: RwLock<String>,
     pub masteruser: RwLock<String>,
+    pub replicaof: RwLock<String>,
     pub replica_read_only: AtomicBool,
     pub replica_serve_stale_data: AtomicBool,
     pub repl_diskless_sync: AtomicBool,
@@ -620,6 +621,14 @@ impl Live {
     pub fn masterauth(&self) -> String {
         self.v
             .masterauth
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    /// `replicaof` as given at start-up: `host port`, or empty.
+    pub fn replicaof(&self) -> String {
+        self.v
+            .replicaof
             .read()
             .map_or_else(|_| String::new(), |t| t.clone())
     }

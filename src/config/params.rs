@@ -775,8 +775,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "replicaof", aliases: &["slaveof"], set: Set::Immutable, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Custom(&repl::REPLICAOF),
+        doc: "<host> <port>: start as a replica of that master",
     },
     Param {
         name: "masterauth", aliases: &[], set: Set::Yes, apply: None,

@@ -26,3 +26,23 @@ pub(super) static MASTERUSER: Custom = Custom {
         }
     },
 };
+
+/// `replicaof <host> <port>` (a config file line or `--replicaof host
+/// port`): the server starts as that master's replica.
+pub(super) static REPLICAOF: Custom = Custom {
+    default: "",
+    parse: |_, text| {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            [] => Ok(Value::Text(String::new())),
+            [_, port] if port.parse::<u16>().is_ok() => Ok(Value::Text(words.join(" "))),
+            _ => Err("wrong number of arguments".into()),
+        }
+    },
+    read: |live| Value::Text(live.replicaof()),
+    store: |live, value| {
+        if let (Value::Text(text), Ok(mut slot)) = (value, live.v.replicaof.write()) {
+            *slot = text;
+        }
+    },
+};

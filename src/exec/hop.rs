@@ -58,6 +58,8 @@ pub enum Msg {
     Adopt {
         stream: std::net::TcpStream,
         master: bool,
+        /// The address CLIENT LIST shows and CLIENT KILL matches.
+        addr: String,
     },
 }
 

@@ -88,5 +88,6 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     // Loopback when ember listens on every address.
     let rules_addr = addr.replace("0.0.0.0:", "127.0.0.1:");
     persist::start_rules(Arc::clone(&shared), rules_addr);
+    crate::cmd::replication::start_from_config(&shared);
     Ok((shared, handles))
 }

@@ -57,10 +57,14 @@ fn now_ms() -> u64 {
 }
 
 fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
-    let Some(mut apply) = Applier::open(shared) else {
-        return;
-    };
     while !link.stop.load(Relaxed) {
+        // A master client per connection to the master: when the link
+        // ends, what it was given is all applied (or its half transaction
+        // dropped) before the next PSYNC names the offset.
+        let Some(mut apply) = Applier::open(shared, link) else {
+            std::thread::sleep(RETRY);
+            continue;
+        };
         log::info!("Connecting to MASTER {}:{}", link.host, link.port);
         link.set_state("connecting");
         match session(shared, link, &mut apply) {
@@ -70,14 +74,13 @@ fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
         if link.is_up() || link.down_since_ms.load(Relaxed) == 0 {
             link.down_since_ms.store(now_ms(), Relaxed);
         }
+        link.set_state("connect");
+        apply.close();
         if link.stop.load(Relaxed) {
             break;
         }
-        link.set_state("connect");
-        apply.discard_transaction();
         std::thread::sleep(RETRY);
     }
-    apply.close();
 }
 
 /// Reads lines and bulks from the master.
@@ -278,6 +281,9 @@ fn stream_commands(
         if link.stop.load(Relaxed) {
             return Ok(());
         }
+        if apply.closed.load(Relaxed) {
+            return Err(std::io::Error::other("the master client was closed"));
+        }
         if last_ack.elapsed() >= ACK_EVERY || shared.repl.ack_requested.swap(false, Relaxed) {
             send_ack(&mut m.writer, shared)?;
             last_ack = Instant::now();
@@ -385,10 +391,13 @@ fn number_line(buf: &[u8], at: usize) -> Option<(i64, usize)> {
 /// the thread that drops its replies.
 struct Applier {
     conn: TcpStream,
+    /// The shard closed the master client (CLIENT KILL, or after
+    /// [`Applier::close`] once it ran everything it was given).
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Applier {
-    fn open(shared: &Arc<Shared>) -> Option<Applier> {
+    fn open(shared: &Arc<Shared>, link: &Link) -> Option<Applier> {
         let made = (|| -> std::io::Result<(TcpStream, TcpStream)> {
             let listener = TcpListener::bind("127.0.0.1:0")?;
             let ours = TcpStream::connect(listener.local_addr()?)?;
@@ -404,19 +413,24 @@ impl Applier {
         };
         let _ = ours.set_nodelay(true);
         let peers = shared.peers();
+        // Shown (and killed by CLIENT KILL) as the master's address.
         let _ = peers[0].inbox.send(vec![Msg::Adopt {
             stream: theirs,
             master: true,
+            addr: format!("{}:{}", link.host, link.port),
         }]);
         let _ = peers[0].waker.wake();
         let mut drain = ours.try_clone().ok()?;
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::clone(&closed);
         let _ = std::thread::Builder::new()
             .name("ember-master-replies".into())
             .spawn(move || {
                 let mut sink = vec![0u8; 64 * 1024];
                 while matches!(drain.read(&mut sink), Ok(n) if n > 0) {}
+                seen.store(true, Relaxed);
             });
-        Some(Applier { conn: ours })
+        Some(Applier { conn: ours, closed })
     }
 
     /// A full sync's file: loaded into every shard in one transaction
@@ -432,14 +446,17 @@ impl Applier {
             .write_all(b"*3\r\n$8\r\nREPLCONF\r\n$10\r\nember-load\r\n$1\r\n1\r\n")
     }
 
-    /// The link dropped: a transaction it was inside goes (its first
-    /// half never counted in the offset; outside one, the DISCARD only
-    /// gets an error nobody reads).
-    fn discard_transaction(&mut self) {
+    /// The link ended: a transaction it was inside goes (its first half
+    /// never counted in the offset; outside one, the DISCARD only gets an
+    /// error nobody reads); then the master client ends, once the shard
+    /// ran what it was given, so nothing of this link runs after the next.
+    fn close(mut self) {
         let _ = self.conn.write_all(b"*1\r\n$7\r\nDISCARD\r\n");
-    }
-
-    fn close(self) {
+        let _ = self.conn.shutdown(std::net::Shutdown::Write);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.closed.load(Relaxed) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let _ = self.conn.shutdown(std::net::Shutdown::Both);
     }
 }

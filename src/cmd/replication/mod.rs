@@ -644,3 +644,17 @@ pub fn log_error_to_master(frame: &Frame, command: &str) {
         );
     }
 }
+
+/// `replicaof host port` in the configuration: the link starts with the
+/// server.
+pub fn start_from_config(shared: &Arc<crate::exec::Shared>) {
+    let text = shared.config.replicaof();
+    let mut words = text.split_whitespace();
+    let (Some(host), Some(port)) = (words.next(), words.next().and_then(|p| p.parse().ok())) else {
+        return;
+    };
+    let link = Arc::new(crate::exec::repl::Link::new(host.to_string(), port));
+    *shared.repl.link.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&link));
+    shared.repl.set_replica(true);
+    link::start(Arc::clone(shared), link);
+}

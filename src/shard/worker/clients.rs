@@ -111,14 +111,10 @@ impl Worker {
     /// Serves a socket another thread made as a client here
     /// (`exec::Msg::Adopt`): the connection a replica applies its master's
     /// stream through, logged in and obeyed as Redis obeys its master.
-    pub(super) fn adopt(&mut self, stream: std::net::TcpStream, master: bool) {
+    pub(super) fn adopt(&mut self, stream: std::net::TcpStream, master: bool, addr: String) {
         let _ = stream.set_nonblocking(true);
         let mut stream = mio::net::TcpStream::from_std(stream);
         let shared = &self.data.shared;
-        let addr = stream
-            .peer_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
         let laddr = stream
             .local_addr()
             .map(|a| a.to_string())

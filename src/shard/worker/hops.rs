@@ -417,7 +417,11 @@ impl Worker {
                         self.run_op(op);
                     }
                     Msg::Release { tx } => self.release_here(tx),
-                    Msg::Adopt { stream, master } => self.adopt(stream, master),
+                    Msg::Adopt {
+                        stream,
+                        master,
+                        addr,
+                    } => self.adopt(stream, master, addr),
                     Msg::Serve { db, tx, f } => {
                         f(&mut Ctx::new(&mut self.data, db));
                         self.data.publish_records(tx);
