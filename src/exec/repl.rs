@@ -34,6 +34,10 @@ use std::time::Duration;
 
 use super::feed::{Sink, SinkId};
 
+/// Where a full sync waits for its background save's file (None: the
+/// save failed or was aborted).
+pub type FileWaiter = std::sync::mpsc::Sender<Option<Arc<Vec<u8>>>>;
+
 /// The replication backlog and the replicas it serves.
 #[derive(Default)]
 pub struct Repl {
@@ -43,7 +47,7 @@ pub struct Repl {
     /// The replicas connected to this server, for INFO and ROLE.
     pub replicas: Mutex<Vec<Arc<ReplicaInfo>>>,
     /// A full sync waits for the running background save it started.
-    pub rdb_waiters: Mutex<Vec<std::sync::mpsc::Sender<Option<Arc<Vec<u8>>>>>>,
+    pub rdb_waiters: Mutex<Vec<FileWaiter>>,
     /// The running background save was started for a diskless sync only:
     /// it writes no file.
     pub diskless_save: AtomicBool,

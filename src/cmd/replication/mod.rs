@@ -57,7 +57,7 @@ pub struct Hello {
 
 /// REPLCONF option value [option value ...].
 pub fn replconf(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return err::syntax().into();
     }
     for pair in argv[1..].chunks(2) {
