@@ -590,6 +590,11 @@ fn an_ember_replica_whose_master_client_is_killed_continues() {
     let replica = ember_replica_of(master.port, 2);
     let mut r = replica.raw();
     wait_caught_up(&mut m, &mut r);
+    // The stream is in database 9 when the link drops: the new master
+    // client must go on there.
+    m.cmd(&["SELECT", "9"]);
+    m.cmd(&["SET", "in-nine", "1"]);
+    wait_caught_up(&mut m, &mut r);
     let addr = format!("127.0.0.1:{}", master.port);
     assert_eq!(r.cmd(&["CLIENT", "KILL", &addr]), Reply::ok());
     m.cmd(&["INCR", "counter"]);

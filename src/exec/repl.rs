@@ -115,6 +115,9 @@ pub struct Link {
     /// A full sync's file: its size (-1 unknown) and bytes read so far.
     pub sync_total: AtomicU64,
     pub sync_read: AtomicU64,
+    /// The database the master's stream has selected (the link thread
+    /// follows its SELECTs), for a master client made after a reconnect.
+    pub stream_db: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Link {
@@ -130,6 +133,7 @@ impl Link {
             down_since_ms: AtomicU64::new(0),
             sync_total: AtomicU64::new(0),
             sync_read: AtomicU64::new(0),
+            stream_db: Default::default(),
         }
     }
 

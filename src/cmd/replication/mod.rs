@@ -85,6 +85,16 @@ pub fn replconf(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) ->
                 shard.shared.repl.ack_requested.store(true, Relaxed);
                 return Frame::Sequence(Vec::new()).into();
             }
+            // A new master client after a reconnect takes up the stream's
+            // database.
+            "ember-select" if session.master => {
+                if let Ok(db) = super::args::int_arg(value) {
+                    if (0..shard.shared.config.databases() as i64).contains(&db) {
+                        session.db = db as usize;
+                    }
+                }
+                return Frame::OK.into();
+            }
             // A full sync's file, which the link thread read, goes into
             // the shards before the stream that follows it.
             "ember-load" if session.master => {
@@ -399,7 +409,8 @@ pub fn applied(shared: &crate::exec::Shared, session: &mut Session, name: &str, 
 pub fn is_internal(argv: &[Bytes]) -> bool {
     argv.len() > 1
         && argv[0].eq_ignore_ascii_case(b"replconf")
-        && argv[1].eq_ignore_ascii_case(b"ember-load")
+        && (argv[1].eq_ignore_ascii_case(b"ember-load")
+            || argv[1].eq_ignore_ascii_case(b"ember-select"))
 }
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
