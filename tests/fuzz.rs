@@ -272,8 +272,18 @@ fn excluded(spec: &CommandSpec) -> bool {
         // build, a minute per call in a debug one. SYNC and PSYNC turn the
         // connection into a replica's link, REPLICAOF the server into a
         // replica (of a random address), WAIT 1 0 waits for good.
-        "shutdown" | "quit" | "subscribe" | "psubscribe" | "ssubscribe" | "lcs" | "pfselftest"
-            | "sync" | "psync" | "replicaof" | "slaveof" | "wait"
+        "shutdown"
+            | "quit"
+            | "subscribe"
+            | "psubscribe"
+            | "ssubscribe"
+            | "lcs"
+            | "pfselftest"
+            | "sync"
+            | "psync"
+            | "replicaof"
+            | "slaveof"
+            | "wait"
     )
 }
 
