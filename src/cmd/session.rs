@@ -56,6 +56,8 @@ pub struct Session {
     /// The master client's transaction so far, in wire form: it joins
     /// the replica's backlog whole at EXEC.
     pub master_tx: Vec<u8>,
+    /// The database a SELECT inside that transaction makes it at EXEC.
+    pub master_tx_db: Option<usize>,
 }
 
 /// A connection's user, as of the registry generation it was read at.
@@ -112,6 +114,7 @@ impl Session {
             hello: Default::default(),
             master: false,
             master_tx: Vec::new(),
+            master_tx_db: None,
         }
     }
 

@@ -115,8 +115,8 @@ pub struct Link {
     /// A full sync's file: its size (-1 unknown) and bytes read so far.
     pub sync_total: AtomicU64,
     pub sync_read: AtomicU64,
-    /// The database the master's stream has selected (the link thread
-    /// follows its SELECTs), for a master client made after a reconnect.
+    /// The database the applied master's stream has selected (the master
+    /// client's SELECTs), for a master client made after a reconnect.
     pub stream_db: Arc<std::sync::atomic::AtomicUsize>,
 }
 

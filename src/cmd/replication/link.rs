@@ -328,7 +328,6 @@ fn stream_commands(
         // nothing half written on the master client.
         let mut at = 0;
         while let Some(len) = frame_len(&buf[at..]) {
-            apply.follow_db(&buf[at..at + len]);
             at += len;
         }
         if at > 0 {
@@ -383,29 +382,6 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
     Some(at)
 }
 
-/// Up to `max` arguments of a whole multibulk command.
-fn frame_args(frame: &[u8], max: usize) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    if frame.first() != Some(&b'*') {
-        return out;
-    }
-    let Some((count, mut at)) = number_line(frame, 1) else {
-        return out;
-    };
-    for _ in 0..count.max(0).min(max as i64) {
-        let Some((len, start)) = number_line(frame, at + 1) else {
-            break;
-        };
-        let end = start + len.max(0) as usize;
-        let Some(arg) = frame.get(start..end) else {
-            break;
-        };
-        out.push(arg);
-        at = end + 2;
-    }
-    out
-}
-
 /// The decimal number from `at` to the next CRLF, and where the next line starts.
 fn number_line(buf: &[u8], at: usize) -> Option<(i64, usize)> {
     let rel = buf.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
@@ -417,12 +393,10 @@ fn number_line(buf: &[u8], at: usize) -> Option<(i64, usize)> {
 /// the thread that drops its replies.
 struct Applier {
     conn: TcpStream,
-    /// The database the stream has selected (outside a transaction), and
-    /// inside one what its SELECTs make it at EXEC: a master client made
-    /// for a `+CONTINUE` starts there, as Redis's cached master keeps its
-    /// database.
+    /// The database the applied stream has selected (the master client
+    /// keeps it, `replication::applied`): a master client made for a
+    /// `+CONTINUE` starts there, as Redis's cached master keeps its db.
     db: Arc<std::sync::atomic::AtomicUsize>,
-    tx_db: Option<usize>,
     /// The shard closed the master client (CLIENT KILL, or after
     /// [`Applier::close`] once it ran everything it was given).
     closed: Arc<std::sync::atomic::AtomicBool>,
@@ -465,36 +439,8 @@ impl Applier {
         Some(Applier {
             conn: ours,
             db: Arc::clone(&link.stream_db),
-            tx_db: None,
             closed,
         })
-    }
-
-    /// Follows the stream's database through one whole command.
-    fn follow_db(&mut self, frame: &[u8]) {
-        let args = frame_args(frame, 2);
-        let Some(name) = args.first() else {
-            return;
-        };
-        if name.eq_ignore_ascii_case(b"multi") {
-            self.tx_db = Some(self.db.load(Relaxed));
-        } else if name.eq_ignore_ascii_case(b"exec") {
-            if let Some(db) = self.tx_db.take() {
-                self.db.store(db, Relaxed);
-            }
-        } else if name.eq_ignore_ascii_case(b"discard") {
-            self.tx_db = None;
-        } else if name.eq_ignore_ascii_case(b"select") {
-            let db = args
-                .get(1)
-                .and_then(|d| std::str::from_utf8(d).ok()?.parse().ok());
-            if let Some(db) = db {
-                match self.tx_db.as_mut() {
-                    Some(tx_db) => *tx_db = db,
-                    None => self.db.store(db, Relaxed),
-                }
-            }
-        }
     }
 
     /// A master client made for a `+CONTINUE` selects the stream's database.

@@ -391,14 +391,40 @@ pub fn good_replicas(shared: &crate::exec::Shared) -> usize {
 /// it goes there, whole transactions at their EXEC (a link lost inside
 /// one resumes from before its MULTI, as Redis's offset does).
 pub fn applied(shared: &crate::exec::Shared, session: &mut Session, name: &str, bytes: Vec<u8>) {
+    // The database the applied stream is in, for a master client made
+    // after a reconnect: a SELECT counts once applied (at EXEC inside a
+    // transaction), not when the link thread passed it on.
+    let set_db = |db: usize| {
+        if let Some(link) = shared.repl.current_link() {
+            link.stream_db.store(db, Relaxed);
+        }
+    };
+    if name == "select" {
+        let db = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| t.trim_end().rsplit("\r\n").next()?.parse::<usize>().ok());
+        if let Some(db) = db {
+            if session.multi.is_some() {
+                session.master_tx_db = Some(db);
+            } else {
+                set_db(db);
+            }
+        }
+    }
     match name {
         "exec" => {
             let mut unit = std::mem::take(&mut session.master_tx);
             unit.extend_from_slice(&bytes);
             shared.repl.append(&unit);
+            if let Some(db) = session.master_tx_db.take() {
+                set_db(db);
+            }
         }
         // Only the link thread sends DISCARD, after a lost link.
-        "discard" => session.master_tx.clear(),
+        "discard" => {
+            session.master_tx.clear();
+            session.master_tx_db = None;
+        }
         _ if session.multi.is_some() => session.master_tx.extend_from_slice(&bytes),
         _ => shared.repl.append(&bytes),
     }
