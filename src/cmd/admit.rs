@@ -63,6 +63,8 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
     }
     // Access control, before queueing (as Redis, a refusal fails the
     // transaction); one test while there is nothing to check.
+    // The master's stream is obeyed whatever the ACL says (Redis's
+    // `obey_client`: `is_free` for the master client), as is the AOF's.
     if !loader && !acl::is_free(shard, session) {
         match acl::gate(shard, session, spec, argv) {
             Ok(()) => {}
@@ -83,7 +85,11 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         let text = super::scripting::busy_text(&shard.shared);
         return Admitted::Answered(err::frame(text));
     }
-    if !loader && refused_for_memory(shard, session, spec) {
+    if let Some(refusal) = super::replication::refusal(shard, session, spec) {
+        fail_queued_transaction(session);
+        return Admitted::Answered(refusal);
+    }
+    if !loader && !session.master && refused_for_memory(shard, session, spec) {
         if spec.name == "exec" {
             let action = transaction::abort(shard, session, crate::exec::evict::OOM);
             return Admitted::Dispatched(spec, action);
@@ -91,7 +97,7 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(Frame::Error(crate::exec::evict::OOM.into()));
     }
-    if super::save::refuses_writes(shard, spec) {
+    if !session.master && super::save::refuses_writes(shard, spec) {
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::save::MISCONF));
     }

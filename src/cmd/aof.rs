@@ -519,6 +519,7 @@ fn base_rdb(shared: &Shared, parts: &[Part]) -> Vec<u8> {
         ctime_s: now_ms() / 1000,
         used_mem: crate::util::memory::memory_stats().allocated,
         aof_base: true,
+        repl: None,
     };
     let libraries = shared.libraries.all();
     let codes: Vec<&[u8]> = libraries.iter().map(|l| l.code.as_ref()).collect();

@@ -57,7 +57,7 @@ impl Want {
             Want::Mpop { end, count } => pop_elements(ctx, key, *end, *count)?.map(|popped| {
                 with_key(Frame::Array(popped.into_iter().map(Frame::Bulk).collect()))
             }),
-            Want::Move { dst, from, to } => {
+            Want::Move { dst, from, to, .. } => {
                 move_element(ctx, key, dst, *from, *to)?.map(Frame::Bulk)
             }
             Want::ZPop(end) => pop_members(ctx, key, *end, 1)?
@@ -155,7 +155,17 @@ pub fn parse(argv: &[Bytes], db: usize, now_ms: u64) -> Result<Request, Frame> {
                 (End::Tail, End::Head)
             };
             let dst = argv[2].clone();
-            (&argv[1..2], Want::Move { dst, from, to }, last)
+            let rpoplpush = name == b"brpoplpush";
+            (
+                &argv[1..2],
+                Want::Move {
+                    dst,
+                    from,
+                    to,
+                    rpoplpush,
+                },
+                last,
+            )
         }
         b"blmpop" => {
             let args = list_move::parse_mpop(argv, 2)?;
@@ -287,7 +297,7 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
 /// The pops try each run of consecutive keys owned by one shard in one op,
 /// in argument order, until one answers: one pop at most is ever made.
 pub fn attempt_across(nshards: usize, req: &Request) -> Action {
-    if let Want::Move { dst, from, to } = &req.want {
+    if let Want::Move { dst, from, to, .. } = &req.want {
         let src = req.keys[0].clone();
         let plan = lock_plan(req.db, nshards, req.all_keys().cloned());
         return match move_job(nshards, req.db, src, dst.clone(), *from, *to) {

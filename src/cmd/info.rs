@@ -256,6 +256,16 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "rejected_connections",
                     c.rejected_connections.load(Relaxed).to_string(),
                 );
+                let repl = &shared.repl;
+                line("sync_full", repl.sync_full.load(Relaxed).to_string());
+                line(
+                    "sync_partial_ok",
+                    repl.sync_partial_ok.load(Relaxed).to_string(),
+                );
+                line(
+                    "sync_partial_err",
+                    repl.sync_partial_err.load(Relaxed).to_string(),
+                );
                 // Redis 7.4 lists expired hash fields just before expired keys.
                 line("expired_subkeys", expiry.expired_subkeys.to_string());
                 line("expired_keys", expiry.expired_keys.to_string());
@@ -326,20 +336,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("expire_slices", expiry.slices.to_string());
                 line("expire_slice_max_us", expiry.slice_max_us.to_string());
             }
-            // A master without replicas (replication is a later issue),
-            // with Redis's fields so tools that read them find them.
             "replication" => {
-                line("role", "master".into());
-                line("connected_slaves", "0".into());
-                line("master_failover_state", "no-failover".into());
-                line("master_replid", shared.replid.clone());
-                line("master_replid2", "0".repeat(40));
-                line("master_repl_offset", "0".into());
-                line("second_repl_offset", "-1".into());
-                line("repl_backlog_active", "0".into());
-                line("repl_backlog_size", "1048576".into());
-                line("repl_backlog_first_byte_offset", "0".into());
-                line("repl_backlog_histlen", "0".into());
+                for (name, value) in super::replication::info::lines(shared) {
+                    line(&name, value);
+                }
             }
             // ember loads no modules: the section has its header only.
             "modules" => {}

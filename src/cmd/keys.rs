@@ -496,7 +496,13 @@ fn refcount(value: &Value) -> i64 {
 /// DEBUG OBJECT's line for one key.
 pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
     let now = ctx.now_ms();
+    // On a replica a logically expired key is still there, and DEBUG
+    // OBJECT finds it (Redis looks it up without expiry).
+    let keep = ctx.shard.expiry() == crate::store::Expiry::Hide;
     let mut ks = ctx.ks();
+    if keep {
+        ks = ks.with_expiry(crate::store::Expiry::Keep);
+    }
     let Some(entry) = ks.peek(key) else {
         return Err(err::frame(err::NO_SUCH_KEY));
     };

@@ -43,6 +43,7 @@ pub mod multi;
 pub mod pause;
 pub mod propagate;
 pub mod pubsub;
+pub mod replication;
 pub mod save;
 pub mod scripting;
 pub mod server;

@@ -20,7 +20,7 @@
 //! | HINCRBYFLOAT | `HSET key field <result>`, then `HPEXPIREAT key <deadline> FIELDS 1 field` when the field keeps one (HSET clears it) |
 //! | SPOP | `SREM key member` per member taken; `DEL key` when a count took the whole set |
 //! | LMPOP, ZMPOP | `LPOP`/`RPOP`/`ZPOPMIN`/`ZPOPMAX key <count taken>` |
-//! | BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP | their non-blocking form, however they were served (`served`): `LPOP key`, `LMOVE src dst LEFT RIGHT`, `RPOP key <count>`, `ZPOPMIN key`...; a served BRPOPLPUSH as `LMOVE src dst RIGHT LEFT` (Redis writes RPOPLPUSH: the same move) |
+//! | BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP | their non-blocking form, however they were served (`served`): `LPOP key`, `LMOVE src dst LEFT RIGHT`, `RPOP key <count>`, `ZPOPMIN key`...; a served BRPOPLPUSH as `RPOPLPUSH src dst`, as Redis writes it |
 //! | HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT | `HPEXPIREAT key <deadline> FIELDS n field...` for the fields set, `HDEL key field...` for those a past deadline deleted |
 //! | GEOADD | `ZADD key [options] <geohash score> member ...`, as Redis rewrites it |
 //! | PFCOUNT of one key whose cached estimate it refreshed (a read command) | as run (Redis propagates the cache's change) |
@@ -187,6 +187,8 @@ pub fn rewrite(name: &str, argv: &[Bytes], reply: &Frame, db: &Db, lazy: Lazy) -
             },
         }],
         "getdel" => vec![delete(key, lazy.user_del)],
+        // As Redis 7.0 propagates it.
+        "getset" => vec![vec![word("SET"), key.clone(), argv[2].clone()]],
         "incrbyfloat" => match reply {
             Frame::Bulk(value) => vec![vec![
                 word("SET"),
@@ -407,7 +409,12 @@ pub fn served(want: &Want, key: &Bytes, reply: &Frame) -> Option<Vec<Bytes>> {
     Some(match want {
         Want::Pop(end) => vec![word(list_pop(*end)), key.clone()],
         Want::Mpop { end, .. } => vec![word(list_pop(*end)), key.clone(), count()?],
-        Want::Move { dst, from, to } => vec![
+        Want::Move {
+            dst,
+            rpoplpush: true,
+            ..
+        } => vec![word("RPOPLPUSH"), key.clone(), dst.clone()],
+        Want::Move { dst, from, to, .. } => vec![
             word("LMOVE"),
             key.clone(),
             dst.clone(),
@@ -483,19 +490,29 @@ pub fn custom(
 /// A blocked client's attempt over several shards: a move records itself
 /// once it answers (the pops record as they are made).
 pub fn served_across(job: Job, here: usize, req: &super::blocking::Request) -> Job {
-    let Want::Move { dst, from, to } = &req.want else {
+    let Want::Move {
+        dst,
+        from,
+        to,
+        rpoplpush,
+    } = &req.want
+    else {
         return job;
     };
     let Some(src) = req.keys.first() else {
         return job;
     };
-    let record = vec![
-        word("LMOVE"),
-        src.clone(),
-        dst.clone(),
-        word(side(*from)),
-        word(side(*to)),
-    ];
+    let record = if *rpoplpush {
+        vec![word("RPOPLPUSH"), src.clone(), dst.clone()]
+    } else {
+        vec![
+            word("LMOVE"),
+            src.clone(),
+            dst.clone(),
+            word(side(*from)),
+            word(side(*to)),
+        ]
+    };
     record_after(job, here, req.db, move |reply| match reply {
         Frame::Bulk(_) => vec![record],
         _ => Vec::new(),
@@ -815,12 +832,17 @@ mod tests {
             ["ZPOPMAX q"]
         );
         let dst = Bytes::from_static(b"d");
-        let want = Want::Move {
-            dst,
+        let want = |rpoplpush| Want::Move {
+            dst: dst.clone(),
             from: End::Tail,
             to: End::Head,
+            rpoplpush,
         };
-        assert_eq!(served(want, Frame::bulk("x")), ["LMOVE q d RIGHT LEFT"]);
+        assert_eq!(
+            served(want(false), Frame::bulk("x")),
+            ["LMOVE q d RIGHT LEFT"]
+        );
+        assert_eq!(served(want(true), Frame::bulk("x")), ["RPOPLPUSH q d"]);
         let two = Frame::Array(vec![
             Frame::bulk("q"),
             Frame::Array(vec![Frame::bulk("x"), Frame::bulk("y")]),

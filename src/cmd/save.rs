@@ -46,14 +46,14 @@ pub fn refuses_writes(shard: &ShardData, spec: &CommandSpec) -> bool {
         && !shared.config.save_text().is_empty()
 }
 
-fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Every shard whole, for the instant a snapshot starts.
-fn every_shard(nshards: usize) -> LockPlan {
+pub fn every_shard(nshards: usize) -> LockPlan {
     (0..nshards).map(|s| (s, Need::Whole)).collect()
 }
 
@@ -74,6 +74,9 @@ fn snapshot_every_shard(
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
                 let now = ctx.shard.now_ms;
+                if s == 0 {
+                    super::replication::mark_snapshot(&ctx.shard.shared);
+                }
                 Out::Snapshot(Box::new(snapshot::serialize(
                     &ctx.shard.store,
                     now,
@@ -99,6 +102,13 @@ fn snapshot_every_shard(
 /// Builds the file from the shards' parts and writes it into place.
 /// Returns the change count it was taken at, or the log line of the failure.
 pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
+    let (bytes, changes) = file_bytes(shared, parts);
+    write_file(shared, &bytes)?;
+    Ok(changes)
+}
+
+/// The file the shards' parts make, and the change count it was taken at.
+pub fn file_bytes(shared: &Shared, parts: &[Part]) -> (Vec<u8>, u64) {
     let config = &shared.config;
     let (dbs, version) = crate::persist::merge(parts, config.databases());
     let now = now_ms();
@@ -106,6 +116,7 @@ pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
         ctime_s: now / 1000,
         used_mem: crate::util::memory::memory_stats().allocated,
         aof_base: false,
+        repl: super::replication::save_info(shared),
     };
     let libraries = shared.libraries.all();
     let codes: Vec<&[u8]> = libraries.iter().map(|l| l.code.as_ref()).collect();
@@ -118,14 +129,19 @@ pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
     let changes = parts
         .iter()
         .fold(0u64, |sum, p| sum.wrapping_add(p.changes));
+    (bytes, changes)
+}
+
+/// Writes a built file into place (`dir/dbfilename`).
+fn write_file(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
+    let config = &shared.config;
     let dir = config.dir();
-    disk::write_atomically(&dir, &config.dbfilename(), &bytes, "ember").map_err(|e| {
+    disk::write_atomically(&dir, &config.dbfilename(), bytes, "ember").map_err(|e| {
         format!(
             "Failed opening the temp RDB file temp-ember-{}.rdb (in server root dir {dir}) for saving: {e}",
             std::process::id()
         )
-    })?;
-    Ok(changes)
+    })
 }
 
 /// A save in the foreground: the file is written before the reply.
@@ -223,6 +239,9 @@ pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
                 let now = ctx.shard.now_ms;
+                if s == 0 {
+                    super::replication::mark_snapshot(&ctx.shard.shared);
+                }
                 ctx.shard.store.begin_snapshot(now, compress);
                 Out::Count(0)
             };
@@ -260,7 +279,9 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     }
     let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
         log::warn!("Background saving terminated by signal 10");
+        shared.repl.diskless_save.store(false, Relaxed);
         shared.persist.abort_bgsave();
+        hand_to_replicas(shared, None);
         return;
     };
     let writer = Arc::clone(shared);
@@ -270,22 +291,52 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     if let Err(e) = spawned {
         log::warn!("Can't save in background: {e}");
         shared.persist.finish_save(false, true, 0, now_ms());
+        hand_to_replicas(shared, None);
     }
 }
 
-/// The background writer's end: the file, the status, the log.
+/// The background writer's end: the file, the status, the log; and the
+/// file for the replicas whose full sync waited for this save (a save
+/// started for a diskless sync only writes no file, as Redis's socket
+/// target does not).
 fn finish_bgsave(shared: &Shared, parts: &[Part]) {
-    match write_parts(shared, parts) {
-        Ok(changes) => {
+    let (bytes, changes) = file_bytes(shared, parts);
+    let bytes = Arc::new(bytes);
+    let diskless = shared.repl.diskless_save.swap(false, Relaxed);
+    if diskless {
+        shared.persist.abort_bgsave();
+        hand_to_replicas(shared, Some(bytes));
+        log::info!("Background RDB transfer terminated with success");
+        return;
+    }
+    match write_file(shared, &bytes) {
+        Ok(()) => {
             log::info!("DB saved on disk");
             shared.persist.finish_save(true, true, changes, now_ms());
             log::info!("Background saving terminated with success");
+            hand_to_replicas(shared, Some(bytes));
         }
         Err(line) => {
             log::warn!("{line}");
             shared.persist.finish_save(false, true, 0, now_ms());
             log::warn!("Background saving error");
+            hand_to_replicas(shared, None);
         }
+    }
+}
+
+/// The full syncs waiting for the background save get its file (None: it
+/// failed or was aborted; they drop their replicas, which retry).
+fn hand_to_replicas(shared: &Shared, bytes: Option<Arc<Vec<u8>>>) {
+    let waiters = std::mem::take(
+        &mut *shared
+            .repl
+            .rdb_waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
+    for waiter in waiters {
+        let _ = waiter.send(bytes.clone());
     }
 }
 
@@ -370,32 +421,75 @@ pub fn debug_reload(shard: &ShardData, save: bool, flush: bool) -> Action {
                 "ERR Error trying to load the RDB dump: {e}"
             )));
         }
-        let ops = per_shard
-            .into_iter()
-            .enumerate()
-            .map(|(s, keys)| {
-                let op = move |ctx: &mut super::Ctx| {
-                    let store = &mut ctx.shard.store;
-                    let now = ctx.shard.now_ms;
-                    if flush {
-                        for db in 0..store.dbs.len() {
-                            store.touch_watched_db(db, None);
-                        }
-                        let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
-                        let count = old.iter().map(|db| db.len()).sum();
-                        crate::store::lazyfree::free_keys(old, count);
-                    }
-                    for (db, key, value, at) in keys {
-                        store.dbs[db].insert_raw(&key, value, at, now);
-                    }
-                    Out::Count(0)
-                };
-                (s, Op::store(0, op))
-            })
-            .collect();
+        let ops = load_ops(per_shard, flush);
         log::info!("DB reloaded by DEBUG RELOAD");
         Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
     })
+}
+
+/// Ops that place each shard's keys from a file (emptying the shard
+/// first when `flush`).
+fn load_ops(per_shard: Vec<Vec<LoadedKey>>, flush: bool) -> Vec<(usize, Op)> {
+    per_shard
+        .into_iter()
+        .enumerate()
+        .map(|(s, keys)| {
+            let op = move |ctx: &mut super::Ctx| {
+                let store = &mut ctx.shard.store;
+                let now = ctx.shard.now_ms;
+                if flush {
+                    for db in 0..store.dbs.len() {
+                        store.touch_watched_db(db, None);
+                    }
+                    let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
+                    let count = old.iter().map(|db| db.len()).sum();
+                    crate::store::lazyfree::free_keys(old, count);
+                }
+                for (db, key, value, at) in keys {
+                    store.dbs[db].insert_raw(&key, value, at, now);
+                }
+                Out::Count(0)
+            };
+            (s, Op::store(0, op))
+        })
+        .collect()
+}
+
+/// A replica's full sync: its master's file replaces every shard's keys,
+/// in one transaction holding every shard, expired keys included (the
+/// master's DELs follow for them).
+pub fn load_replica_file(shared: &Arc<Shared>, bytes: Vec<u8>) -> Action {
+    let n = shared.nshards;
+    let mut per_shard: Vec<Vec<LoadedKey>> = (0..n).map(|_| Vec::new()).collect();
+    let opts = load_options(shared, false);
+    let loaded = file::load(&bytes, &opts, |db, key, value, at| {
+        per_shard[super::shard_of(key, n)].push((db, key.to_vec(), value, at));
+    });
+    let loaded = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            log::warn!("Failed trying to load the MASTER synchronization DB from socket: {e}");
+            return Action::Reply(Frame::Error(format!("ERR {e}")));
+        }
+    };
+    let generation = shared.scripts.generation();
+    let restored = super::scripting::functions::libraries_of(generation, loaded.libraries)
+        .and_then(|libs| {
+            shared
+                .libraries
+                .restore(libs, RestorePolicy::Flush)
+                .map_err(|e| format!("ERR {e}"))
+        });
+    if let Err(e) = restored {
+        log::warn!("Failed loading the master's libraries: {e}");
+    }
+    log::info!(
+        "MASTER <-> REPLICA sync: Loaded {} keys ({} already expired, kept for the master's DEL)",
+        loaded.keys_loaded,
+        loaded.keys_expired
+    );
+    let job = Job::new(load_ops(per_shard, true), |_| Action::Reply(Frame::OK));
+    Action::Job(job.locked(every_shard(n)))
 }
 
 /// A key read from a file: database, name, value, deadline.

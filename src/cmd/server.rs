@@ -237,6 +237,9 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 .store(on, std::sync::atomic::Ordering::Relaxed);
             Frame::OK.into()
         }
+        "replicate" if argv.len() >= 3 => {
+            super::replication::debug_replicate(shard, &argv[2..]).into()
+        }
         "object" if argv.len() == 3 => multi::on_owner(shard, session.db, &argv[2], debug_object),
         "ember-check" if argv.len() == 2 => super::check::ember_check(shard),
         "digest" if argv.len() == 2 => super::digest::debug_digest(shard, session),

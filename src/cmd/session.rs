@@ -58,6 +58,16 @@ pub struct Session {
     pub reply: ReplyMode,
     /// The EXEC running, as sent, for MONITOR's line once its commands ran.
     pub monitored_exec: Option<Vec<Bytes>>,
+    /// What a replica told in REPLCONF before its PSYNC.
+    pub hello: super::replication::Hello,
+    /// The connection this replica applies its master's stream through:
+    /// never refused as read-only, sees expired keys as live.
+    pub master: bool,
+    /// The master client's transaction so far, in wire form: it joins
+    /// the replica's backlog whole at EXEC.
+    pub master_tx: Vec<u8>,
+    /// The database a SELECT inside that transaction makes it at EXEC.
+    pub master_tx_db: Option<usize>,
 }
 
 /// CLIENT REPLY: whether this client's replies are sent (pushes always are).
@@ -151,6 +161,10 @@ impl Session {
             monitor: false,
             reply: ReplyMode::On,
             monitored_exec: None,
+            hello: Default::default(),
+            master: false,
+            master_tx: Vec::new(),
+            master_tx_db: None,
         }
     }
 

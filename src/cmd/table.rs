@@ -13,8 +13,8 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, aof, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, monitor, multi, pubsub, save, scripting, server,
-    set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, monitor, multi, pubsub, replication, save,
+    scripting, server, set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -590,6 +590,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("bgrewriteaof", aof::bgrewriteaof),
     conn("readonly", server::cluster_disabled),
     conn("readwrite", server::cluster_disabled),
+    // Replication
+    conn("replconf", replication::replconf),
+    conn("psync", replication::psync),
+    conn("sync", replication::sync),
+    conn("replicaof", replication::replicaof),
+    conn("slaveof", replication::replicaof),
+    conn("role", replication::role),
+    conn("wait", replication::wait),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

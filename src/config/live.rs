@@ -108,6 +108,18 @@ pub(super) struct Slots {
     pub tls_prefer_server_ciphers: AtomicBool,
     pub tls_session_caching: AtomicBool,
     pub tls_session_cache_size: AtomicU64,
+    // Replication (`config::repl`).
+    pub masterauth: RwLock<String>,
+    pub masteruser: RwLock<String>,
+    pub replicaof: RwLock<String>,
+    pub replica_read_only: AtomicBool,
+    pub replica_serve_stale_data: AtomicBool,
+    pub repl_diskless_sync: AtomicBool,
+    pub repl_backlog_size: AtomicU64,
+    pub repl_timeout: AtomicU64,
+    pub repl_ping_replica_period: AtomicU64,
+    pub min_replicas_to_write: AtomicU64,
+    pub min_replicas_max_lag: AtomicU64,
 }
 
 /// The `lazyfree-lazy-*` switches. Unlike the other slots these are one
@@ -666,6 +678,60 @@ impl Live {
 
     pub fn rdbchecksum(&self) -> bool {
         self.v.rdbchecksum.load(Relaxed)
+    }
+
+    pub fn masterauth(&self) -> String {
+        self.v
+            .masterauth
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    /// `replicaof` as given at start-up: `host port`, or empty.
+    pub fn replicaof(&self) -> String {
+        self.v
+            .replicaof
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    pub fn masteruser(&self) -> String {
+        self.v
+            .masteruser
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    pub fn replica_serve_stale_data(&self) -> bool {
+        self.v.replica_serve_stale_data.load(Relaxed)
+    }
+
+    pub fn replica_read_only(&self) -> bool {
+        self.v.replica_read_only.load(Relaxed)
+    }
+
+    pub fn repl_diskless_sync(&self) -> bool {
+        self.v.repl_diskless_sync.load(Relaxed)
+    }
+
+    pub fn repl_backlog_size(&self) -> u64 {
+        self.v.repl_backlog_size.load(Relaxed)
+    }
+
+    pub fn repl_timeout_s(&self) -> u64 {
+        self.v.repl_timeout.load(Relaxed)
+    }
+
+    pub fn repl_ping_replica_period_s(&self) -> u64 {
+        self.v.repl_ping_replica_period.load(Relaxed)
+    }
+
+    pub fn min_replicas_to_write(&self) -> u64 {
+        self.v.min_replicas_to_write.load(Relaxed)
+    }
+
+    pub fn min_replicas_max_lag_s(&self) -> u64 {
+        self.v.min_replicas_max_lag.load(Relaxed)
     }
 
     pub fn stop_writes_on_bgsave_error(&self) -> bool {

@@ -41,6 +41,7 @@ pub mod obuf;
 pub mod params;
 pub mod parse;
 pub mod persist;
+pub mod repl;
 pub mod tls;
 
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ use super::live::{
     ListpackLimits, Live, APPENDFSYNC, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION,
     LAZYFREE, LOGLEVELS, POLICIES,
 };
-use super::{compat, events, obuf, persist, tls};
+use super::{compat, events, obuf, persist, repl, tls};
 
 /// One configuration parameter.
 pub struct Param {
@@ -562,8 +562,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| parse_bool(v).map(|_| ()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Bool { default: true, slot: |l| &l.v.replica_serve_stale_data },
+        doc: "a replica whose link is down still answers its clients (no: MASTERDOWN)",
     },
     Param {
         name: "activerehashing", aliases: &[], set: Set::Yes, apply: None,
@@ -840,23 +840,23 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "replicaof", aliases: &["slaveof"], set: Set::Immutable, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Custom(&repl::REPLICAOF),
+        doc: "<host> <port>: start as a replica of that master",
     },
     Param {
         name: "masterauth", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Custom(&repl::MASTERAUTH),
+        doc: "the password a replica gives its master (AUTH)",
     },
     Param {
         name: "masteruser", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Custom(&repl::MASTERUSER),
+        doc: "the user a replica logs in to its master as (AUTH user password)",
     },
     Param {
         name: "replica-read-only", aliases: &["slave-read-only"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Bool { default: true, slot: |l| &l.v.replica_read_only },
+        doc: "a replica refuses writes from its clients (READONLY)",
     },
     Param {
         name: "replica-lazy-flush", aliases: &["slave-lazy-flush"], set: Set::Yes, apply: None,
@@ -885,8 +885,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-diskless-sync", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "yes", check: |v| compat::boolean(v) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Bool { default: true, slot: |l| &l.v.repl_diskless_sync },
+        doc: "a full sync sends the snapshot as `$EOF:` without writing the file",
     },
     Param {
         name: "repl-diskless-sync-max-replicas", aliases: &[], set: Set::Yes, apply: None,
@@ -905,8 +905,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-backlog-size", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "1048576", check: |v| super::kind::parse_memory_in(v, 1, i64::MAX as u64).map(|_| ()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Memory { default: 1048576, min: 1, max: i64::MAX as u64, slot: |l| &l.v.repl_backlog_size },
+        doc: "bytes of the replication stream kept for partial resyncs",
     },
     Param {
         name: "repl-backlog-ttl", aliases: &[], set: Set::Yes, apply: None,
@@ -915,23 +915,23 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-timeout", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "60", check: |v| compat::int_in(v, 1, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 60, min: 1, max: i32::MAX as i64, fit: None, slot: |l| &l.v.repl_timeout },
+        doc: "seconds without traffic before a replication link counts as dead",
     },
     Param {
         name: "repl-ping-replica-period", aliases: &["repl-ping-slave-period"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 1, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 10, min: 1, max: i32::MAX as i64, fit: None, slot: |l| &l.v.repl_ping_replica_period },
+        doc: "seconds between the PINGs a master sends its replicas",
     },
     Param {
         name: "min-replicas-to-write", aliases: &["min-slaves-to-write"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 0, min: 0, max: i32::MAX as i64, fit: None, slot: |l| &l.v.min_replicas_to_write },
+        doc: "writes are refused with fewer good replicas than this (0: off)",
     },
     Param {
         name: "min-replicas-max-lag", aliases: &["min-slaves-max-lag"], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "10", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 10, min: 0, max: i32::MAX as i64, fit: None, slot: |l| &l.v.min_replicas_max_lag },
+        doc: "a good replica acknowledged within this many seconds",
     },    Param {
         name: "sanitize-dump-payload", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "no", check: |v| compat::choice(v, &["no", "yes", "clients"]) },

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::exec::Shared;
-use crate::store::{ActiveExpire, Keyspace, Store};
+use crate::store::{ActiveExpire, Expiry, Keyspace, Store};
 
 /// Everything one shard owns that commands touch.
 pub struct ShardData {
@@ -42,6 +42,9 @@ pub struct ShardData {
     /// While a tracking client's script runs: whether one of its commands
     /// read (its declared keys are then remembered).
     pub script_reads: Option<bool>,
+    /// The work running now is the master's (this server is a replica):
+    /// it sees logically expired keys as live (`store::Expiry`).
+    pub from_master: bool,
 }
 
 impl ShardData {
@@ -66,6 +69,7 @@ impl ShardData {
             in_script: false,
             reader: None,
             script_reads: None,
+            from_master: false,
         }
     }
 }
@@ -82,7 +86,11 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn ks(&mut self) -> Keyspace<'_> {
-        self.shard.store.keyspace(self.db, self.shard.now_ms)
+        let expiry = self.shard.expiry();
+        self.shard
+            .store
+            .keyspace(self.db, self.shard.now_ms)
+            .with_expiry(expiry)
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -102,6 +110,19 @@ impl ShardData {
     pub fn set_caller(&mut self, id: Option<u64>, reads: bool) {
         self.store.stats.notify.tracking.caller = id;
         self.reader = id.filter(|_| reads);
+    }
+
+    /// How lookups treat logically expired keys: a replica never removes
+    /// them itself (its master's DEL does); its clients read them as
+    /// missing, its master's commands as live.
+    pub fn expiry(&self) -> Expiry {
+        if !self.shared.repl.is_replica() {
+            Expiry::Remove
+        } else if self.from_master {
+            Expiry::Keep
+        } else {
+            Expiry::Hide
+        }
     }
 
     /// Hands what the work just run recorded (a command, an op, a served

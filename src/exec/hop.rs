@@ -54,6 +54,15 @@ pub enum Msg {
         tx: Option<TxId>,
         f: Box<dyn FnOnce(&mut super::Ctx) + Send>,
     },
+    /// Serve this socket as a client of this shard: the connection a
+    /// replica applies its master's stream through (`master`), which the
+    /// replication link thread writes on.
+    Adopt {
+        stream: std::net::TcpStream,
+        master: bool,
+        /// The address CLIENT LIST shows and CLIENT KILL matches.
+        addr: String,
+    },
 }
 
 /// Where a job's output goes back to: the slot `seq` of the connection at

@@ -66,6 +66,9 @@ pub enum ClientsOp {
     /// CLIENT UNBLOCK: end the wait of client `id` if it is blocked here,
     /// with the timeout reply or (`error`) the UNBLOCKED error; answers 1 or 0.
     Unblock { id: u64, error: bool },
+    /// This server became a replica: every blocked client here gets this
+    /// error (Redis's `disconnectAllBlockedClients`); answers how many.
+    UnblockAll(&'static str),
     /// An ACL change to `user` (every user: None): close its clients if
     /// the user is gone, and its subscribers whose channels it no longer
     /// allows (as Redis 7 does); answers how many closed. `asker` gets
@@ -266,7 +269,42 @@ pub enum Action {
     },
     /// From a continuation: the checks passed, run the queued commands.
     RunQueued,
+    /// The connection leaves the shard's loop (a replica after PSYNC or
+    /// SYNC): once the replies before it are written, its socket and the
+    /// input it sent after the command go to the function, on the shard's
+    /// thread (which must only hand them on to a thread of their own).
+    Handoff(Handoff),
+    /// Answered later from another thread (WAIT): the function gets the
+    /// [`Responder`] that sends the reply to the client's slot.
+    Later(Later),
 }
+
+/// See [`Action::Later`].
+pub type Later = Box<dyn FnOnce(Responder) + Send>;
+
+/// Sends one reply to a client's slot from any thread: the answer of its
+/// slot's only part, through its shard's inbox.
+pub struct Responder {
+    pub inbox: crossbeam_channel::Sender<Vec<super::Msg>>,
+    pub waker: std::sync::Arc<mio::Waker>,
+    pub to: super::ReplyTo,
+}
+
+impl Responder {
+    pub fn send(self, frame: Frame) {
+        let done = super::Msg::Done {
+            to: self.to,
+            part: 0,
+            out: Out::Frame(frame),
+        };
+        if self.inbox.send(vec![done]).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+/// See [`Action::Handoff`].
+pub type Handoff = Box<dyn FnOnce(std::net::TcpStream, Vec<u8>) + Send>;
 
 impl From<Frame> for Action {
     fn from(f: Frame) -> Action {

@@ -12,6 +12,7 @@
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
 //! - [`monitors`]: the clients in MONITOR mode, which every shard feeds.
 //! - [`pause`]: CLIENT PAUSE's state, which every shard reads before a command.
+//! - [`repl`]: the replication backlog and the replicas it serves.
 //! - [`hop`]: the messages between shards ([`Msg`]) and where answers go back.
 //! - [`wait`]: blocked clients as the shards pass them around.
 //! - [`shared`]: what every shard thread shares ([`Shared`]).
@@ -26,6 +27,7 @@ pub mod job;
 pub mod locks;
 pub mod monitors;
 pub mod pause;
+pub mod repl;
 pub mod scripts;
 pub mod shared;
 pub mod stats;
@@ -33,7 +35,10 @@ pub mod wait;
 
 pub use ctx::{Ctx, ShardData};
 pub use hop::{Msg, Parked, ReplyTo};
-pub use job::{Action, ClientType, ClientsOp, Job, KillFilter, LockPlan, Op, Out, StoreOp, Then};
+pub use job::{
+    Action, ClientType, ClientsOp, Handoff, Job, KillFilter, Later, LockPlan, Op, Out, Responder,
+    StoreOp, Then,
+};
 pub use locks::{LockKey, Need, TxId};
 pub use shared::{Counters, Peer, Shared};
 pub use wait::Wait;

@@ -50,9 +50,10 @@ pub struct Shared {
     pub pause: super::pause::Pause,
     /// The propagation feed every shard hands its records to.
     pub feed: super::feed::Feed,
-    /// This server's replication ID (INFO `master_replid`): 40 random hex
-    /// digits drawn at start, as Redis draws its own.
-    pub replid: String,
+    /// The replication backlog and the connected replicas (`exec::repl`);
+    /// its replication ID is 40 random hex digits drawn at start, as Redis
+    /// draws its own.
+    pub repl: Arc<super::repl::Repl>,
     /// Last save, background save status, the `save` rules' counters.
     pub persist: crate::persist::State,
     /// The append-only file: its files, writer and rewrite status.
@@ -88,7 +89,7 @@ impl Shared {
             monitors: Default::default(),
             pause: Default::default(),
             feed: Default::default(),
-            replid: new_replid(),
+            repl: Arc::new(super::repl::Repl::new(new_replid())),
             persist: crate::persist::State::new(
                 nshards,
                 std::time::SystemTime::now()
@@ -103,6 +104,15 @@ impl Shared {
         }
     }
 
+    /// Whether the active expiry sweep runs: not after DEBUG
+    /// SET-ACTIVE-EXPIRE 0, and never on a replica (its master's DELs
+    /// remove its expired keys).
+    pub fn sweeping(&self) -> bool {
+        self.active_expire
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && !self.repl.is_replica()
+    }
+
     pub fn peers(&self) -> &[Peer] {
         self.peers.get().expect("peers are set before shards start")
     }
@@ -110,7 +120,7 @@ impl Shared {
 
 /// 40 hex digits from a generator seeded by the clock and the process id
 /// (an ID only has to differ between servers and restarts).
-fn new_replid() -> String {
+pub fn new_replid() -> String {
     use rand_xoshiro::rand_core::{RngCore, SeedableRng};
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -28,7 +28,14 @@ pub enum Want {
     /// BLMPOP: up to `count` elements from an end; answers `[key, [elements]]`.
     Mpop { end: End, count: usize },
     /// BLMOVE / BRPOPLPUSH: moves one element to `dst`; answers the element.
-    Move { dst: Bytes, from: End, to: End },
+    /// `rpoplpush`: it was BRPOPLPUSH, which Redis propagates as
+    /// RPOPLPUSH (BLMOVE as LMOVE).
+    Move {
+        dst: Bytes,
+        from: End,
+        to: End,
+        rpoplpush: bool,
+    },
     /// BZPOPMIN / BZPOPMAX: answers `[key, member, score]`.
     ZPop(zset::End),
     /// BZMPOP: up to `count` members; answers `[key, [[member, score], ...]]`.

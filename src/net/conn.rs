@@ -145,6 +145,9 @@ pub struct Conn {
     /// that invalidations of evicted keys reach a tracking client before
     /// the reply (`shard::worker::tracking`).
     pub evict_wait: Option<Vec<bytes::Bytes>>,
+    /// Leaving the loop (a replica): once its replies are written, the
+    /// socket goes here (`exec::Action::Handoff`); nothing more is parsed.
+    pub handoff: Option<crate::exec::Handoff>,
 }
 
 impl Conn {
@@ -174,6 +177,7 @@ impl Conn {
             postponed: None,
             running_len: 0,
             evict_wait: None,
+            handoff: None,
         }
     }
 

@@ -66,6 +66,10 @@ pub struct Aux {
     pub used_mem: u64,
     /// `aof-base`: 1 in the base of an append-only file, as Redis marks it.
     pub aof_base: bool,
+    /// `repl-stream-db`, `repl-id`, `repl-offset`: the replication
+    /// history the file stands at, written as Redis writes them when it
+    /// has one, so a restarted master continues with its replicas.
+    pub repl: Option<(usize, String, u64)>,
 }
 
 /// The header: magic, version and AUX fields, in redis-server 7.0's order.
@@ -80,6 +84,11 @@ pub fn put_header(out: &mut Vec<u8>, version: u16, aux: &Aux) {
     field("redis-bits", "64");
     field("ctime", &aux.ctime_s.to_string());
     field("used-mem", &aux.used_mem.to_string());
+    if let Some((db, id, offset)) = &aux.repl {
+        field("repl-stream-db", &db.to_string());
+        field("repl-id", id);
+        field("repl-offset", &offset.to_string());
+    }
     field("aof-base", if aux.aof_base { "1" } else { "0" });
 }
 

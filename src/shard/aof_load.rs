@@ -114,6 +114,7 @@ fn create_new(shared: &Shared, dir: &Path, prefix: &str) -> Result<Manifest, Sta
             ctime_s: crate::shard::worker::unix_ms() / 1000,
             used_mem: crate::util::memory::memory_stats().allocated,
             aof_base: true,
+            repl: None,
         };
         crate::persist::file::build(
             &[],

@@ -129,6 +129,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
         aof_load::replay(Arc::clone(&shared), own.clone(), replay);
     }
     persist::start_rules(Arc::clone(&shared), own);
+    crate::cmd::replication::start_from_config(&shared);
     Ok((shared, handles))
 }
 

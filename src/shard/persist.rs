@@ -46,6 +46,7 @@ fn load_rdb(shared: &Shared, mut stores: Vec<Store>) -> Result<Vec<Store>, Start
         StartError::Load(e.to_string())
     })?;
     restore_libraries(shared, &mut loaded)?;
+    crate::cmd::replication::restore_info(shared, loaded.aux("repl-id"), loaded.aux("repl-offset"));
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");
     log::info!("Loading RDB produced by version {ver}");
     if let Some(ctime) = loaded.aux("ctime").and_then(|c| c.parse::<u64>().ok()) {

@@ -588,6 +588,23 @@ pub struct Keyspace<'a> {
     now_ms: u64,
     /// The database's number, for keyspace events.
     index: usize,
+    expiry: Expiry,
+}
+
+/// What a lookup does with a logically expired key (the seeds' replica
+/// rules: a replica never expires keys itself, it waits for its master's
+/// DEL; meanwhile its clients read such a key as missing, while DBSIZE
+/// still counts it, and the master's own commands see it as live).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Expiry {
+    /// A master: the key is removed (lazy expiry) and reads as missing.
+    #[default]
+    Remove,
+    /// A replica's client: reads see it missing, the key stays; a write
+    /// (on a writable replica) removes it first, as Redis 7 does.
+    Hide,
+    /// The master's command on a replica: the key is live.
+    Keep,
 }
 
 impl<'a> Keyspace<'a> {
@@ -597,7 +614,24 @@ impl<'a> Keyspace<'a> {
             stats,
             now_ms,
             index: 0,
+            expiry: Expiry::Remove,
         }
+    }
+
+    /// A writable replica's client gave `key` a TTL: the replica expires
+    /// it itself (`Store::expire_local`).
+    fn note_local_ttl(&mut self, key: &[u8], expire_at: Option<u64>) {
+        if self.expiry == Expiry::Hide && expire_at.is_some() {
+            self.stats
+                .local_volatile
+                .insert((self.index, Bytes::copy_from_slice(key)));
+        }
+    }
+
+    /// Sets how lookups treat logically expired keys.
+    pub fn with_expiry(mut self, expiry: Expiry) -> Keyspace<'a> {
+        self.expiry = expiry;
+        self
     }
 
     /// Fires keyspace event `event` of `class` (`store::notify`) for `key`.
@@ -652,10 +686,30 @@ impl<'a> Keyspace<'a> {
     /// hash too when none is left). One probe of the table serves the
     /// check and what the caller does next.
     fn live(&mut self, key: &[u8]) -> Option<usize> {
+        self.live_as(key, self.expiry)
+    }
+
+    /// [`live`](Self::live) for a write: a replica's client removes the
+    /// expired key it writes over.
+    fn live_for_write(&mut self, key: &[u8]) -> Option<usize> {
+        let expiry = match self.expiry {
+            Expiry::Hide => Expiry::Remove,
+            other => other,
+        };
+        self.live_as(key, expiry)
+    }
+
+    fn live_as(&mut self, key: &[u8], expiry: Expiry) -> Option<usize> {
         // Lookups help a resize along, as Redis's do its rehash: after a
         // storm the traffic left may be reads and overwrites only.
         self.db.dict.tidy(super::index::STEP);
         let pos = self.db.dict.find(key)?;
+        if expiry != Expiry::Remove {
+            let entry = self.db.dict.entry(pos);
+            let expired = entry.expire_at().is_some_and(|at| self.now_ms > at)
+                || matches!(&entry.value, Value::Hash(h) if h.all_expired(self.now_ms));
+            return (expiry == Expiry::Keep || !expired).then_some(pos);
+        }
         let entry = self.db.dict.entry(pos);
         if let Some(at) = entry.expire_at() {
             if self.now_ms > at {
@@ -731,7 +785,8 @@ impl<'a> Keyspace<'a> {
 
     /// Stores `value` replacing whatever was there; `expire_at` None clears the TTL.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<u64>) {
-        let pos = self.live(key);
+        let pos = self.live_for_write(key);
+        self.note_local_ttl(key, expire_at);
         if pos.is_none() && self.stats.notify.wants(super::notify::NEW) {
             self.stats.record_new(self.index, key);
         }
@@ -751,7 +806,7 @@ impl<'a> Keyspace<'a> {
 
     /// Stores `value`, keeping the current TTL of a live key (KEEPTTL, in-place changes).
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
-        let pos = self.live(key);
+        let pos = self.live_for_write(key);
         let ttl = match pos {
             Some(pos) => self.db.dict.entry(pos).expire_at(),
             None => {
@@ -768,15 +823,16 @@ impl<'a> Keyspace<'a> {
 
     /// Deletes a live key, returning it.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let pos = self.live(key)?;
+        let pos = self.live_for_write(key)?;
         Some(self.db.dict.remove_at(pos).1)
     }
 
     /// Sets the deadline of a live key; false if the key does not exist.
     pub fn set_expire(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
-        let Some(pos) = self.live(key) else {
+        let Some(pos) = self.live_for_write(key) else {
             return false;
         };
+        self.note_local_ttl(key, expire_at);
         self.db.set_deadline_at(pos, expire_at);
         true
     }

@@ -42,7 +42,7 @@ pub mod value;
 pub mod watch;
 pub mod zset;
 
-pub use db::{Db, Entry, Keyspace};
+pub use db::{Db, Entry, Expiry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
 pub use stats::ExpiryStats;
 pub use value::{StrForm, Value};
@@ -70,6 +70,30 @@ pub struct ShardSnapshot {
 }
 
 impl Store {
+    /// A writable replica expires the keys its own clients gave a TTL
+    /// (Redis's `expireSlaveKeys`); returns how many it removed.
+    pub fn expire_local(&mut self, now_ms: u64) -> usize {
+        let tracked = std::mem::take(&mut self.stats.local_volatile);
+        let mut removed = 0;
+        for (db, key) in tracked {
+            let Some(table) = self.dbs.get_mut(db) else {
+                continue;
+            };
+            match table.peek(&key).and_then(|e| e.expire_at()) {
+                Some(at) if now_ms > at => {
+                    table.remove_raw(&key);
+                    self.stats.record_expired(db, &key, at, now_ms);
+                    removed += 1;
+                }
+                Some(_) => {
+                    self.stats.local_volatile.insert((db, key));
+                }
+                None => {}
+            }
+        }
+        removed
+    }
+
     pub fn new(databases: usize) -> Store {
         Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),

@@ -39,6 +39,10 @@ pub struct ExpiryStats {
     /// not removed (nor its expired hash fields), as in Redis 7, so the
     /// paused server changes nothing by itself. Set by the shard loop.
     pub expiry_paused: bool,
+    /// On a writable replica: keys its own clients gave a TTL, which it
+    /// expires itself (Redis's `slaveKeysWithExpire`); the master's keys
+    /// wait for the master's DEL.
+    pub local_volatile: std::collections::HashSet<(usize, bytes::Bytes)>,
 }
 
 impl Default for ExpiryStats {
@@ -59,6 +63,7 @@ impl Default for ExpiryStats {
             notify: Notifier::default(),
             propagate: Log::default(),
             expiry_paused: false,
+            local_volatile: Default::default(),
         }
     }
 }
@@ -110,9 +115,11 @@ impl ExpiryStats {
     pub fn reset(&mut self) {
         let notify = std::mem::take(&mut self.notify);
         let propagate = std::mem::take(&mut self.propagate);
+        let local_volatile = std::mem::take(&mut self.local_volatile);
         *self = ExpiryStats {
             notify,
             propagate,
+            local_volatile,
             ..ExpiryStats::default()
         };
     }

@@ -43,7 +43,8 @@ pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is
 /// Whether the gate has nothing to do for this connection now.
 #[inline]
 pub fn is_free(shard: &ShardData, session: &Session) -> bool {
-    session.auth.free && session.auth.generation == shard.shared.acl.generation()
+    // A replica obeys its master whatever the ACL says.
+    session.master || session.auth.free && session.auth.generation == shard.shared.acl.generation()
 }
 
 /// Whether the gate has nothing to do for this connection, its user taken
@@ -125,7 +126,7 @@ pub fn exec_refusals(
     session: &Session,
     queued: &mut Vec<Vec<Bytes>>,
 ) -> Vec<(usize, Frame)> {
-    if session.auth.free {
+    if session.auth.free || session.master {
         return Vec::new();
     }
     let mut refused = Vec::new();

@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 235] = [
+pub static META: [CommandMeta; 242] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2115,6 +2115,38 @@ pub static META: [CommandMeta; 235] = [
         .docs("Enables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
     cmd("readwrite", 1, "loading stale fast", "fast connection", (0, 0, 0))
         .docs("Disables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
+    cmd("replconf", -1, "admin noscript loading stale allow_busy", "admin slow dangerous", (0, 0, 0))
+        .docs("An internal command for configuring the replication stream", "3.0.0", "server", "O(1)")
+        .doc_flags("syscmd"),
+    cmd("psync", -3, "admin noscript no_async_loading no_multi", "admin slow dangerous", (0, 0, 0))
+        .docs("Internal command used for replication", "2.8.0", "server", "")
+        .args(&[string("replicationid"), integer("offset")]),
+    cmd("sync", 1, "admin noscript no_async_loading no_multi", "admin slow dangerous", (0, 0, 0))
+        .docs("Internal command used for replication", "1.0.0", "server", ""),
+    cmd("replicaof", 3, "admin noscript stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Make the server a replica of another instance, or promote it as master.", "5.0.0", "server", "O(1)")
+        .args(&[
+            oneof("args", &[
+                block("host-port", &[string("host"), integer("port")]),
+                block("no-one", &[pure_token("no", "NO"), pure_token("one", "ONE")]),
+            ]),
+        ]),
+    cmd("slaveof", 3, "admin noscript stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+        .docs("Make the server a replica of another instance, or promote it as master.", "1.0.0", "server", "O(1)")
+        .doc_flags("deprecated")
+        .deprecated("5.0.0", "`REPLICAOF`")
+        .args(&[
+            oneof("args", &[
+                block("host-port", &[string("host"), integer("port")]),
+                block("no-one", &[pure_token("no", "NO"), pure_token("one", "ONE")]),
+            ]),
+        ]),
+    cmd("role", 1, "noscript loading stale fast", "admin fast dangerous", (0, 0, 0))
+        .docs("Return the role of the instance in the context of replication", "2.8.12", "server", "O(1)"),
+    cmd("wait", 3, "noscript", "slow connection", (0, 0, 0))
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .docs("Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", "generic", "O(1)")
+        .args(&[integer("numreplicas"), integer("timeout")]),
     cmd("acl", -2, "", "slow", (0, 0, 0))
         .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
         .subcommands(&[

@@ -176,6 +176,11 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
     {
         return Frame::Error(crate::exec::evict::OOM.into());
     }
+    if write {
+        if let Some(refusal) = crate::cmd::replication::script_write_refusal(call.ctx.shard) {
+            return refusal;
+        }
+    }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;
     if nshards > 1 {

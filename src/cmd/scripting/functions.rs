@@ -322,6 +322,14 @@ pub(super) fn fcall_in(
     if super::refused_for_memory(ctx, !info.no_writes(), allow_oom) {
         return Err(Frame::Error(crate::exec::evict::OOM.into()));
     }
+    // A function that may write is refused before it runs where writes
+    // would be (too few good replicas, a read-only replica), as Redis's
+    // scriptPrepareForRun refuses it.
+    if !info.no_writes() {
+        if let Some(refusal) = crate::cmd::replication::script_write_refusal(ctx.shard) {
+            return Err(refusal);
+        }
+    }
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     vm::with_vm(shared.scripts.generation(), |vm| {

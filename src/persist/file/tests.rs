@@ -38,6 +38,7 @@ fn file_of(store: &Store, compress: bool, checksum: bool) -> Vec<u8> {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
         aof_base: false,
+        repl: None,
     };
     build(&dbs, &[], &aux, checksum, version)
 }
@@ -87,6 +88,7 @@ fn an_expired_key_in_the_file_is_skipped_by_a_master_and_kept_by_a_replica() {
             ctime_s: 0,
             used_mem: 0,
             aof_base: false,
+            repl: None,
         },
     );
     put_db_start(&mut out, 0, 2, 1);
@@ -178,6 +180,7 @@ fn a_database_past_the_configured_count_is_refused() {
             ctime_s: 0,
             used_mem: 0,
             aof_base: false,
+            repl: None,
         },
     );
     put_db_start(&mut out, 20, 1, 0);
@@ -194,6 +197,7 @@ fn function_libraries_come_before_the_databases_and_read_back() {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
         aof_base: false,
+        repl: None,
     };
     let a = b"#!lua name=a\nredis.register_function('fa', function() return 1 end)";
     let b = format!("#!lua name=b\n{}", "-- long\n".repeat(50));

@@ -3,6 +3,7 @@
 
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 use mio::net::TcpListener;
 use mio::{Interest, Registry, Token};
@@ -16,6 +17,11 @@ use crate::resp::{ParseLimits, Parser};
 
 impl Worker {
     pub(super) fn cron(&mut self) {
+        if self.data.shared.repl.is_replica() && !self.data.store.stats.local_volatile.is_empty() {
+            let now = self.data.now_ms;
+            self.data.store.expire_local(now);
+            self.data.publish_expired();
+        }
         // For the `save` rules, which one thread checks over every shard.
         if let Some(slot) = self.data.shared.persist.shard_changes.get(self.data.id) {
             slot.store(self.data.store.stats.notify.dirty, Relaxed);
@@ -34,7 +40,9 @@ impl Worker {
                 .conns
                 .iter()
                 .filter(|(_, c)| {
-                    !c.has_pending() && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
+                    !c.session.master
+                        && !c.has_pending()
+                        && now.saturating_sub(c.session.last_ms) > timeout_s * 1000
                 })
                 .map(|(t, _)| t)
                 .collect();
@@ -60,6 +68,45 @@ impl Worker {
                 now_ms,
             );
         }
+    }
+
+    /// Serves a socket another thread made as a client here
+    /// (`exec::Msg::Adopt`): the connection a replica applies its master's
+    /// stream through, logged in and obeyed as Redis obeys its master.
+    pub(super) fn adopt(&mut self, stream: std::net::TcpStream, master: bool, addr: String) {
+        let _ = stream.set_nonblocking(true);
+        let mut stream = mio::net::TcpStream::from_std(stream);
+        let shared = &self.data.shared;
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let id = shared.counters.next_client_id.fetch_add(1, Relaxed);
+        let mut session = Session::new(id, addr, laddr, self.data.now_ms);
+        session.shard = self.data.id;
+        session.master = master;
+        session.auth.authenticated = true;
+        session.auth.user = Arc::new(cmd::acl::default_user());
+        let entry = self.conns.vacant_entry();
+        let token = entry.key();
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut stream, Token(token), Interest::READABLE)
+        {
+            log::warn!("cannot register the master's connection: {e}");
+            return;
+        }
+        shared.counters.connected_clients.fetch_add(1, Relaxed);
+        if master {
+            shared.repl.set_master_conn(id);
+        }
+        session.token = token;
+        let limits = ParseLimits {
+            max_bulk_len: shared.config.max_bulk_len(),
+            ..ParseLimits::default()
+        };
+        entry.insert(Conn::new(stream, session, Parser::new(limits)));
     }
 
     /// Redis's `closeClientOnOutputBufferLimitReached`, checked whenever a
@@ -104,39 +151,63 @@ impl Worker {
     }
 
     pub(super) fn close(&mut self, token: usize) {
-        if let Some(mut conn) = self.conns.try_remove(token) {
-            let _ = self.poll.registry().deregister(&mut conn.stream);
-            self.data.clients_mem = self
-                .data
-                .clients_mem
-                .saturating_sub(conn.accounted_mem as u64);
-            self.forget_blocked(conn.session.id);
-            cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
-            cmd::tracking::disable(&self.data, &mut conn.session);
-            cmd::monitor::stop(&self.data, &mut conn.session);
-            if conn.postponed.is_some() {
-                let blocked = &self.data.shared.counters.blocked_clients;
-                blocked.fetch_sub(1, Relaxed);
-            }
-            self.data.shared.tracking.disconnected(conn.session.id);
-            if let Some(tx) = conn.tx {
-                self.end_tx(tx);
-            }
-            for (shard, op) in
-                cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
-            {
-                if shard == self.data.id {
-                    self.run_op(op);
-                } else {
-                    self.outbox[shard].push(Msg::Post(op));
-                }
-            }
-            self.data
-                .shared
-                .counters
-                .connected_clients
-                .fetch_sub(1, Relaxed);
+        drop(self.forget(token));
+    }
+
+    /// Takes a connection out of the loop with everything it held here
+    /// (blocked waits, subscriptions, locks, watches) and hands it back.
+    fn forget(&mut self, token: usize) -> Option<crate::net::Conn> {
+        let mut conn = self.conns.try_remove(token)?;
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        self.data.clients_mem = self
+            .data
+            .clients_mem
+            .saturating_sub(conn.accounted_mem as u64);
+        self.forget_blocked(conn.session.id);
+        cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
+        cmd::tracking::disable(&self.data, &mut conn.session);
+        cmd::monitor::stop(&self.data, &mut conn.session);
+        if conn.postponed.is_some() {
+            let blocked = &self.data.shared.counters.blocked_clients;
+            blocked.fetch_sub(1, Relaxed);
         }
+        self.data.shared.tracking.disconnected(conn.session.id);
+        if let Some(tx) = conn.tx {
+            self.end_tx(tx);
+        }
+        for (shard, op) in
+            cmd::transaction::unwatch_ops(&mut conn.session, self.data.shared.nshards)
+        {
+            if shard == self.data.id {
+                self.run_op(op);
+            } else {
+                self.outbox[shard].push(Msg::Post(op));
+            }
+        }
+        self.data
+            .shared
+            .counters
+            .connected_clients
+            .fetch_sub(1, Relaxed);
+        Some(conn)
+    }
+
+    /// A connection leaves the loop for a thread of its own (a replica,
+    /// `exec::Action::Handoff`): forgotten here as a closed client is, its
+    /// socket and unread input handed on.
+    pub(super) fn hand_off(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let Some(handoff) = conn.handoff.take() else {
+            return;
+        };
+        let Some(conn) = self.forget(token) else {
+            return;
+        };
+        let unread = conn.rbuf.to_vec();
+        let stream: std::net::TcpStream = conn.stream.into();
+        handoff(stream, unread);
     }
 
     pub(super) fn clients_op(&mut self, op: ClientsOp) -> Out {
@@ -174,6 +245,7 @@ impl Worker {
                 Out::Count(count)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
+            ClientsOp::UnblockAll(error) => Out::Count(self.unblock_all(error)),
             ClientsOp::AclChanged {
                 user,
                 reloaded,
@@ -230,7 +302,9 @@ fn obuf_class(s: &Session) -> crate::config::ObufClass {
 }
 
 fn client_type(s: &Session) -> ClientType {
-    if s.subscriptions() > 0 {
+    if s.master {
+        ClientType::Master
+    } else if s.subscriptions() > 0 {
         ClientType::PubSub
     } else {
         ClientType::Normal

@@ -82,6 +82,7 @@ impl Worker {
             let step_started = Stamp::now();
             self.data.set_caller(Some(to.conn_id), to.track);
             let watched = watching.then(|| argv.clone());
+            self.data.from_master = conn.session.master;
             let action = if cmd::scripting::is_script(spec) {
                 self.lending(Some(to.token), |data, session| {
                     cmd::dispatch_spec(data, session, spec, &mut argv)
@@ -89,6 +90,7 @@ impl Worker {
             } else {
                 cmd::dispatch_spec(&mut self.data, &mut conn.session, spec, &mut argv)
             };
+            self.data.from_master = false;
             self.data.set_caller(None, false);
             if let Some(watched) = watched.filter(|a| cmd::monitor::shown(spec, a)) {
                 if let Some(conn) = self.conns.get(to.token) {
@@ -119,6 +121,20 @@ impl Worker {
                 Action::Exec { .. } | Action::RunQueued => {
                     if let Some(run) = conn.session.exec.as_mut() {
                         run.replies.push(Frame::error("ERR EXEC inside EXEC"));
+                    }
+                }
+                Action::Later(later) => {
+                    // WAIT inside EXEC answers at once, as Redis's does.
+                    drop(later);
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies.push(Frame::Integer(0));
+                    }
+                }
+                // PSYNC and SYNC are `no_multi`: never queued.
+                Action::Handoff(_) => {
+                    if let Some(run) = conn.session.exec.as_mut() {
+                        run.replies
+                            .push(Frame::error("ERR internal: a handoff inside EXEC"));
                     }
                 }
                 // Blocking commands do not block inside EXEC (`dispatch_spec`).
@@ -220,9 +236,7 @@ impl Worker {
                 }
                 Some(Out::Count(0))
             }
-            op if to.tx.is_some() || self.data.locks.is_idle() => {
-                Some(self.run_op_in(to, to.tx, op))
-            }
+            op if to.tx.is_some() || self.data.locks.is_idle() => Some(self.run_op_in(&to, op)),
             op => {
                 let need = match &op {
                     Op::Store(_, need, _) | Op::Script(_, need, _) => need.clone(),
@@ -230,18 +244,27 @@ impl Worker {
                 };
                 let parked = Parked { from, to, part, op };
                 let ready = self.data.locks.admit(need, origin, parked)?;
-                Some(self.run_op_in(ready.to, None, ready.op))
+                let to = ReplyTo {
+                    tx: None,
+                    ..ready.to
+                };
+                Some(self.run_op_in(&to, ready.op))
             }
         }
     }
 
     /// Runs `op` (part of transaction `tx`, if any) for the client `to`
     /// answers, and hands what it recorded to the feed.
-    fn run_op_in(&mut self, to: ReplyTo, tx: Option<TxId>, op: Op) -> Out {
+    /// On a replica, the master's work sees logically expired keys as live
+    /// (they wait for the master's DEL), where its clients' does not.
+    fn run_op_in(&mut self, to: &ReplyTo, op: Op) -> Out {
+        let tx = to.tx;
         self.data.op_tx = tx;
+        self.data.from_master = self.data.shared.repl.is_master_conn(to.conn_id);
         self.data.set_caller(Some(to.conn_id), to.track);
         let out = self.run_op(op);
         self.data.set_caller(None, false);
+        self.data.from_master = false;
         self.data.op_tx = None;
         self.data.publish_records(tx);
         out
@@ -271,7 +294,7 @@ impl Worker {
     /// Gives back `tx`'s locks on this shard and runs what waited for them.
     pub(super) fn release_here(&mut self, tx: TxId) {
         for p in self.data.locks.release(tx) {
-            let out = self.run_op_in(p.to, p.to.tx, p.op);
+            let out = self.run_op_in(&p.to, p.op);
             self.send_out(p.from, p.to, p.part, out);
         }
     }
@@ -312,6 +335,19 @@ impl Worker {
             Action::Reply(f) => (f, false),
             Action::Close(f) => (f, true),
             Action::Exec { .. } => (Frame::error("ERR internal: EXEC from a job"), false),
+            Action::Later(later) => {
+                self.answer_later(to, later);
+                return None;
+            }
+            Action::Handoff(handoff) => {
+                // The transaction ends (and the feed attaches what waited
+                // for its commit) as the slot resolves, with nothing to
+                // write; the socket leaves once what precedes is written.
+                if let Some(conn) = self.conns.get_mut(to.token) {
+                    conn.handoff = Some(handoff);
+                }
+                (Frame::Sequence(Vec::new()), false)
+            }
         };
         // The reply of a command queued in a running EXEC: keep it, go on.
         let conn = self.conns.get_mut(to.token)?;
@@ -374,6 +410,9 @@ impl Worker {
         if conn.session.exec.as_ref().is_some_and(|r| r.seq == to.seq) {
             conn.session.exec = None; // WATCH failed before the commands ran
         }
+        if conn.session.master && frame.is_error() {
+            cmd::replication::log_error_to_master(&frame, cmd.name);
+        }
         conn.resolve(to.seq, frame);
         conn.closing |= close;
         self.dirty.push(to.token);
@@ -429,6 +468,11 @@ impl Worker {
                         self.run_op(op);
                     }
                     Msg::Release { tx } => self.release_here(tx),
+                    Msg::Adopt {
+                        stream,
+                        master,
+                        addr,
+                    } => self.adopt(stream, master, addr),
                     Msg::Serve { db, tx, f } => {
                         f(&mut Ctx::new(&mut self.data, db));
                         self.data.publish_records(tx);

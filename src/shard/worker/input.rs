@@ -56,7 +56,9 @@ impl Worker {
                 conn.note_read_buffer();
                 // The complete arguments of an unfinished multibulk are
                 // not query buffer: Redis holds them in argv, unlimited.
-                if conn.rbuf.len() - conn.parser.held() > limit {
+                // The master's stream has no query buffer limit (Redis's
+                // master client is exempt too).
+                if conn.rbuf.len() - conn.parser.held() > limit && !conn.session.master {
                     log::warn!(
                         "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
                         client_line(conn, self.data.now_ms),
@@ -120,7 +122,11 @@ impl Worker {
                 self.defer_input(token, false);
                 return false;
             }
-            if conn.closing || conn.barrier.is_some() || conn.postponed.is_some() {
+            if conn.closing
+                || conn.barrier.is_some()
+                || conn.postponed.is_some()
+                || conn.handoff.is_some()
+            {
                 return true;
             }
             conn.parser
@@ -220,7 +226,15 @@ impl Worker {
         started: Stamp,
         watched: Option<Vec<Bytes>>,
     ) -> Stamp {
-        self.conns[token].session.last_ms = self.data.now_ms;
+        let conn = &mut self.conns[token];
+        conn.session.last_ms = self.data.now_ms;
+        self.data.from_master = conn.session.master;
+        // The master's stream as it came, for a replica's backlog.
+        let master_cmd = conn
+            .session
+            .master
+            .then(|| (argv[0].to_ascii_lowercase(), wire_form(&argv)))
+            .filter(|_| !cmd::replication::is_internal(&argv));
         let admitted = if cmd::scripting::may_run_script(&argv[0]) {
             // The script's busy passes serve the other clients meanwhile.
             self.lending(Some(token), |data, session| {
@@ -229,6 +243,12 @@ impl Worker {
         } else {
             cmd::admit(&mut self.data, &mut self.conns[token].session, &mut argv)
         };
+        self.data.from_master = false;
+        if let Some((name, bytes)) = master_cmd {
+            let name = String::from_utf8_lossy(&name);
+            let session = &mut self.conns[token].session;
+            cmd::replication::applied(&self.data.shared, session, &name, bytes);
+        }
         // A container's figures are its subcommand's (`config|get`), as
         // Redis keeps them; keyed() leaves a container's argv whole.
         let admitted = match admitted {
@@ -260,6 +280,9 @@ impl Worker {
             Admitted::Answered(frame) => {
                 if frame.is_error() {
                     self.data.counters.record_errors(&frame, false);
+                    if conn.session.master {
+                        cmd::replication::log_error_to_master(&frame, "<unknown>");
+                    }
                 }
                 if let Some(spec) = rejected {
                     self.data.counters.record_rejected(spec.id());
@@ -311,6 +334,9 @@ impl Worker {
                     cmd::slowlog::log_if_slow(data, &conn.session, spec, &argv, elapsed_us);
                     conn.parser.recycle(argv);
                 }
+                if conn.session.master && frame.is_error() {
+                    cmd::replication::log_error_to_master(&frame, spec.name);
+                }
                 conn.push_reply(frame);
                 return done;
             }
@@ -349,8 +375,37 @@ impl Worker {
             Action::RunQueued => {
                 conn.push_reply(Frame::error("ERR internal: nothing to run"));
             }
+            Action::Handoff(handoff) => {
+                conn.handoff = Some(handoff);
+                self.dirty.push(token);
+            }
+            Action::Later(later) => {
+                let to = self.open_slot(token, spec, started, true, argv);
+                self.answer_later(to, later);
+            }
         }
         Stamp::now()
+    }
+
+    /// A slot answered from another thread (`Action::Later`): one part,
+    /// whose answer is the reply.
+    pub(super) fn answer_later(&mut self, to: ReplyTo, later: crate::exec::Later) {
+        let Some(conn) = self.conns.get_mut(to.token) else {
+            return;
+        };
+        conn.rearm(
+            to.seq,
+            1,
+            Box::new(|outs: Vec<crate::exec::Out>| {
+                Action::Reply(outs.into_iter().next().map_or(Frame::Null, |o| o.frame()))
+            }),
+        );
+        let peer = &self.data.shared.peers()[self.data.id];
+        later(crate::exec::Responder {
+            inbox: peer.inbox.clone(),
+            waker: std::sync::Arc::clone(&peer.waker),
+            to,
+        });
     }
 
     /// Reserves the reply slot of a command answered later; `ordered`: the
@@ -469,6 +524,10 @@ impl Worker {
                         self.close(token);
                         continue;
                     }
+                    if all && conn.handoff.is_some() && !conn.has_pending() {
+                        self.hand_off(token);
+                        continue;
+                    }
                     if all == conn.wants_write {
                         conn.wants_write = !all;
                         let interest = if all {
@@ -536,4 +595,11 @@ impl Worker {
             self.serve_ready_keys();
         }
     }
+}
+
+/// A command as a multibulk, the form a master sends it in.
+fn wire_form(argv: &[Bytes]) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::exec::feed::write_command(&mut out, argv);
+    out
 }

@@ -34,7 +34,6 @@ mod tracking;
 mod waits;
 
 use std::io;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -179,8 +178,7 @@ impl Worker {
         // Over `maxmemory` at the end of the last pass: evict again soon.
         let mut over_limit = false;
         loop {
-            let sweeping =
-                self.data.sweep.in_cycle() && self.data.shared.active_expire.load(Relaxed);
+            let sweeping = self.data.sweep.in_cycle() && self.data.shared.sweeping();
             // Read once a pass: nothing the pass serves can end a window
             // sooner (a key filed now has a deadline in its future).
             let early_cycle_at = self.pacing.early_cycle_at_ms(&self.data);

@@ -9,7 +9,6 @@
 //! the time since the cycle began, it runs only in passes that served no
 //! client. The pacing state knows no connection: the loop asks it.
 
-use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use crate::exec::{ShardData, Shared};
@@ -96,10 +95,7 @@ impl Pacing {
     /// the pass served no client (`ActiveExpire::yields_to_clients`).
     pub(super) fn slice_due(&self, data: &ShardData, served: bool) -> bool {
         let sweep = &data.sweep;
-        if !sweep.in_cycle()
-            || !data.shared.active_expire.load(Relaxed)
-            || data.store.stats.expiry_paused
-        {
+        if !sweep.in_cycle() || !data.shared.sweeping() || data.store.stats.expiry_paused {
             return false;
         }
         let since_cycle_us = self.cycle_started.elapsed().as_micros() as u64;
@@ -124,7 +120,7 @@ impl Pacing {
     /// Tells `util::purge` whether this shard reclaims a storm (jemalloc
     /// purges nothing while one does). A sweep turned off ends it.
     fn report_storm(&mut self, data: &ShardData) {
-        let in_storm = data.sweep.in_storm() && data.shared.active_expire.load(Relaxed);
+        let in_storm = data.sweep.in_storm() && data.shared.sweeping();
         crate::util::purge::report_storm(&mut self.storm_reported, in_storm);
     }
 
@@ -146,7 +142,7 @@ impl Pacing {
             _ => 0,
         };
         self.run_delay_us = run_delay;
-        if data.shared.active_expire.load(Relaxed) {
+        if data.shared.sweeping() {
             // Keep the shard at most `active-expire-storm-busy-perc` busy:
             // the storm budget gets what the clients, the normal sweep and
             // the core's other tenants leave.
@@ -177,10 +173,7 @@ impl Pacing {
     /// storm: the ticks pace it).
     pub(super) fn early_cycle_at_ms(&self, data: &ShardData) -> Option<u64> {
         let sweep = &data.sweep;
-        if sweep.in_cycle()
-            || sweep.in_storm()
-            || self.tick_budget_spent
-            || !data.shared.active_expire.load(Relaxed)
+        if sweep.in_cycle() || sweep.in_storm() || self.tick_budget_spent || !data.shared.sweeping()
         {
             return None;
         }

@@ -496,6 +496,19 @@ impl Worker {
         self.end_wait(conn_id, frame) as i64
     }
 
+    /// Ends the wait of every client blocked here with `error`.
+    pub(super) fn unblock_all(&mut self, error: &'static str) -> i64 {
+        let ids: Vec<u64> = self
+            .conns
+            .iter()
+            .map(|(_, c)| c.session.id)
+            .filter(|id| self.blocking.clients.of_conn(*id).is_some_and(|b| b.shown))
+            .collect();
+        ids.into_iter()
+            .filter(|&id| self.end_wait(id, Frame::error(error)))
+            .count() as i64
+    }
+
     /// A blocked client disconnected: cancel its waiters.
     pub(super) fn forget_blocked(&mut self, conn_id: u64) {
         let Some(blocked) = self.blocking.clients.remove(conn_id) else {

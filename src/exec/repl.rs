@@ -1,0 +1,472 @@
+//! The master side of replication as data: the replication backlog (one
+//! stream, one offset, for every shard) and the table of connected
+//! replicas INFO and ROLE read. The threads that serve replicas are in
+//! `cmd::replication`; this module holds what they and the shards share.
+//!
+//! # One backlog, written by the feed
+//!
+//! The backlog is a reader of the propagation feed (`exec::feed`): a
+//! [`BacklogSink`] appends each unit under the feed's lock, so the
+//! backlog's bytes are the feed's stream in the feed's order and
+//! `master_repl_offset` counts them (Redis's offset is the same count of
+//! the bytes it sent to its replicas). A sink's `write` runs on a shard's
+//! thread: it appends and wakes the serving threads, never waits for a
+//! socket, so a slow replica never holds a shard up.
+//!
+//! The backlog keeps the last `repl-backlog-size` bytes (for a partial
+//! resync) and, past that, what a connected replica has not been sent
+//! yet; a replica whose unsent bytes pass its output buffer limit
+//! (`client-output-buffer-limit replica`) is disconnected by its thread
+//! (Redis's rule), which lets those bytes go.
+//!
+//! # Where a full sync starts
+//!
+//! The first full sync attaches the backlog's sink at its snapshot's
+//! instant (`Feed::attach_on_commit`). A later one attaches a
+//! [`StartMark`]: its `attached` runs under the feed's lock at that
+//! instant and reads the backlog's end, which is therefore the exact
+//! offset the snapshot stands for (`+FULLRESYNC <replid> <offset>`).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::feed::{Sink, SinkId};
+
+/// Where a full sync waits for its background save's file (None: the
+/// save failed or was aborted).
+pub type FileWaiter = std::sync::mpsc::Sender<Option<Arc<Vec<u8>>>>;
+
+/// The replication backlog and the replicas it serves.
+#[derive(Default)]
+pub struct Repl {
+    backlog: Mutex<Backlog>,
+    /// Signalled when bytes are appended (serving threads wait on it).
+    more: Condvar,
+    /// The replicas connected to this server, for INFO and ROLE.
+    pub replicas: Mutex<Vec<Arc<ReplicaInfo>>>,
+    /// A full sync waits for the running background save it started.
+    pub rdb_waiters: Mutex<Vec<FileWaiter>>,
+    /// The running background save was started for a diskless sync only:
+    /// it writes no file.
+    pub diskless_save: AtomicBool,
+    /// Full and partial syncs served (INFO stats `sync_full`, ...).
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    /// This server replicates a master (REPLICAOF host port).
+    replica: AtomicBool,
+    /// The client id of the connection the master's stream is applied
+    /// through (0: none).
+    master_conn: AtomicU64,
+    /// The replication IDs (PSYNC2).
+    ids: Mutex<Ids>,
+    /// The link to this server's master while it is a replica.
+    pub link: Mutex<Option<Arc<Link>>>,
+    /// A full sync's file, read by the link thread, for the master
+    /// client's `REPLCONF ember-load` to load into the shards.
+    pub pending_file: Mutex<Option<Vec<u8>>>,
+    /// The master asked for an ACK (`REPLCONF GETACK`), applied in order
+    /// on the master client: the link thread sends it.
+    pub ack_requested: AtomicBool,
+    /// The offset at the last snapshot's instant (its file's `repl-offset`).
+    pub snapshot_offset: AtomicU64,
+}
+
+/// This server's replication IDs: its history's (`master_replid`, a
+/// replica takes its master's), and the one before a promotion with the
+/// offset it ended at (`master_replid2`, `second_repl_offset`), so
+/// replicas of the old master can continue from the promoted one.
+#[derive(Clone, Debug)]
+pub struct Ids {
+    pub replid: String,
+    pub replid2: String,
+    pub second_offset: i64,
+}
+
+impl Default for Ids {
+    fn default() -> Ids {
+        Ids {
+            replid: "0".repeat(40),
+            replid2: "0".repeat(40),
+            second_offset: -1,
+        }
+    }
+}
+
+/// The replica side's state, for INFO, ROLE and REPLICAOF.
+pub struct Link {
+    pub host: String,
+    pub port: u16,
+    /// `connect`, `connecting`, `handshake`, `sync` or `connected`
+    /// (ROLE's words).
+    pub state: Mutex<&'static str>,
+    /// REPLICAOF NO ONE or another master: the link thread ends.
+    pub stop: AtomicBool,
+    /// The master's stream applied up to here (`slave_repl_offset`).
+    pub offset: AtomicU64,
+    /// Read from the master up to here (`slave_read_repl_offset`).
+    pub read_offset: AtomicU64,
+    /// Unix ms of the last bytes from the master.
+    pub last_io_ms: AtomicU64,
+    /// Unix ms the link went down (0: it was never up).
+    pub down_since_ms: AtomicU64,
+    /// A full sync's file: its size (-1 unknown) and bytes read so far.
+    pub sync_total: AtomicU64,
+    pub sync_read: AtomicU64,
+    /// The database the applied master's stream has selected (the master
+    /// client's SELECTs), for a master client made after a reconnect.
+    pub stream_db: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Link {
+    pub fn new(host: String, port: u16) -> Link {
+        Link {
+            host,
+            port,
+            state: Mutex::new("connect"),
+            stop: AtomicBool::new(false),
+            offset: AtomicU64::new(0),
+            read_offset: AtomicU64::new(0),
+            last_io_ms: AtomicU64::new(0),
+            down_since_ms: AtomicU64::new(0),
+            sync_total: AtomicU64::new(0),
+            sync_read: AtomicU64::new(0),
+            stream_db: Default::default(),
+        }
+    }
+
+    pub fn state(&self) -> &'static str {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_state(&self, state: &'static str) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.state() == "connected"
+    }
+}
+
+#[derive(Default)]
+pub struct Backlog {
+    buf: VecDeque<u8>,
+    /// The offset of `buf[0]`'s byte, counting from 1 as Redis does: the
+    /// stream's first byte is offset 1, and `end` is the last one's.
+    start: u64,
+    /// `master_repl_offset`: bytes of stream ever appended.
+    pub end: u64,
+    /// `repl-backlog-size` as last applied.
+    pub size: usize,
+    /// The backlog's sink, once the first replica attached it.
+    pub sink: Option<SinkId>,
+    /// Unix ms of the last PING appended for the replicas.
+    pub last_ping_ms: u64,
+    /// Offsets the connected replicas were sent up to: nothing past the
+    /// smallest is trimmed.
+    pub holds: Vec<Arc<AtomicU64>>,
+    /// The offsets stand for a history (this server had replicas, or
+    /// synced with a master): a PSYNC may name it.
+    pub history: bool,
+}
+
+impl Backlog {
+    /// Appends bytes of stream and trims what nobody needs.
+    pub fn append(&mut self, bytes: &[u8]) {
+        if self.buf.is_empty() {
+            self.start = self.end + 1;
+        }
+        self.buf.extend(bytes);
+        self.end += bytes.len() as u64;
+        self.trim();
+    }
+
+    /// A full sync from a master: this server's history now starts at
+    /// the master's offset `at`, with nothing before it.
+    pub fn reset_at(&mut self, at: u64) {
+        self.buf.clear();
+        self.end = at;
+        self.start = at + 1;
+        self.history = true;
+    }
+
+    fn trim(&mut self) {
+        let keep_from = self
+            .holds
+            .iter()
+            .map(|h| h.load(Relaxed) + 1)
+            .min()
+            .unwrap_or(u64::MAX)
+            .min((self.end + 1).saturating_sub(self.size as u64));
+        if keep_from > self.start {
+            let drop = ((keep_from - self.start) as usize).min(self.buf.len());
+            self.buf.drain(..drop);
+            self.start += drop as u64;
+        }
+    }
+
+    /// The first offset the backlog still holds (`repl_backlog_first_byte_offset`).
+    pub fn first(&self) -> u64 {
+        if self.buf.is_empty() {
+            self.end + 1
+        } else {
+            self.start
+        }
+    }
+
+    pub fn histlen(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The bytes after offset `from` (exclusive), at most `max`; None when
+    /// the backlog no longer holds them.
+    pub fn after(&self, from: u64, max: usize) -> Option<Vec<u8>> {
+        if from >= self.end {
+            return Some(Vec::new());
+        }
+        if from + 1 < self.first() {
+            return None;
+        }
+        let skip = (from + 1 - self.start) as usize;
+        let n = ((self.end - from) as usize).min(max);
+        Some(self.buf.range(skip..skip + n).copied().collect())
+    }
+
+    /// Whether a partial resync from offset `from` (the replica's next
+    /// byte is `from + 1`) can be served.
+    pub fn can_continue(&self, from: u64) -> bool {
+        from <= self.end && from + 1 >= self.first() && self.history
+    }
+}
+
+impl Repl {
+    /// A master's state at start: `replid` drawn for it.
+    pub fn new(replid: String) -> Repl {
+        Repl {
+            ids: Mutex::new(Ids {
+                replid,
+                ..Ids::default()
+            }),
+            ..Repl::default()
+        }
+    }
+
+    pub fn ids(&self) -> Ids {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set_ids(&self, ids: Ids) {
+        *self.ids.lock().unwrap_or_else(|e| e.into_inner()) = ids;
+    }
+
+    pub fn replid(&self) -> String {
+        self.ids().replid
+    }
+
+    /// The link to the master, while this server is a replica.
+    pub fn current_link(&self) -> Option<Arc<Link>> {
+        self.link.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Relaxed)
+    }
+
+    pub fn set_replica(&self, on: bool) {
+        self.replica.store(on, Relaxed);
+    }
+
+    /// Whether client `id` is the connection the master's stream runs on.
+    pub fn is_master_conn(&self, id: u64) -> bool {
+        id != 0 && self.master_conn.load(Relaxed) == id
+    }
+
+    pub fn set_master_conn(&self, id: u64) {
+        self.master_conn.store(id, Relaxed);
+    }
+
+    pub fn backlog(&self) -> MutexGuard<'_, Backlog> {
+        self.backlog.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends bytes that are not the feed's (the PINGs to replicas).
+    pub fn append(&self, bytes: &[u8]) {
+        self.backlog().append(bytes);
+        self.more.notify_all();
+    }
+
+    /// Waits until the backlog passes offset `sent` or `timeout` passes.
+    pub fn wait_past(&self, sent: u64, timeout: Duration) {
+        let backlog = self.backlog();
+        if backlog.end > sent {
+            return;
+        }
+        let _ = self
+            .more
+            .wait_timeout_while(backlog, timeout, |b| b.end <= sent);
+    }
+
+    /// Wakes the serving threads (a replica left, a setting changed).
+    pub fn wake(&self) {
+        self.more.notify_all();
+    }
+
+    /// Registers a replica for INFO; [`Repl::remove`] forgets it.
+    pub fn add(&self, replica: Arc<ReplicaInfo>) {
+        self.replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(replica);
+    }
+
+    pub fn remove(&self, replica: &Arc<ReplicaInfo>) {
+        self.replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|r| !Arc::ptr_eq(r, replica));
+        let mut backlog = self.backlog();
+        backlog.holds.retain(|h| !Arc::ptr_eq(h, &replica.sent));
+        backlog.trim();
+    }
+
+    /// The replicas now connected.
+    pub fn list(&self) -> Vec<Arc<ReplicaInfo>> {
+        self.replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// One connected replica, as INFO's `slaveN:` line shows it.
+pub struct ReplicaInfo {
+    pub id: u64,
+    pub ip: String,
+    /// `REPLCONF listening-port` (0 when it sent none).
+    pub port: u16,
+    /// `wait_bgsave`, `send_bulk` or `online`.
+    pub state: Mutex<&'static str>,
+    /// The offset the stream was sent up to.
+    pub sent: Arc<AtomicU64>,
+    /// The offset it last acknowledged (`REPLCONF ACK`).
+    pub ack: AtomicU64,
+    /// Unix ms of its last ACK.
+    pub ack_ms: AtomicU64,
+    /// Set to make its thread drop it (CLIENT KILL TYPE replica, REPLICAOF).
+    pub kill: AtomicBool,
+}
+
+impl ReplicaInfo {
+    pub fn state(&self) -> &'static str {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_state(&self, state: &'static str) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+}
+
+/// The backlog as a reader of the feed.
+pub struct BacklogSink {
+    pub repl: Arc<Repl>,
+    /// Set at attach to the backlog's end: where the first sync starts.
+    pub start: Arc<StartSlot>,
+}
+
+impl Sink for BacklogSink {
+    fn write(&mut self, unit: &[u8]) {
+        // A replica's backlog is its master's stream, fed as the master
+        // client applies it; what the feed says is that stream again.
+        if !self.repl.is_replica() {
+            self.repl.append(unit);
+        }
+    }
+
+    fn attached(&mut self) {
+        let mut backlog = self.repl.backlog();
+        backlog.history = true;
+        let end = backlog.end;
+        drop(backlog);
+        self.start.set(end);
+    }
+}
+
+/// Reads the backlog's end at the instant it is attached, then is detached.
+pub struct StartMark {
+    pub repl: Arc<Repl>,
+    pub start: Arc<StartSlot>,
+}
+
+impl Sink for StartMark {
+    fn write(&mut self, _: &[u8]) {}
+
+    fn attached(&mut self) {
+        let end = self.repl.backlog().end;
+        self.start.set(end);
+    }
+}
+
+/// The offset a full sync stands for, known once its snapshot's
+/// transaction commits.
+#[derive(Default)]
+pub struct StartSlot {
+    offset: Mutex<Option<u64>>,
+    known: Condvar,
+}
+
+impl StartSlot {
+    pub fn set(&self, offset: u64) {
+        *self.offset.lock().unwrap_or_else(|e| e.into_inner()) = Some(offset);
+        self.known.notify_all();
+    }
+
+    /// The offset, waiting up to `timeout` for it.
+    pub fn wait(&self, timeout: Duration) -> Option<u64> {
+        let guard = self.offset.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, _) = self
+            .known
+            .wait_timeout_while(guard, timeout, |o| o.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        *guard
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_count_from_one_and_trim_keeps_the_size() {
+        let mut b = Backlog {
+            size: 4,
+            ..Backlog::default()
+        };
+        assert_eq!(b.first(), 1);
+        b.append(b"abc");
+        assert_eq!((b.first(), b.end), (1, 3));
+        assert_eq!(b.after(0, 10).unwrap(), b"abc");
+        b.append(b"defg");
+        assert_eq!((b.first(), b.end, b.histlen()), (4, 7, 4));
+        assert_eq!(b.after(3, 10).unwrap(), b"defg");
+        assert_eq!(b.after(5, 1).unwrap(), b"f");
+        assert!(b.after(2, 10).is_none());
+        assert_eq!(b.after(7, 10).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_replica_behind_holds_its_bytes() {
+        let hold = Arc::new(AtomicU64::new(1));
+        let mut b = Backlog {
+            size: 2,
+            holds: vec![Arc::clone(&hold)],
+            ..Backlog::default()
+        };
+        b.append(b"abcdef");
+        assert_eq!(b.after(1, 10).unwrap(), b"bcdef");
+        hold.store(6, Relaxed);
+        b.append(b"g");
+        assert_eq!(b.first(), 6);
+    }
+}
