@@ -10,12 +10,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::reference::Redis;
 use common::{temp_dir, wait_until, Raw, Reply, Server};
@@ -147,34 +146,12 @@ fn wait_rewrite(c: &mut Raw) {
 /// Starts ember in `dir` and waits for it to exit by itself: its status
 /// and what it logged.
 fn run_to_exit(dir: &Path, extra: &[&str]) -> (std::process::ExitStatus, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ember"));
+    command
         .current_dir(dir)
         .args(["--port", &common::free_port().to_string(), "--shards", "2"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ember");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ember kept running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
-    (status, log)
+        .args(extra);
+    common::run_to_exit(command)
 }
 
 #[test]

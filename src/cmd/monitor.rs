@@ -83,7 +83,7 @@ pub fn line(now_us: u64, db: usize, from: &str, argv: &[Bytes]) -> String {
         if redacted.contains(&i) {
             out.push_str("\"(redacted)\"");
         } else {
-            repr(&mut out, arg);
+            crate::util::repr::push_repr(&mut out, arg);
         }
     }
     out
@@ -124,27 +124,6 @@ fn redacted_from(argv: &[Bytes]) -> Vec<usize> {
         }
         _ => Vec::new(),
     }
-}
-
-/// `bytes` quoted as Redis's `sdscatrepr` quotes them.
-fn repr(out: &mut String, bytes: &[u8]) {
-    out.push('"');
-    for &c in bytes {
-        match c {
-            b'\\' | b'"' => {
-                out.push('\\');
-                out.push(c as char);
-            }
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            0x20..=0x7e => out.push(c as char),
-            _ => out.push_str(&format!("\\x{c:02x}")),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! keeping housekeeping threads off the shards' cores (`priority`) and
 //! jemalloc's purging off them during storms (`purge`), the
 //! thread CPU clock (`clock`), Redis's geohash arithmetic (`geohash`), cheap timestamps for timing commands
-//! (`stamp`) and C's `long double` for INCRBYFLOAT (`longdouble`).
+//! (`stamp`), C's `long double` for INCRBYFLOAT (`longdouble`) and bytes
+//! quoted as Redis quotes them in logs and MONITOR (`repr`).
 
 pub mod clock;
 pub mod geohash;
@@ -15,6 +16,7 @@ pub mod memory;
 pub mod num;
 pub mod priority;
 pub mod purge;
+pub mod repr;
 pub mod slot;
 pub mod stamp;
 

@@ -507,10 +507,17 @@ impl Server {
 /// exit (at most 10 s); returns the exit status and stderr.
 pub fn run_with_bad_config(text: &str) -> (std::process::ExitStatus, String) {
     let path = temp_conf(text);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
-        .arg("--config")
-        .arg(&path)
-        .args(["--shards", "1"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ember"));
+    command.arg("--config").arg(&path).args(["--shards", "1"]);
+    let result = run_to_exit(command);
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// Runs `command` (an ember) and waits for it to exit by itself (at most
+/// 10 s): its status and what it logged.
+pub fn run_to_exit(mut command: Command) -> (std::process::ExitStatus, String) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -523,7 +530,7 @@ pub fn run_with_bad_config(text: &str) -> (std::process::ExitStatus, String) {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("ember kept running with a bad config file");
+            panic!("ember kept running");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -534,7 +541,6 @@ pub fn run_with_bad_config(text: &str) -> (std::process::ExitStatus, String) {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    let _ = std::fs::remove_file(&path);
     (status, stderr)
 }
 

@@ -346,27 +346,7 @@ fn client_flags(s: &Session) -> String {
     flags
 }
 
-/// Bytes as Redis's `sdscatrepr` quotes them in its log.
-pub(super) fn repr(bytes: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for &c in bytes {
-        match c {
-            b'\\' | b'"' => {
-                out.push('\\');
-                out.push(c as char);
-            }
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            0x20..=0x7e => out.push(c as char),
-            _ => out.push_str(&format!("\\x{c:02x}")),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(super) use crate::util::repr::repr;
 
 /// What the commands queued in MULTI hold (CLIENT LIST `multi-mem`).
 fn multi_mem(s: &Session) -> usize {
