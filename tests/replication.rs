@@ -198,30 +198,7 @@ fn strings(reply: Reply) -> Vec<String> {
 
 /// Every key of every database: type, deadline and value.
 fn dump(raw: &mut Raw) -> BTreeMap<(usize, Vec<u8>), String> {
-    let mut out = BTreeMap::new();
-    for db in 0..16 {
-        assert_eq!(raw.cmd(&["SELECT", &db.to_string()]), Reply::ok());
-        let mut keys = BTreeSet::new();
-        let mut cursor = "0".to_string();
-        loop {
-            let reply = raw.cmd(&["SCAN", &cursor, "COUNT", "1000"]).items();
-            cursor = reply[0].text();
-            for key in reply[1].items() {
-                if let Reply::Bulk(k) = key {
-                    keys.insert(k);
-                }
-            }
-            if cursor == "0" {
-                break;
-            }
-        }
-        for key in keys {
-            let description = describe(raw, &key);
-            out.insert((db, key), description);
-        }
-    }
-    raw.cmd(&["SELECT", "0"]);
-    out
+    common::dump_keyspace(raw, describe)
 }
 
 fn describe(raw: &mut Raw, key: &[u8]) -> String {

@@ -578,3 +578,34 @@ impl Rng {
         (lo + (self.next() % (hi - lo + 1) as u64) as i64).to_string()
     }
 }
+
+/// Every key of every database (0..16), found by SCAN, with what
+/// `describe` says of it: for comparing two servers' keyspaces key by key.
+pub fn dump_keyspace(
+    raw: &mut Raw,
+    describe: impl Fn(&mut Raw, &[u8]) -> String,
+) -> std::collections::BTreeMap<(usize, Vec<u8>), String> {
+    let mut out = std::collections::BTreeMap::new();
+    for db in 0..16 {
+        assert_eq!(raw.cmd(&["SELECT", &db.to_string()]), Reply::ok());
+        let mut keys = std::collections::BTreeSet::new();
+        let mut cursor = "0".to_string();
+        loop {
+            let reply = raw.cmd(&["SCAN", &cursor, "COUNT", "1000"]).items();
+            cursor = reply[0].text();
+            for key in reply[1].items() {
+                if let Reply::Bulk(k) = key {
+                    keys.insert(k);
+                }
+            }
+            if cursor == "0" {
+                break;
+            }
+        }
+        for key in keys {
+            let description = describe(raw, &key);
+            out.insert((db, key), description);
+        }
+    }
+    out
+}
