@@ -490,6 +490,32 @@ fn role_wait_and_min_replicas() {
         Reply::err("NOREPLICAS Not enough good replicas to write.")
     );
     assert_eq!(m.cmd(&["GET", "k"]), Reply::Nil, "reads still run");
+    // Scripts as Redis's scriptPrepareForRun: a flagged one that may write
+    // is refused before it runs, a no-writes or unflagged read runs.
+    let norep = Reply::err("NOREPLICAS Not enough good replicas to write.");
+    let eval = |m: &mut Raw, body: &str| m.cmd(&["EVAL", body, "1", "k"]);
+    assert_eq!(
+        eval(&mut m, "#!lua\nreturn redis.call('get', KEYS[1])"),
+        norep
+    );
+    assert_eq!(
+        eval(
+            &mut m,
+            "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])"
+        ),
+        Reply::Nil
+    );
+    assert_eq!(
+        eval(&mut m, "return redis.call('get', KEYS[1])"),
+        Reply::Nil
+    );
+    // Refused inside the script: Redis's script suffix (as redis-server 7.0.15).
+    let inside = eval(&mut m, "return redis.call('set', KEYS[1], 'x')");
+    let suffixed = "NOREPLICAS Not enough good replicas to write. script: ";
+    assert!(
+        matches!(&inside, Reply::Error(e) if e.starts_with(suffixed)),
+        "{inside:?}"
+    );
     assert_eq!(
         m.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
         Reply::ok()

@@ -229,6 +229,14 @@ fn eval_in(
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
     let (flags, source) = shebang::parse(&body).map_err(Frame::Error)?;
+    // A flagged script that may write is refused before it runs where
+    // writes would be (a read-only replica, too few good replicas), then
+    // over maxmemory, in Redis's scriptPrepareForRun order.
+    if flags.shebang && !flags.no_writes {
+        if let Some(refusal) = crate::cmd::replication::script_write_refusal(ctx.shard) {
+            return Err(refusal);
+        }
+    }
     if flags.shebang && refused_for_memory(ctx, !flags.no_writes, flags.allow_oom) {
         return Err(Frame::Error(crate::exec::evict::OOM.into()));
     }
