@@ -1064,3 +1064,23 @@ fn refused_commands_count_as_rejected_calls() {
     assert!(matches!(c.cmd(&["INCR", "s"]), Reply::Error(_)));
     assert!(cmdstat(&mut c, "incr").contains("rejected_calls=0,failed_calls=1"));
 }
+
+/// ember is no cluster node: CLUSTER answers as a standalone redis-server
+/// 7.0.15 does, and its RESET is refused to scripts (`noscript`).
+#[test]
+fn cluster_answers_as_a_standalone_redis() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let disabled = err("ERR This instance has cluster support disabled");
+    assert_eq!(c.cmd(&["CLUSTER", "INFO"]), disabled);
+    assert_eq!(c.cmd(&["cluster", "keyslot", "k"]), disabled);
+    assert_eq!(
+        c.cmd(&["CLUSTER", "nosuch"]),
+        err("ERR unknown subcommand 'nosuch'. Try CLUSTER HELP.")
+    );
+    let reset = c.cmd(&["EVAL", "return redis.call('cluster', 'reset', 'hard')", "0"]);
+    assert!(
+        matches!(&reset, Reply::Error(e) if e.starts_with("ERR This Redis command is not allowed from script")),
+        "{reset:?}"
+    );
+}

@@ -294,3 +294,15 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
 pub fn cluster_disabled(_: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {
     err::frame("ERR This instance has cluster support disabled").into()
 }
+
+/// CLUSTER: a subcommand Redis has answers that this is no cluster node,
+/// as a standalone Redis does; any other gets the unknown-subcommand error.
+pub fn cluster(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    let known = super::lookup(b"cluster")
+        .and_then(|row| super::table::sub_index(row, &argv[1]))
+        .is_some();
+    if !known {
+        return err::unknown_subcommand(&argv[1], "cluster").into();
+    }
+    cluster_disabled(shard, session, argv)
+}

@@ -590,6 +590,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("bgrewriteaof", aof::bgrewriteaof),
     conn("readonly", server::cluster_disabled),
     conn("readwrite", server::cluster_disabled),
+    // Not a cluster node: every CLUSTER subcommand answers that, as a
+    // standalone Redis does, and its flags (RESET's noscript) hold.
+    conn("cluster", server::cluster).with_subcommands(&["addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot", "delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info", "keyslot", "links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "shards", "slaves", "slots"]),
     // Replication
     conn("replconf", replication::replconf),
     conn("psync", replication::psync),
@@ -678,7 +681,7 @@ mod tests {
             containers,
             [
                 "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
-                "function", "script", "latency", "slowlog", "acl"
+                "function", "script", "latency", "slowlog", "cluster", "acl"
             ]
         );
     }

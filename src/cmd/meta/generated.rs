@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 242] = [
+pub static META: [CommandMeta; 243] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2115,6 +2115,120 @@ pub static META: [CommandMeta; 242] = [
         .docs("Enables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
     cmd("readwrite", 1, "loading stale fast", "fast connection", (0, 0, 0))
         .docs("Disables read queries for a connection to a cluster replica node", "3.0.0", "cluster", "O(1)"),
+    cmd("cluster", -2, "", "slow", (0, 0, 0))
+        .docs("A container for cluster commands", "3.0.0", "cluster", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("cluster|addslots", -3, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Assign new hash slots to receiving node", "3.0.0", "cluster", "O(N) where N is the total number of hash slot arguments")
+                .args(&[integer("slot").flags("multiple")]),
+            cmd("cluster|addslotsrange", -4, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Assign new hash slots to receiving node", "7.0.0", "cluster", "O(N) where N is the total number of the slots between the start slot and end slot arguments.")
+                .args(&[
+                    block("start-slot_end-slot", &[integer("start-slot"), integer("end-slot")]).flags("multiple"),
+                ]),
+            cmd("cluster|bumpepoch", 2, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Advance the cluster config epoch", "3.0.0", "cluster", "O(1)"),
+            cmd("cluster|count-failure-reports", 3, "admin stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Return the number of failure reports active for a given node", "3.0.0", "cluster", "O(N) where N is the number of failure reports")
+                .args(&[string("node-id")]),
+            cmd("cluster|countkeysinslot", 3, "stale", "slow", (0, 0, 0))
+                .docs("Return the number of local keys in the specified hash slot", "3.0.0", "cluster", "O(1)")
+                .args(&[integer("slot")]),
+            cmd("cluster|delslots", -3, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Set hash slots as unbound in receiving node", "3.0.0", "cluster", "O(N) where N is the total number of hash slot arguments")
+                .args(&[integer("slot").flags("multiple")]),
+            cmd("cluster|delslotsrange", -4, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Set hash slots as unbound in receiving node", "7.0.0", "cluster", "O(N) where N is the total number of the slots between the start slot and end slot arguments.")
+                .args(&[
+                    block("start-slot_end-slot", &[integer("start-slot"), integer("end-slot")]).flags("multiple"),
+                ]),
+            cmd("cluster|failover", -2, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Forces a replica to perform a manual failover of its master.", "3.0.0", "cluster", "O(1)")
+                .args(&[
+                    oneof("options", &[pure_token("force", "FORCE"), pure_token("takeover", "TAKEOVER")]).flags("optional"),
+                ]),
+            cmd("cluster|flushslots", 2, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Delete a node's own slots information", "3.0.0", "cluster", "O(1)"),
+            cmd("cluster|forget", 3, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Remove a node from the nodes table", "3.0.0", "cluster", "O(1)")
+                .args(&[string("node-id")]),
+            cmd("cluster|getkeysinslot", 4, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Return local key names in the specified hash slot", "3.0.0", "cluster", "O(log(N)) where N is the number of requested keys")
+                .args(&[integer("slot"), integer("count")]),
+            cmd("cluster|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "cluster", "O(1)"),
+            cmd("cluster|info", 2, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Provides info about Redis Cluster node state", "3.0.0", "cluster", "O(1)"),
+            cmd("cluster|keyslot", 3, "stale", "slow", (0, 0, 0))
+                .docs("Returns the hash slot of the specified key", "3.0.0", "cluster", "O(N) where N is the number of bytes in the key")
+                .args(&[string("key")]),
+            cmd("cluster|links", 2, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0", "cluster", "O(N) where N is the total number of Cluster nodes"),
+            cmd("cluster|meet", -4, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Force a node cluster to handshake with another node", "3.0.0", "cluster", "O(1)")
+                .history(&[("4.0.0", "Added the optional `cluster_bus_port` argument.")])
+                .args(&[
+                    string("ip"),
+                    integer("port"),
+                    integer("cluster_bus_port").since("4.0.0").flags("optional"),
+                ]),
+            cmd("cluster|myid", 2, "stale", "slow", (0, 0, 0))
+                .docs("Return the node id", "3.0.0", "cluster", "O(1)"),
+            cmd("cluster|nodes", 2, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Get Cluster config for the node", "3.0.0", "cluster", "O(N) where N is the total number of Cluster nodes"),
+            cmd("cluster|replicas", 3, "admin stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("List replica nodes of the specified master node", "5.0.0", "cluster", "O(1)")
+                .args(&[string("node-id")]),
+            cmd("cluster|replicate", 3, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Reconfigure a node as a replica of the specified master node", "3.0.0", "cluster", "O(1)")
+                .args(&[string("node-id")]),
+            cmd("cluster|reset", -2, "admin noscript stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Reset a Redis Cluster node", "3.0.0", "cluster", "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.")
+                .args(&[
+                    oneof("hard_soft", &[pure_token("hard", "HARD"), pure_token("soft", "SOFT")]).flags("optional"),
+                ]),
+            cmd("cluster|saveconfig", 2, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Forces the node to save cluster state on disk", "3.0.0", "cluster", "O(1)"),
+            cmd("cluster|set-config-epoch", 3, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Set the configuration epoch in a new node", "3.0.0", "cluster", "O(1)")
+                .args(&[integer("config-epoch")]),
+            cmd("cluster|setslot", -4, "admin stale no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Bind a hash slot to a specific node", "3.0.0", "cluster", "O(1)")
+                .args(&[
+                    integer("slot"),
+                    oneof("subcommand", &[
+                        string("node-id").token("IMPORTING"),
+                        string("node-id").token("MIGRATING"),
+                        string("node-id").token("NODE"),
+                        pure_token("stable", "STABLE"),
+                    ]),
+                ]),
+            cmd("cluster|shards", 2, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Get array of cluster slots to node mappings", "7.0.0", "cluster", "O(N) where N is the total number of cluster nodes"),
+            cmd("cluster|slaves", 3, "admin stale", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("List replica nodes of the specified master node", "3.0.0", "cluster", "O(1)")
+                .doc_flags("deprecated")
+                .deprecated("5.0.0", "`CLUSTER REPLICAS`")
+                .args(&[string("node-id")]),
+            cmd("cluster|slots", 2, "stale", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output"])
+                .docs("Get array of Cluster slot to node mappings", "3.0.0", "cluster", "O(N) where N is the total number of Cluster nodes")
+                .doc_flags("deprecated")
+                .deprecated("7.0.0", "`CLUSTER SHARDS`")
+                .history(&[
+                    ("4.0.0", "Added node IDs."),
+                    ("7.0.0", "Added additional networking metadata field."),
+                ]),
+        ]),
     cmd("replconf", -1, "admin noscript loading stale allow_busy", "admin slow dangerous", (0, 0, 0))
         .docs("An internal command for configuring the replication stream", "3.0.0", "server", "O(1)")
         .doc_flags("syscmd"),
