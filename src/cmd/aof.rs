@@ -362,14 +362,7 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
     let temp = format!("temp-{prefix}.incr");
     let file = std::fs::File::create(dir.join(&temp))?;
     log::info!("Creating AOF incr file {temp} on background rewrite");
-    let writer = Arc::new(Writer::start(
-        file,
-        settings(shared),
-        Arc::clone(&shared.aof.stats),
-    )?);
-    let epoch = st.epoch();
-    st.current.store(epoch, Relaxed);
-    st.writer = Some(Arc::clone(&writer));
+    let (writer, epoch) = start_writer(shared, &mut st, file)?;
     st.rewrite = Some(Rewrite {
         started_ms,
         incr: temp,
@@ -738,6 +731,23 @@ pub fn rewrite_due(shared: &Shared) -> bool {
     due
 }
 
+/// Starts the writer on `file` as the current one, in a new epoch.
+fn start_writer(
+    shared: &Arc<Shared>,
+    st: &mut aof::State,
+    file: std::fs::File,
+) -> std::io::Result<(Arc<Writer>, u64)> {
+    let writer = Arc::new(Writer::start(
+        file,
+        settings(shared),
+        Arc::clone(&shared.aof.stats),
+    )?);
+    let epoch = st.epoch();
+    st.current.store(epoch, Relaxed);
+    st.writer = Some(Arc::clone(&writer));
+    Ok((writer, epoch))
+}
+
 /// After the start-up load: the writer appends to the last incr file
 /// (made, and named in the manifest, if there is none) from now on.
 pub fn attach_at_start(shared: &Arc<Shared>) -> std::io::Result<()> {
@@ -750,14 +760,7 @@ pub fn attach_at_start(shared: &Arc<Shared>) -> std::io::Result<()> {
     if st.manifest.incrs.len() != before {
         aof::persist_manifest(&dir, &prefix, &st.manifest)?;
     }
-    let writer = Arc::new(Writer::start(
-        file,
-        settings(shared),
-        Arc::clone(&shared.aof.stats),
-    )?);
-    let epoch = st.epoch();
-    st.current.store(epoch, Relaxed);
-    st.writer = Some(Arc::clone(&writer));
+    let (writer, epoch) = start_writer(shared, &mut st, file)?;
     let sink = AofSink {
         writer,
         epoch,
@@ -933,12 +936,7 @@ fn reload_shard(ctx: &mut super::Ctx, keys: Vec<LoadedKey>, steps: &[(usize, Vec
     {
         let store = &mut ctx.shard.store;
         let now = ctx.shard.now_ms;
-        for db in 0..store.dbs.len() {
-            store.touch_watched_db(db, None);
-        }
-        let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
-        let count = old.iter().map(|db| db.len()).sum();
-        crate::store::lazyfree::free_keys(old, count);
+        store.empty_every_db();
         for (db, key, value, at) in keys {
             store.dbs[db].insert_raw(&key, value, at, now);
         }

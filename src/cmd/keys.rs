@@ -229,19 +229,8 @@ pub fn flushall(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     if ctx.shard.store.abort_snapshot() {
         super::save::shard_aborted(&ctx.shard.shared);
     }
-    for db in 0..ctx.shard.store.dbs.len() {
-        ctx.shard.store.touch_watched_db(db, None);
-    }
     ctx.shard.store.stats.notify.tracking.flush();
-    let old: Vec<_> = ctx
-        .shard
-        .store
-        .dbs
-        .iter_mut()
-        .map(|db| db.clear())
-        .collect();
-    let keys = old.iter().map(|db| db.len()).sum();
-    crate::store::lazyfree::free_keys(old, keys);
+    ctx.shard.store.empty_every_db();
     // A blocked XREADGROUP learns its stream went (Redis's signalFlushedDb).
     for db in 0..ctx.shard.store.dbs.len() {
         ctx.shard.store.stats.notify.ready.signal_db(db);

@@ -438,12 +438,7 @@ fn load_ops(per_shard: Vec<Vec<LoadedKey>>, flush: bool) -> Vec<(usize, Op)> {
                 let store = &mut ctx.shard.store;
                 let now = ctx.shard.now_ms;
                 if flush {
-                    for db in 0..store.dbs.len() {
-                        store.touch_watched_db(db, None);
-                    }
-                    let old: Vec<_> = store.dbs.iter_mut().map(|db| db.clear()).collect();
-                    let count = old.iter().map(|db| db.len()).sum();
-                    crate::store::lazyfree::free_keys(old, count);
+                    store.empty_every_db();
                 }
                 for (db, key, value, at) in keys {
                     store.dbs[db].insert_raw(&key, value, at, now);

@@ -167,6 +167,18 @@ impl Store {
         Keyspace::new(&mut self.dbs[db], &mut self.stats, now_ms).in_db(db)
     }
 
+    /// Empties every database (FLUSHALL, a reload from a file): their
+    /// watched keys change for their watchers, the values are freed as
+    /// `store::lazyfree` decides.
+    pub fn empty_every_db(&mut self) {
+        for db in 0..self.dbs.len() {
+            self.touch_watched_db(db, None);
+        }
+        let old: Vec<_> = self.dbs.iter_mut().map(|db| db.clear()).collect();
+        let keys = old.iter().map(|db| db.len()).sum();
+        lazyfree::free_keys(old, keys);
+    }
+
     /// FLUSHDB/FLUSHALL of `db`, or SWAPDB of `db` with `other`: the watched
     /// keys that exist in either are changed for their watchers.
     pub fn touch_watched_db(&mut self, db: usize, other: Option<usize>) {
