@@ -197,9 +197,9 @@ fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, St
             Ok(mlua::VmState::Continue)
         },
     );
-    let result = run_library_code(vm, code);
+    let result = super::vm::capped(lua, || run_library_code(vm, code));
     lua.remove_hook();
-    super::collect_now_and_then(lua);
+    vm.collect_now_and_then();
     result
 }
 

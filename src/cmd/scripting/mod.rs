@@ -19,6 +19,7 @@ mod bit;
 mod cjson;
 mod cmsgpack;
 mod convert;
+mod current;
 pub mod functions;
 mod limits;
 pub mod shebang;
@@ -30,7 +31,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mlua::{Function, MultiValue, Value};
+use mlua::{Function, Value};
 
 use super::args::{err, int_arg, Reply};
 use super::{Ctx, Session, ShardData};
@@ -275,7 +276,6 @@ pub(super) fn run(
 ) -> Reply {
     let sha = name;
     let lua = &vm.lua;
-    let hidden = &vm.hidden;
     let setup = (|| -> mlua::Result<(Value, Value)> {
         let strings = |items: &[Bytes]| {
             lua.create_sequence_from(
@@ -290,8 +290,8 @@ pub(super) fn run(
         if as_args {
             return Ok((Value::Table(k), Value::Table(a)));
         }
-        vm.real.raw_set("KEYS", k)?;
-        vm.real.raw_set("ARGV", a)?;
+        vm.real.raw_set(&vm.names.keys, k)?;
+        vm.real.raw_set(&vm.names.argv, a)?;
         Ok((Value::Nil, Value::Nil))
     })();
     let (k, a) = match setup {
@@ -305,26 +305,9 @@ pub(super) fn run(
     };
     let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote), script);
     let state = RefCell::new(call);
-    let redis = match vm.redis() {
-        Ok(t) => t,
-        Err(e) => return Err(running_error(sha, &e)),
-    };
-    // The VM's own acl_check_cmd (for library code run at load), put back
-    // after the run: the scoped one checks this script's caller.
-    let static_acl_check: Value = redis.raw_get("acl_check_cmd").unwrap_or(Value::Nil);
     state.borrow_mut().ctx.shard.in_script = true;
-    let result = lua.scope(|scope| {
-        let call =
-            scope.create_function(|lua, args: MultiValue| api::call(lua, &state, true, args))?;
-        let pcall =
-            scope.create_function(|lua, args: MultiValue| api::call(lua, &state, false, args))?;
-        redis.raw_set("call", call)?;
-        redis.raw_set("pcall", pcall)?;
-        let acl_check =
-            scope.create_function(|_, args: MultiValue| api::acl_check(&state, args))?;
-        redis.raw_set("acl_check_cmd", acl_check)?;
-        let runner: Function = hidden.raw_get("run")?;
-        let (ok, value): (bool, Value) = runner.call((function, k, a))?;
+    let result = current::lend(&state, || -> mlua::Result<Reply> {
+        let (ok, value): (bool, Value) = vm::capped(lua, || vm.runner.call((function, k, a)))?;
         let resp3 = vm::resp(lua) == 3;
         Ok(if ok {
             Ok(convert::to_frame(lua, &value, resp3))
@@ -334,32 +317,8 @@ pub(super) fn run(
     });
     limits.stop(lua);
     state.borrow_mut().ctx.shard.in_script = false;
-    collect_now_and_then(lua);
-    let _ = redis.raw_set("call", Value::Nil);
-    let _ = redis.raw_set("pcall", Value::Nil);
-    let _ = redis.raw_set("acl_check_cmd", static_acl_check);
+    vm.collect_now_and_then();
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
-}
-
-/// Scripts (and library loads) between two full collections of the VM:
-/// each run leaves its KEYS, ARGV and API closures behind, and Lua's own pace lets the heap
-/// grow to twice what is live first. Redis steps its collector every 50
-/// scripts (`LUA_GC_CYCLE_PERIOD`) the same way; a collection of the small
-/// heap a VM holds between scripts costs tens of microseconds.
-const GC_PERIOD: u32 = 50;
-
-pub(super) fn collect_now_and_then(lua: &mlua::Lua) {
-    thread_local! {
-        static RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-    }
-    let due = RUNS.with(|runs| {
-        let n = runs.get() + 1;
-        runs.set(n % GC_PERIOD);
-        n == GC_PERIOD
-    });
-    if due {
-        let _ = lua.gc_collect();
-    }
 }
 
 fn ctx_shared(call: &api::Call) -> Arc<crate::exec::Shared> {

@@ -7,8 +7,12 @@ local hidden, errh = ...
 local error, type, select, rawget, tostring, setmetatable =
     error, type, select, rawget, tostring, setmetatable
 -- Runs f(k, a) under Redis's error handler (EVAL passes nothing, FCALL
--- its KEYS and ARGV tables).
-hidden.run = function(f, k, a) return xpcall(function() return f(k, a) end, errh) end
+-- its KEYS and ARGV tables). EVAL's script takes no arguments, so it runs
+-- as it is: no closure per run for the collector.
+hidden.run = function(f, k, a)
+    if k == nil then return xpcall(f, errh) end
+    return xpcall(function() return f(k, a) end, errh)
+end
 
 -- The functions that raise errors are Rust's (`hidden.api`): a call to a
 -- C function, even `return redis.call(...)`, keeps the script's frame on

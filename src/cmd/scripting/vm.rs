@@ -15,9 +15,29 @@ use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use crate::exec::scripts::{sha1_hex, Sha};
 
-/// The most memory one shard's Lua state may hold: a script that allocates
-/// past it fails with an error, and the server goes on.
+/// The most memory one shard's Lua state may hold while Lua code runs: a
+/// script that allocates past it fails with an error, and the server goes
+/// on.
 pub const MEMORY_LIMIT_BYTES: usize = 512 << 20;
+
+/// Runs `f` (a script, or a library's code at load) under the memory cap.
+///
+/// The cap is on only while Lua code runs: with a limit set, mlua makes
+/// every value it creates through a protected call, and in Lua 5.1 each of
+/// those allocates two C closures for the collector. Setting up a run
+/// (KEYS, ARGV) is small and bounded, so it goes uncapped and allocates
+/// only what it builds.
+pub fn capped<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    struct Uncap<'l>(&'l Lua);
+    impl Drop for Uncap<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.set_memory_limit(0);
+        }
+    }
+    let _ = lua.set_memory_limit(MEMORY_LIMIT_BYTES);
+    let _uncap = Uncap(lua);
+    f()
+}
 
 pub struct Vm {
     pub lua: Lua,
@@ -26,12 +46,33 @@ pub struct Vm {
     /// The globals behind the readonly proxy scripts see (KEYS and ARGV are
     /// set here before each run).
     pub real: Table,
+    /// The prelude's `run`: a script under Redis's error handler.
+    pub runner: Function,
+    /// Names set before each run, made once (a string made from Rust is a
+    /// protected call that allocates).
+    pub names: Names,
     functions: HashMap<Sha, Function>,
     generation: u64,
     /// FCALL's functions as this VM loaded them, and the libraries'
     /// generation they come from.
     pub fcalls: HashMap<String, Function>,
     pub libraries_generation: Option<u64>,
+    /// Bytes the state held after its last full collection.
+    collected_at: std::cell::Cell<usize>,
+}
+
+/// Garbage a VM may gather before a full collection. Each run leaves its
+/// KEYS and ARGV (and what the script made) behind, and Lua's own pace
+/// would let the heap grow to twice what is live first; a full collection
+/// of the small heap a VM holds between scripts costs tens of
+/// microseconds, so it is paid per 32 KiB of garbage (about a hundred
+/// runs of a short script), not per run. Redis steps its collector every
+/// 50 scripts (`LUA_GC_CYCLE_PERIOD`) to the same end.
+const GC_GROWTH_BYTES: usize = 32 << 10;
+
+pub struct Names {
+    pub keys: mlua::LuaString,
+    pub argv: mlua::LuaString,
 }
 
 thread_local! {
@@ -76,7 +117,6 @@ impl Vm {
             StdLib::TABLE | StdLib::STRING | StdLib::MATH,
             LuaOptions::default(),
         )?;
-        lua.set_memory_limit(MEMORY_LIMIT_BYTES)?;
         let globals = lua.globals();
         globals.set("bit", super::bit::library(&lua)?)?;
         globals.set("cjson", super::cjson::library(&lua)?)?;
@@ -94,25 +134,38 @@ impl Vm {
         lua.set_globals(env)?;
         // What building it left behind goes now, not with the first
         // scripts' garbage (INFO counts every shard's VM).
+        let runner: Function = hidden.raw_get("run")?;
+        let names = Names {
+            keys: lua.create_string("KEYS")?,
+            argv: lua.create_string("ARGV")?,
+        };
         lua.gc_collect()?;
+        let collected_at = std::cell::Cell::new(lua.used_memory());
         Ok(Vm {
             lua,
             hidden,
             real,
+            runner,
+            names,
             functions: HashMap::new(),
             generation,
             fcalls: HashMap::new(),
             libraries_generation: None,
+            collected_at,
         })
+    }
+
+    /// A full collection once the heap has grown by [`GC_GROWTH_BYTES`]
+    /// since the last (called after each script and library load).
+    pub fn collect_now_and_then(&self) {
+        if self.lua.used_memory() >= self.collected_at.get() + GC_GROWTH_BYTES {
+            let _ = self.lua.gc_collect();
+            self.collected_at.set(self.lua.used_memory());
+        }
     }
 
     /// The compiled function of script `sha` whose source is `body`,
     /// compiling it on first use. Err: Redis's compile error text.
-    /// The raw `redis` table (behind the readonly proxy scripts see).
-    pub fn redis(&self) -> mlua::Result<Table> {
-        self.hidden.raw_get("redis")
-    }
-
     pub fn function(&mut self, sha: &Sha, body: &[u8]) -> Result<Function, String> {
         if let Some(f) = self.functions.get(sha) {
             return Ok(f.clone());
@@ -245,9 +298,27 @@ fn api_functions(lua: &Lua) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
+    // redis.call and redis.pcall reach the running script's state
+    // (`current`); outside a run there is none to reach.
+    for (name, raise) in [("call", true), ("pcall", false)] {
+        api.set(
+            name,
+            lua.create_function(move |lua, args: MultiValue| {
+                super::current::with(|state| super::api::call(lua, state, raise, args))
+                    .unwrap_or_else(|| Err(fail("This Redis command is not allowed from script")))
+            })?,
+        )?;
+    }
     api.set(
         "acl_check_cmd",
         lua.create_function(|lua, args: MultiValue| {
+            if let Some(checked) =
+                super::current::with(|state| super::api::acl_check(state, args.clone()))
+            {
+                return checked;
+            }
+            // No script running (library code at FUNCTION LOAD): any
+            // command ember has may run.
             let Some(name) = args.front() else {
                 return Err(fail(
                     "Please specify at least one argument for this redis lib call",
