@@ -198,7 +198,8 @@ fn run_library(vm: &Vm, code: &[u8]) -> Result<Vec<(FunctionInfo, Function)>, St
         },
     );
     let result = super::vm::capped(lua, || run_library_code(vm, code));
-    lua.remove_hook();
+    // The VM's own hook again, for the scripts to come.
+    super::limits::install(lua);
     vm.collect_now_and_then();
     result
 }

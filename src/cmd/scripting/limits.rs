@@ -38,9 +38,30 @@ pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 
 /// A running script's watch: counted busy once past the threshold.
+///
+/// The count hook is installed once per VM ([`install`]) and finds the
+/// running script's watch in a thread local: mlua keeps each hook it is
+/// given in a Lua userdata with a finalizer, so a hook set per run cost a
+/// userdata for the collector to finalize on every run.
 pub struct Watch {
     shared: Arc<Shared>,
-    busy: Rc<Cell<bool>>,
+}
+
+/// What the hook knows of the script running on this thread.
+struct Running {
+    shared: Arc<Shared>,
+    started: Instant,
+    wrote: Rc<Cell<bool>>,
+    /// Counted busy in the server's script state.
+    busy: bool,
+    /// Said once it turns busy (taken then).
+    script: Option<Script>,
+    /// SCRIPT KILL reached it: the every-line hook raising the kill is set.
+    killed: bool,
+}
+
+thread_local! {
+    static RUNNING: RefCell<Option<Running>> = const { RefCell::new(None) };
 }
 
 /// What the watch says of its script once it is busy (FUNCTION STATS).
@@ -51,57 +72,89 @@ pub struct Script {
     pub command: Vec<bytes::Bytes>,
 }
 
+/// Installs the VM's count hook (at creation, and again after anything
+/// that replaced it: FUNCTION LOAD's own, a kill's every-line one).
+pub fn install(lua: &Lua) {
+    let _ = lua.set_hook(
+        HookTriggers::new().every_nth_instruction(CHECK_EVERY),
+        |lua, _| {
+            RUNNING.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut running) => match running.as_mut() {
+                    Some(running) => check(lua, running),
+                    None => Ok(VmState::Continue),
+                },
+                Err(_) => Ok(VmState::Continue),
+            })
+        },
+    );
+}
+
+/// The hook's check of `running`, every [`CHECK_EVERY`] instructions.
+fn check(lua: &Lua, running: &mut Running) -> mlua::Result<VmState> {
+    let shared = Arc::clone(&running.shared);
+    let scripts = &shared.scripts;
+    if !running.busy {
+        let limit = shared.config.busy_reply_threshold_ms();
+        if running.started.elapsed().as_millis() < limit as u128 {
+            return Ok(VmState::Continue);
+        }
+        running.busy = true;
+        if let Some(script) = running.script.take() {
+            turn_busy(&shared, script, running.started);
+        }
+    }
+    let wrote = running.wrote.get();
+    if wrote {
+        scripts.busy_wrote.store(true, Ordering::Release);
+    }
+    // This shard's clients: BUSY, or SCRIPT KILL and the like.
+    crate::exec::busy::pass(&shared);
+    if !wrote && scripts.kill.load(Ordering::Acquire) {
+        // As Redis: from now on the error is raised at every line, so a
+        // pcall in the script cannot swallow it for good (the line outside
+        // the pcall raises it too).
+        log::warn!("Lua script killed by user with SCRIPT KILL.");
+        running.killed = true;
+        let _ = lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
+            Err(super::vm::raise(KILLED.to_string()))
+        });
+        return Err(super::vm::raise(KILLED.to_string()));
+    }
+    Ok(VmState::Continue)
+}
+
 impl Watch {
-    /// Installs the hook for `script` starting now; `wrote` says whether
-    /// it has written yet.
-    pub fn start(lua: &Lua, shared: &Arc<Shared>, wrote: Rc<Cell<bool>>, script: Script) -> Watch {
-        let busy = Rc::new(Cell::new(false));
-        let started = Instant::now();
-        let hook_shared = Arc::clone(shared);
-        let hook_busy = Rc::clone(&busy);
-        let script = RefCell::new(Some(script));
-        let _ = lua.set_hook(
-            HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-            move |lua, _| {
-                let scripts = &hook_shared.scripts;
-                if !hook_busy.get() {
-                    let limit = hook_shared.config.busy_reply_threshold_ms();
-                    if started.elapsed().as_millis() < limit as u128 {
-                        return Ok(VmState::Continue);
-                    }
-                    hook_busy.set(true);
-                    if let Some(script) = script.borrow_mut().take() {
-                        turn_busy(&hook_shared, script, started);
-                    }
-                }
-                if wrote.get() {
-                    scripts.busy_wrote.store(true, Ordering::Release);
-                }
-                // This shard's clients: BUSY, or SCRIPT KILL and the like.
-                crate::exec::busy::pass(&hook_shared);
-                if !wrote.get() && scripts.kill.load(Ordering::Acquire) {
-                    // As Redis: from now on the error is raised at every
-                    // line, so a pcall in the script cannot swallow it for
-                    // good (the line outside the pcall raises it too).
-                    log::warn!("Lua script killed by user with SCRIPT KILL.");
-                    let _ = lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
-                        Err(super::vm::raise(KILLED.to_string()))
-                    });
-                    return Err(super::vm::raise(KILLED.to_string()));
-                }
-                Ok(VmState::Continue)
-            },
-        );
+    /// Watches `script` from now on; `wrote` says whether it has written
+    /// yet.
+    pub fn start(shared: &Arc<Shared>, wrote: Rc<Cell<bool>>, script: Script) -> Watch {
+        RUNNING.with(|cell| {
+            if let Ok(mut running) = cell.try_borrow_mut() {
+                *running = Some(Running {
+                    shared: Arc::clone(shared),
+                    started: Instant::now(),
+                    wrote,
+                    busy: false,
+                    script: Some(script),
+                    killed: false,
+                });
+            }
+        });
         Watch {
             shared: Arc::clone(shared),
-            busy,
         }
     }
 
-    /// The script ended: the hook goes, and it stops counting busy.
+    /// The script ended: it stops counting busy, and a kill's hook gives
+    /// way to the VM's own again.
     pub fn stop(self, lua: &Lua) {
-        lua.remove_hook();
-        if self.busy.get() {
+        let running = RUNNING.with(|cell| cell.try_borrow_mut().ok().and_then(|mut r| r.take()));
+        let Some(running) = running else {
+            return;
+        };
+        if running.killed {
+            install(lua);
+        }
+        if running.busy {
             let scripts = &self.shared.scripts;
             if scripts.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
                 scripts.kill.store(false, Ordering::Release);

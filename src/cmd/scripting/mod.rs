@@ -303,7 +303,7 @@ pub(super) fn run(
         name: name.to_string(),
         command: command.to_vec(),
     };
-    let limits = limits::Watch::start(lua, &ctx_shared(&call), Rc::clone(&call.wrote), script);
+    let limits = limits::Watch::start(&ctx_shared(&call), Rc::clone(&call.wrote), script);
     let state = RefCell::new(call);
     state.borrow_mut().ctx.shard.in_script = true;
     let result = current::lend(&state, || -> mlua::Result<Reply> {

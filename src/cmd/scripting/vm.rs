@@ -135,6 +135,7 @@ impl Vm {
         // What building it left behind goes now, not with the first
         // scripts' garbage (INFO counts every shard's VM).
         let runner: Function = hidden.raw_get("run")?;
+        super::limits::install(&lua);
         let names = Names {
             keys: lua.create_string("KEYS")?,
             argv: lua.create_string("ARGV")?,
