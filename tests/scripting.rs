@@ -396,8 +396,10 @@ fn a_script_over_keys_of_several_shards_runs_atomically() {
     assert_eq!(c.cmd(&["EVAL", TRANSFER, "2", a, b, "4"]), int(1));
     assert_eq!(c.cmd(&["MGET", a, b]), common::bulks(&["6", "4"]));
     assert_eq!(c.cmd(&["EVAL", SUM, "2", a, b]), int(10));
-    // A key of a shard the script did not declare is refused.
+    // A key of a shard the script did not declare, read before any
+    // write: the script runs again over every shard.
     let other = &keys_on_shard("acct", 2, 3, 1)[0];
+    c.cmd(&["SET", other, "7"]);
     let reply = c.cmd(&[
         "EVAL",
         "return redis.call('get', ARGV[1])",
@@ -406,10 +408,122 @@ fn a_script_over_keys_of_several_shards_runs_atomically() {
         b,
         other,
     ]);
+    assert_eq!(reply, Reply::bulk("7"));
+}
+
+/// Moves one unit from an undeclared pool key to the declared key, if any
+/// is left: Redis allows the undeclared key outside cluster mode.
+const TAKE_FROM_POOL: &str = "local left = tonumber(redis.call('GET', ARGV[1]) or '0') \
+    if left <= 0 then return 0 end \
+    redis.call('DECR', ARGV[1]) return redis.call('INCR', KEYS[1])";
+
+#[test]
+fn a_script_that_reads_an_undeclared_key_of_another_shard_runs_again_over_every_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let mine = &keys_on_shard("mine", 0, 2, 1)[0];
+    let pool = &keys_on_shard("pool", 1, 2, 1)[0];
+    c.cmd(&["SET", pool, "2"]);
+    assert_eq!(c.cmd(&["EVAL", TAKE_FROM_POOL, "1", mine, pool]), int(1));
+    // Marked wide: later runs, by EVALSHA too, take every shard at once.
+    let sha = match c.cmd(&["SCRIPT", "LOAD", TAKE_FROM_POOL]) {
+        Reply::Bulk(sha) => String::from_utf8(sha).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(c.cmd(&["EVALSHA", &sha, "1", mine, pool]), int(2));
+    assert_eq!(c.cmd(&["EVALSHA", &sha, "1", mine, pool]), int(0));
+    assert_eq!(c.cmd(&["MGET", mine, pool]), common::bulks(&["2", "0"]));
+    // A pcall that catches the refusal does not keep the first run going:
+    // the write after it happens once, in the run over every shard.
+    let swallow = "pcall(redis.call, 'GET', ARGV[1]) return redis.call('INCR', KEYS[1])";
+    let fresh = &keys_on_shard("fresh", 0, 2, 1)[0];
+    assert_eq!(c.cmd(&["EVAL", swallow, "1", fresh, pool]), int(1));
+    assert_eq!(c.cmd(&["GET", fresh]), Reply::bulk("1"));
+}
+
+#[test]
+fn a_script_that_wrote_before_reaching_another_shard_fails_once_then_runs_wide() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let mine = &keys_on_shard("mine", 0, 2, 1)[0];
+    let other = &keys_on_shard("other", 1, 2, 1)[0];
+    let script = "redis.call('INCR', KEYS[1]) return redis.call('INCR', ARGV[1])";
+    // Its first run cannot start over (it wrote): Redis Cluster's refusal,
+    // the write before it kept, as a script error keeps it in Redis.
+    let first = c.cmd(&["EVAL", script, "1", mine, other]);
     assert!(
-        matches!(&reply, Reply::Error(e) if e.contains("non local key")),
-        "{reply:?}"
+        matches!(&first, Reply::Error(e) if e.contains("non local key")),
+        "{first:?}"
     );
+    assert_eq!(c.cmd(&["EVAL", script, "1", mine, other]), int(1));
+    assert_eq!(c.cmd(&["MGET", mine, other]), common::bulks(&["2", "1"]));
+    // A step of EXEC cannot start over either.
+    let read = "return redis.call('GET', ARGV[1])";
+    c.cmd(&["MULTI"]);
+    c.cmd(&["EVAL", read, "1", mine, other]);
+    match c.cmd(&["EXEC"]) {
+        Reply::Array(items) => assert!(
+            matches!(&items[0], Reply::Error(e) if e.contains("non local key")),
+            "{items:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_function_that_reaches_an_undeclared_key_runs_again_over_every_shard() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    let lib = "#!lua name=pool\nredis.register_function('take', function(keys, args) \
+        local left = tonumber(redis.call('GET', args[1]) or '0') \
+        if left <= 0 then return 0 end \
+        redis.call('DECR', args[1]) return redis.call('INCR', keys[1]) end)";
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", lib]), Reply::bulk("pool"));
+    let mine = &keys_on_shard("mine", 1, 2, 1)[0];
+    let pool = &keys_on_shard("pool", 0, 2, 1)[0];
+    c.cmd(&["SET", pool, "1"]);
+    assert_eq!(c.cmd(&["FCALL", "take", "1", mine, pool]), int(1));
+    assert_eq!(c.cmd(&["FCALL", "take", "1", mine, pool]), int(0));
+    assert_eq!(c.cmd(&["MGET", mine, pool]), common::bulks(&["1", "0"]));
+}
+
+/// Clients on every shard take from one undeclared pool at once: each
+/// unit is taken exactly once, whether a run starts over or runs wide.
+#[test]
+fn scripts_taking_from_an_undeclared_pool_from_many_clients_take_each_unit_once() {
+    const POOL: i64 = 400;
+    const CLIENTS: usize = 8;
+    let server = Arc::new(Server::start(2, &[]));
+    let pool = keys_on_shard("pool", 1, 2, 1)[0].clone();
+    server.raw().cmd(&["SET", &pool, &POOL.to_string()]);
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let server = Arc::clone(&server);
+            let pool = pool.clone();
+            std::thread::spawn(move || {
+                let mut c = server.raw();
+                let mine = keys_on_shard(&format!("taker{i}:"), i % 2, 2, 1)[0].clone();
+                let mut taken = 0;
+                loop {
+                    match c.cmd(&["EVAL", TAKE_FROM_POOL, "1", &mine, &pool]) {
+                        Reply::Int(0) => break,
+                        Reply::Int(_) => taken += 1,
+                        other => panic!("{other:?}"),
+                    }
+                }
+                (mine, taken)
+            })
+        })
+        .collect();
+    let mut c = server.raw();
+    let mut total = 0;
+    for t in threads {
+        let (mine, taken) = t.join().unwrap();
+        assert_eq!(c.cmd(&["GET", &mine]), Reply::bulk(&taken.to_string()));
+        total += taken;
+    }
+    assert_eq!(total, POOL);
+    assert_eq!(c.cmd(&["GET", &pool]), Reply::bulk("0"));
 }
 
 /// Transfers by scripts and by MULTI/EXEC between accounts on every shard,

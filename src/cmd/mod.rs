@@ -215,7 +215,8 @@ fn keyed(
             .key_positions(argv)
             .all(|p| shard_of(&argv[p], n) == owner);
     if let Split::Computed(reaches, f) = split {
-        if n > 1 && (!single || reaches(argv)) {
+        let wide = || scripting::is_script(spec) && shard.shared.scripts.wide.runs_wide(argv);
+        if n > 1 && (!single || reaches(argv) || wide()) {
             // It locks what it reads once the data has named it.
             let action = f(shard, session, argv);
             return propagate::custom(shard, session.db, spec, argv, action);
@@ -225,9 +226,31 @@ fn keyed(
         // Locks held here by a transaction: go through the shard's lock
         // queue (unless this command is part of that transaction).
         let may_wait = !shard.locks.is_idle() && shard.current_tx.is_none();
+        // (Not a step of EXEC: a transaction's command cannot start over.)
+        let script = n > 1 && scripting::is_script(spec) && shard.current_tx.is_none();
         if owner == shard.id && !may_wait {
-            return run_inline(shard, session.db, handler, argv);
+            if !script {
+                return run_inline(shard, session.db, handler, argv);
+            }
+            // A script that reaches off its shard before it writes runs
+            // again over every shard (`scripting::widen`).
+            let action =
+                scripting::widen::restartable(|| run_inline(shard, session.db, handler, argv));
+            return match action {
+                Action::Reply(reply) if scripting::widen::must_restart(&reply) => {
+                    scripting::across_shards(
+                        n,
+                        shard.id,
+                        session.db,
+                        None,
+                        argv,
+                        scripting::Reach::Every,
+                    )
+                }
+                other => other,
+            };
         }
+        let again = script.then(|| argv.clone());
         let keys = spec.key_positions(argv);
         // The slow log keeps the argv until the reply (`cmd::slowlog`), and
         // a container's statistics read its subcommand from it.
@@ -239,6 +262,26 @@ fn keyed(
         let mut op = handler_op(session.db, handler, op_argv, keys);
         if scripting::is_script(spec) {
             op = op.scripted();
+        }
+        if let Some(argv) = again {
+            // As inline above, the run on the owner may be abandoned and
+            // the script sent over every shard.
+            let (origin, db) = (shard.id, session.db);
+            let op = scripting::widen::restartable_op(op);
+            return Action::Job(Job::new(vec![(owner, op)], move |mut outs| {
+                let reply = outs.pop().map_or(Frame::Null, Out::frame);
+                if scripting::widen::must_restart(&reply) {
+                    return scripting::across_shards(
+                        n,
+                        origin,
+                        db,
+                        None,
+                        &argv,
+                        scripting::Reach::Every,
+                    );
+                }
+                Action::Reply(reply)
+            }));
         }
         return Action::Job(Job::new(vec![(owner, op)], |mut outs| {
             Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))

@@ -8,7 +8,7 @@
 //! was built under an older generation drops it before its next script, so
 //! the compiled functions go too, as Redis's flush recreates its VM.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
@@ -36,6 +36,51 @@ pub struct ScriptCache {
     pub busy_function: AtomicBool,
     /// The busy script, for FUNCTION STATS (set when it turns busy).
     pub running: Mutex<Option<Running>>,
+    /// Scripts that reached keys off their shards (`cmd::scripting::widen`).
+    pub wide: Wide,
+}
+
+/// The scripts and functions known to reach keys off the shards of their
+/// declared keys: they run over every shard (`cmd::scripting::widen`).
+#[derive(Default)]
+pub struct Wide {
+    any: AtomicBool,
+    names: RwLock<HashSet<String>>,
+}
+
+impl Wide {
+    /// Marks script `name` (its sha, or `function` and the function's name).
+    pub fn mark(&self, function: bool, name: &str) {
+        if let Ok(mut names) = self.names.write() {
+            names.insert(key(function, name));
+            self.any.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether EVAL, EVALSHA or FCALL (and their `_RO` forms) `argv` runs
+    /// a script marked wide.
+    pub fn runs_wide(&self, argv: &[Bytes]) -> bool {
+        if !self.any.load(Ordering::Relaxed) {
+            return false;
+        }
+        let (Some(command), Some(script)) = (argv.first(), argv.get(1)) else {
+            return false;
+        };
+        let command = command.to_ascii_lowercase();
+        let name = if command.starts_with(b"fcall") {
+            key(true, &String::from_utf8_lossy(script))
+        } else if command.starts_with(b"evalsha") {
+            key(false, &String::from_utf8_lossy(script))
+        } else {
+            key(false, &String::from_utf8_lossy(&sha1_hex(script)))
+        };
+        self.names.read().is_ok_and(|names| names.contains(&name))
+    }
+}
+
+fn key(function: bool, name: &str) -> String {
+    let kind = if function { 'f' } else { 's' };
+    format!("{kind}:{}", name.to_ascii_lowercase())
 }
 
 /// A script running past `busy-reply-threshold`, as FUNCTION STATS shows it.
@@ -316,6 +361,33 @@ pub fn parse_sha(text: &[u8]) -> Option<Sha> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::from(w.to_string())).collect()
+    }
+
+    #[test]
+    fn a_marked_script_is_known_by_its_sha_from_eval_and_evalsha() {
+        let wide = Wide::default();
+        let body = "return redis.call('GET', 'elsewhere')";
+        assert!(!wide.runs_wide(&argv(&["EVAL", body, "1", "k"])));
+        let sha = String::from_utf8_lossy(&sha1_hex(body.as_bytes())).into_owned();
+        wide.mark(false, &sha);
+        assert!(wide.runs_wide(&argv(&["EVAL", body, "1", "k"])));
+        assert!(wide.runs_wide(&argv(&["evalsha_ro", &sha.to_uppercase(), "1", "k"])));
+        assert!(!wide.runs_wide(&argv(&["EVAL", "return 1", "1", "k"])));
+        // A function of the same name is another thing.
+        assert!(!wide.runs_wide(&argv(&["FCALL", &sha, "1", "k"])));
+    }
+
+    #[test]
+    fn a_marked_function_is_known_by_its_name_in_any_case() {
+        let wide = Wide::default();
+        wide.mark(true, "Mover");
+        assert!(wide.runs_wide(&argv(&["FCALL", "mover", "1", "k"])));
+        assert!(wide.runs_wide(&argv(&["fcall_ro", "MOVER", "0"])));
+        assert!(!wide.runs_wide(&argv(&["FCALL", "other", "1", "k"])));
+    }
 
     #[test]
     fn sha_of_empty_body_is_sha1s() {

@@ -37,6 +37,33 @@ pub struct Call<'c, 'a> {
     /// A user that may not run everything: each command is checked
     /// against it.
     pub caller: Option<Arc<ScriptCaller>>,
+    /// A command of the script reached a key of a shard it does not hold
+    /// (`widen`: the script is marked wide).
+    pub off_shard: bool,
+    /// ... before the script wrote, where the run may start again: the run
+    /// is abandoned, every command from now on refused (`widen`).
+    pub abandoned: bool,
+}
+
+impl<'c, 'a> Call<'c, 'a> {
+    pub fn new(
+        ctx: &'c mut Ctx<'a>,
+        read_only: bool,
+        allow_oom: bool,
+        across: Option<(Option<TxId>, Vec<usize>)>,
+        caller: Option<Arc<ScriptCaller>>,
+    ) -> Call<'c, 'a> {
+        Call {
+            ctx,
+            read_only,
+            allow_oom,
+            wrote: Default::default(),
+            across,
+            caller,
+            off_shard: false,
+            abandoned: false,
+        }
+    }
 }
 
 fn refuse(text: &str) -> Frame {
@@ -90,6 +117,12 @@ pub fn call(
         },
         Err(e) => e,
     };
+    if state.try_borrow().is_ok_and(|call| call.abandoned) {
+        // Stopped for good, even under pcall: it runs again wide.
+        let text = super::widen::RESTART.to_string();
+        super::limits::raise_at_every_line(lua, text.clone());
+        return Err(super::vm::raise(text));
+    }
     if raise {
         if let Some(text) = frame.error_code() {
             return Err(super::vm::raise(String::from_utf8_lossy(text).into_owned()));
@@ -128,6 +161,9 @@ pub fn acl_check(state: &RefCell<Call>, args: MultiValue) -> mlua::Result<bool> 
 
 /// Runs one command of a script on the script's shard.
 fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
+    if call.abandoned {
+        return super::widen::restart_reply();
+    }
     let Some(spec) = lookup(&argv[0]) else {
         return refuse("Unknown Redis command called from script");
     };
@@ -207,7 +243,14 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
                     }
                     reply
                 }
-                _ => refuse("Script attempted to access a non local key in a cluster node"),
+                _ => {
+                    call.off_shard = true;
+                    if !call.wrote.get() && super::widen::may_restart() {
+                        call.abandoned = true;
+                        return super::widen::restart_reply();
+                    }
+                    refuse("Script attempted to access a non local key in a cluster node")
+                }
             };
         }
     }

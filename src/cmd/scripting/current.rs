@@ -58,8 +58,7 @@ pub fn with<R>(f: impl for<'s, 'c, 'a> FnOnce(&'s RefCell<Call<'c, 'a>>) -> R) -
 
 #[cfg(test)]
 mod tests {
-    use std::cell::{Cell, RefCell};
-    use std::rc::Rc;
+    use std::cell::RefCell;
 
     use super::{lend, with};
     use crate::cmd::scripting::api::Call;
@@ -71,14 +70,7 @@ mod tests {
     }
 
     fn call<'c, 'a>(ctx: &'c mut Ctx<'a>, read_only: bool) -> Call<'c, 'a> {
-        Call {
-            ctx,
-            read_only,
-            allow_oom: false,
-            wrote: Rc::new(Cell::new(false)),
-            across: None,
-            caller: None,
-        }
+        Call::new(ctx, read_only, false, None, None)
     }
 
     #[test]

@@ -340,14 +340,7 @@ pub(super) fn fcall_in(
             .get(&name.to_ascii_lowercase())
             .cloned()
             .ok_or_else(|| err::frame("ERR Function not found"))?;
-        let call = api::Call {
-            ctx,
-            read_only: info.no_writes(),
-            allow_oom,
-            wrote: Default::default(),
-            across,
-            caller,
-        };
+        let call = api::Call::new(ctx, info.no_writes(), allow_oom, across, caller);
         super::run(vm, call, &name, function, (keys, args), argv, true)
     })
     .unwrap_or_else(|| Err(err::frame("ERR the scripting engine is not available")))

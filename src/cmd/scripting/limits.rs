@@ -56,7 +56,8 @@ struct Running {
     busy: bool,
     /// Said once it turns busy (taken then).
     script: Option<Script>,
-    /// SCRIPT KILL reached it: the every-line hook raising the kill is set.
+    /// SCRIPT KILL (or `widen`) stopped it: an every-line hook raising the
+    /// error is set in place of the VM's own.
     killed: bool,
 }
 
@@ -115,12 +116,30 @@ fn check(lua: &Lua, running: &mut Running) -> mlua::Result<VmState> {
         // the pcall raises it too).
         log::warn!("Lua script killed by user with SCRIPT KILL.");
         running.killed = true;
-        let _ = lua.set_hook(HookTriggers::EVERY_LINE, |_, _| {
-            Err(super::vm::raise(KILLED.to_string()))
-        });
+        set_line_hook(lua, KILLED.to_string());
         return Err(super::vm::raise(KILLED.to_string()));
     }
     Ok(VmState::Continue)
+}
+
+fn set_line_hook(lua: &Lua, text: String) {
+    let _ = lua.set_hook(HookTriggers::EVERY_LINE, move |_, _| {
+        Err(super::vm::raise(text.clone()))
+    });
+}
+
+/// Raises `text` in the running script at every line from now on (so a
+/// pcall cannot swallow it for good); the VM's own hook comes back when
+/// the script ends.
+pub fn raise_at_every_line(lua: &Lua, text: String) {
+    RUNNING.with(|cell| {
+        if let Ok(mut running) = cell.try_borrow_mut() {
+            if let Some(running) = running.as_mut() {
+                running.killed = true;
+            }
+        }
+    });
+    set_line_hook(lua, text);
 }
 
 impl Watch {

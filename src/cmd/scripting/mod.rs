@@ -25,6 +25,7 @@ mod limits;
 pub mod shebang;
 mod structlib;
 pub mod vm;
+pub mod widen;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -137,46 +138,97 @@ pub fn declares_no_keys(argv: &[Bytes]) -> bool {
 /// shards' keys until the script ends. The cost: the shards serve no other
 /// key while it runs, and each such command is a round trip between threads.
 pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
+    let every = declares_no_keys(argv) || shard.shared.scripts.wide.runs_wide(argv);
+    let caller = super::acl::script_caller(shard, session);
+    // A step of EXEC cannot start over: a run of one that reaches further
+    // gets Redis Cluster's refusal.
+    let reach = match (every, shard.current_tx) {
+        (true, _) => Reach::Every,
+        (false, None) => Reach::Declared,
+        (false, Some(_)) => Reach::DeclaredOnly,
+    };
+    across_shards(
+        shard.shared.nshards,
+        shard.id,
+        session.db,
+        caller,
+        argv,
+        reach,
+    )
+}
+
+/// The shards a cross-shard script takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every shard (a script that declares no key, or marked wide).
+    Every,
+    /// Those of its declared keys; a run that reaches further starts again
+    /// over every shard (`widen`).
+    Declared,
+    /// Those of its declared keys, and no second run (a step of EXEC).
+    DeclaredOnly,
+}
+
+/// [`across`] from what it needs of the dispatching shard (`origin`, where
+/// a script that declares no key runs), over the shards `reach` says.
+pub fn across_shards(
+    nshards: usize,
+    origin: usize,
+    db: usize,
+    caller: Option<Arc<super::acl::ScriptCaller>>,
+    argv: &[Bytes],
+    reach: Reach,
+) -> Action {
     let Some(spec) = super::lookup(&argv[0]) else {
         return Action::Reply(Frame::Null);
     };
     let by_sha = spec.name.starts_with("evalsha");
     let fcall = spec.name.starts_with("fcall");
     let read_only = spec.name.ends_with("_ro");
-    let nshards = shard.shared.nshards;
     let keys = eval_keys(argv);
     let mut shards: Vec<usize> = keys
         .iter()
         .map(|&p| super::shard_of(&argv[p], nshards))
         .collect();
-    let target = match shards.first() {
-        Some(&s) => s,
-        None => {
-            shards = (0..nshards).collect();
-            shard.id
-        }
-    };
+    let target = shards.first().copied().unwrap_or(origin);
+    if reach == Reach::Every || shards.is_empty() {
+        shards = (0..nshards).collect();
+    }
     shards.sort_unstable();
     shards.dedup();
     let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
     let argv = argv.to_vec();
-    let caller = super::acl::script_caller(shard, session);
+    let restart = reach == Reach::Declared;
+    let again = (reach == Reach::Declared).then(|| (argv.clone(), caller.clone()));
     let op = Op::Script(
-        session.db,
+        db,
         Need::Nothing,
         Box::new(move |ctx: &mut Ctx| {
             let tx = ctx.shard.op_tx;
             let across = Some((tx, shards));
-            let reply = if fcall {
-                functions::fcall_in(ctx, &argv, read_only, across, caller)
+            let run = || {
+                if fcall {
+                    functions::fcall_in(ctx, &argv, read_only, across, caller)
+                } else {
+                    eval_in(ctx, &argv, by_sha, read_only, across, caller)
+                }
+            };
+            let reply = if restart {
+                widen::restartable(run)
             } else {
-                eval_in(ctx, &argv, by_sha, read_only, across, caller)
+                run()
             };
             Out::Frame(reply.unwrap_or_else(|e| e))
         }),
     );
-    let job = Job::new(vec![(target, op)], |mut outs| {
-        Action::Reply(outs.pop().map_or(Frame::Null, Out::frame))
+    let job = Job::new(vec![(target, op)], move |mut outs| {
+        let reply = outs.pop().map_or(Frame::Null, Out::frame);
+        match again {
+            Some((argv, caller)) if widen::must_restart(&reply) => {
+                across_shards(nshards, origin, db, caller, &argv, Reach::Every)
+            }
+            _ => Action::Reply(widen::or_refusal(reply)),
+        }
     });
     Action::Job(job.locked(plan))
 }
@@ -247,14 +299,13 @@ fn eval_in(
         if !by_sha {
             shared.scripts.insert(sha, body.clone());
         }
-        let call = api::Call {
+        let call = api::Call::new(
             ctx,
-            read_only: read_only || flags.no_writes,
-            allow_oom: flags.allow_oom,
-            wrote: Default::default(),
+            read_only || flags.no_writes,
+            flags.allow_oom,
             across,
             caller,
-        };
+        );
         let name = hex(&sha).to_string();
         run(vm, call, &name, function, (keys, args), argv, false)
     })
@@ -316,8 +367,19 @@ pub(super) fn run(
         })
     });
     limits.stop(lua);
-    state.borrow_mut().ctx.shard.in_script = false;
+    let (off_shard, abandoned) = {
+        let mut call = state.borrow_mut();
+        call.ctx.shard.in_script = false;
+        (call.off_shard, call.abandoned)
+    };
     vm.collect_now_and_then();
+    if off_shard {
+        let shared = ctx_shared(&state.borrow());
+        shared.scripts.wide.mark(as_args, name);
+    }
+    if abandoned {
+        return Err(widen::restart_reply());
+    }
     result.unwrap_or_else(|e| Err(running_error(sha, &e)))
 }
 
