@@ -215,7 +215,7 @@ fn keyed(
             .key_positions(argv)
             .all(|p| shard_of(&argv[p], n) == owner);
     if let Split::Computed(reaches, f) = split {
-        let wide = || scripting::is_script(spec) && shard.shared.scripts.wide.runs_wide(argv);
+        let wide = || scripting::is_script(spec) && scripting::must_go_across(shard, argv);
         if n > 1 && (!single || reaches(argv) || wide()) {
             // It locks what it reads once the data has named it.
             let action = f(shard, session, argv);

@@ -36,51 +36,94 @@ pub struct ScriptCache {
     pub busy_function: AtomicBool,
     /// The busy script, for FUNCTION STATS (set when it turns busy).
     pub running: Mutex<Option<Running>>,
-    /// Scripts that reached keys off their shards (`cmd::scripting::widen`).
-    pub wide: Wide,
+    /// Which scripts stay on their declared keys' shards
+    /// (`cmd::scripting::widen`).
+    pub reach: ScriptReach,
 }
 
-/// The scripts and functions known to reach keys off the shards of their
-/// declared keys: they run over every shard (`cmd::scripting::widen`).
+/// What a multi-shard server has learned of each script's keys
+/// (`cmd::scripting::widen`): whether its runs stay on the shards of the
+/// keys it declares (narrow) or reach past them (wide).
 #[derive(Default)]
-pub struct Wide {
-    any: AtomicBool,
-    names: RwLock<HashSet<String>>,
+pub struct ScriptReach {
+    /// Keys: `s` and the sha (lowercase), or `f` and the function's name
+    /// (lowercase).
+    narrow: RwLock<HashSet<Vec<u8>>>,
+    wide: RwLock<HashSet<Vec<u8>>>,
 }
 
-impl Wide {
-    /// Marks script `name` (its sha, or `function` and the function's name).
-    pub fn mark(&self, function: bool, name: &str) {
-        if let Ok(mut names) = self.names.write() {
-            names.insert(key(function, name));
-            self.any.store(true, Ordering::Release);
+/// See [`ScriptReach`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// Not run yet (since the server started, or SCRIPT FLUSH).
+    Unknown,
+    Narrow,
+    Wide,
+}
+
+impl ScriptReach {
+    /// Script `name` (its sha, or a `function`'s name) reached past its
+    /// declared keys' shards.
+    pub fn mark_wide(&self, function: bool, name: &str) {
+        let key = key(function, name.as_bytes());
+        if let Ok(mut narrow) = self.narrow.write() {
+            narrow.remove(&key);
+        }
+        if let Ok(mut wide) = self.wide.write() {
+            wide.insert(key);
         }
     }
 
-    /// Whether EVAL, EVALSHA or FCALL (and their `_RO` forms) `argv` runs
-    /// a script marked wide.
-    pub fn runs_wide(&self, argv: &[Bytes]) -> bool {
-        if !self.any.load(Ordering::Relaxed) {
-            return false;
+    /// A whole run of script `name` stayed on its declared keys' shards.
+    pub fn mark_narrow(&self, function: bool, name: &str) {
+        let key = key(function, name.as_bytes());
+        if self.wide.read().is_ok_and(|wide| wide.contains(&key)) {
+            return;
         }
+        if let Ok(mut narrow) = self.narrow.write() {
+            narrow.insert(key);
+        }
+    }
+
+    /// What is known of the script EVAL, EVALSHA or FCALL (or an `_RO`
+    /// form) `argv` runs.
+    pub fn known(&self, argv: &[Bytes]) -> Known {
         let (Some(command), Some(script)) = (argv.first(), argv.get(1)) else {
-            return false;
+            return Known::Unknown;
         };
-        let command = command.to_ascii_lowercase();
-        let name = if command.starts_with(b"fcall") {
-            key(true, &String::from_utf8_lossy(script))
-        } else if command.starts_with(b"evalsha") {
-            key(false, &String::from_utf8_lossy(script))
+        let key = if command.len() >= 5 && command[..5].eq_ignore_ascii_case(b"fcall") {
+            key(true, script)
+        } else if command.len() >= 7 && command[..7].eq_ignore_ascii_case(b"evalsha") {
+            key(false, script)
         } else {
-            key(false, &String::from_utf8_lossy(&sha1_hex(script)))
+            key(false, &sha1_hex(script))
         };
-        self.names.read().is_ok_and(|names| names.contains(&name))
+        if self.narrow.read().is_ok_and(|narrow| narrow.contains(&key)) {
+            Known::Narrow
+        } else if self.wide.read().is_ok_and(|wide| wide.contains(&key)) {
+            Known::Wide
+        } else {
+            Known::Unknown
+        }
+    }
+
+    /// SCRIPT FLUSH: the scripts are learned again (the functions' marks
+    /// stay: a function reloaded under its name keeps its mark, which
+    /// costs only speed).
+    pub fn forget_scripts(&self) {
+        for set in [&self.narrow, &self.wide] {
+            if let Ok(mut set) = set.write() {
+                set.retain(|key| key.first() == Some(&b'f'));
+            }
+        }
     }
 }
 
-fn key(function: bool, name: &str) -> String {
-    let kind = if function { 'f' } else { 's' };
-    format!("{kind}:{}", name.to_ascii_lowercase())
+fn key(function: bool, name: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(name.len() + 1);
+    key.push(if function { b'f' } else { b's' });
+    key.extend(name.iter().map(u8::to_ascii_lowercase));
+    key
 }
 
 /// A script running past `busy-reply-threshold`, as FUNCTION STATS shows it.
@@ -117,6 +160,7 @@ impl ScriptCache {
             map.clear();
             self.bytes.store(0, Ordering::Relaxed);
         }
+        self.reach.forget_scripts();
         self.generation.fetch_add(1, Ordering::Release);
     }
 
@@ -367,26 +411,51 @@ mod tests {
     }
 
     #[test]
-    fn a_marked_script_is_known_by_its_sha_from_eval_and_evalsha() {
-        let wide = Wide::default();
+    fn a_script_is_known_by_its_sha_from_eval_and_evalsha() {
+        let reach = ScriptReach::default();
         let body = "return redis.call('GET', 'elsewhere')";
-        assert!(!wide.runs_wide(&argv(&["EVAL", body, "1", "k"])));
+        let eval = argv(&["EVAL", body, "1", "k"]);
+        assert_eq!(reach.known(&eval), Known::Unknown);
         let sha = String::from_utf8_lossy(&sha1_hex(body.as_bytes())).into_owned();
-        wide.mark(false, &sha);
-        assert!(wide.runs_wide(&argv(&["EVAL", body, "1", "k"])));
-        assert!(wide.runs_wide(&argv(&["evalsha_ro", &sha.to_uppercase(), "1", "k"])));
-        assert!(!wide.runs_wide(&argv(&["EVAL", "return 1", "1", "k"])));
+        reach.mark_narrow(false, &sha);
+        assert_eq!(reach.known(&eval), Known::Narrow);
+        reach.mark_wide(false, &sha);
+        assert_eq!(reach.known(&eval), Known::Wide);
+        // Wide for good: a later narrow run does not undo it.
+        reach.mark_narrow(false, &sha);
+        let evalsha = argv(&["evalsha_ro", &sha.to_uppercase(), "1", "k"]);
+        assert_eq!(reach.known(&evalsha), Known::Wide);
+        assert_eq!(
+            reach.known(&argv(&["EVAL", "return 1", "1", "k"])),
+            Known::Unknown
+        );
         // A function of the same name is another thing.
-        assert!(!wide.runs_wide(&argv(&["FCALL", &sha, "1", "k"])));
+        assert_eq!(
+            reach.known(&argv(&["FCALL", &sha, "1", "k"])),
+            Known::Unknown
+        );
     }
 
     #[test]
-    fn a_marked_function_is_known_by_its_name_in_any_case() {
-        let wide = Wide::default();
-        wide.mark(true, "Mover");
-        assert!(wide.runs_wide(&argv(&["FCALL", "mover", "1", "k"])));
-        assert!(wide.runs_wide(&argv(&["fcall_ro", "MOVER", "0"])));
-        assert!(!wide.runs_wide(&argv(&["FCALL", "other", "1", "k"])));
+    fn a_function_is_known_by_its_name_in_any_case_and_outlives_script_flush() {
+        let reach = ScriptReach::default();
+        reach.mark_wide(true, "Mover");
+        reach.mark_narrow(false, "ab");
+        assert_eq!(
+            reach.known(&argv(&["FCALL", "mover", "1", "k"])),
+            Known::Wide
+        );
+        assert_eq!(reach.known(&argv(&["fcall_ro", "MOVER", "0"])), Known::Wide);
+        assert_eq!(
+            reach.known(&argv(&["FCALL", "other", "1", "k"])),
+            Known::Unknown
+        );
+        reach.forget_scripts();
+        assert_eq!(reach.known(&argv(&["EVALSHA", "ab", "0"])), Known::Unknown);
+        assert_eq!(
+            reach.known(&argv(&["FCALL", "mover", "1", "k"])),
+            Known::Wide
+        );
     }
 
     #[test]

@@ -30,10 +30,9 @@ pub struct Call<'c, 'a> {
     /// A command of the script changed the keyspace (SCRIPT KILL then
     /// answers UNKILLABLE).
     pub wrote: Rc<Cell<bool>>,
-    /// A script whose declared keys span shards: the transaction holding
-    /// those shards whole, and the shards; a command on a key of one of
-    /// them runs there (`remote`).
-    pub across: Option<(Option<TxId>, Vec<usize>)>,
+    /// A script run holding shards whole (`across`): a command on a key of
+    /// one of them runs there (`remote`).
+    pub across: Option<Across>,
     /// A user that may not run everything: each command is checked
     /// against it.
     pub caller: Option<Arc<ScriptCaller>>,
@@ -50,7 +49,7 @@ impl<'c, 'a> Call<'c, 'a> {
         ctx: &'c mut Ctx<'a>,
         read_only: bool,
         allow_oom: bool,
-        across: Option<(Option<TxId>, Vec<usize>)>,
+        across: Option<Across>,
         caller: Option<Arc<ScriptCaller>>,
     ) -> Call<'c, 'a> {
         Call {
@@ -64,6 +63,16 @@ impl<'c, 'a> Call<'c, 'a> {
             abandoned: false,
         }
     }
+}
+
+/// What a script holding shards whole holds.
+pub struct Across {
+    /// The transaction holding them.
+    pub tx: Option<TxId>,
+    pub held: Vec<usize>,
+    /// A first run of a script over every shard (`widen`): the shards of
+    /// its declared keys, to learn whether it reaches past them.
+    pub probe: Option<Vec<usize>>,
 }
 
 fn refuse(text: &str) -> Frame {
@@ -232,11 +241,14 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
             // holds that shard whole; otherwise refused, as Redis Cluster
             // refuses a script a key of another node.
             return match (&call.across, spec.route) {
-                (Some((tx, held)), Route::Keyed(handler, _)) if held.contains(&owner) => {
+                (Some(across), Route::Keyed(handler, _)) if across.held.contains(&owner) => {
+                    if across.probe.as_ref().is_some_and(|p| !p.contains(&owner)) {
+                        call.off_shard = true;
+                    }
                     if write {
                         call.wrote.set(true);
                     }
-                    let reply = remote(ctx, owner, *tx, handler, argv);
+                    let reply = remote(ctx, owner, across.tx, handler, argv);
                     if ctx.shard.shared.monitors.active() {
                         let db = ctx.db;
                         crate::cmd::monitor::feed(ctx.shard, db, "lua", argv);

@@ -19,7 +19,7 @@ use super::vm::{self, raise, Vm};
 use crate::cmd::args::{err, int_arg, Reply};
 use crate::cmd::{Ctx, Session, ShardData};
 use crate::exec::scripts::{FunctionInfo, Libraries, Library, RestorePolicy};
-use crate::exec::{Action, TxId};
+use crate::exec::Action;
 use crate::resp::Frame;
 use crate::store::rdb;
 
@@ -301,7 +301,7 @@ pub(super) fn fcall_in(
     ctx: &mut Ctx,
     argv: &[Bytes],
     read_only: bool,
-    across: Option<(Option<TxId>, Vec<usize>)>,
+    across: Option<api::Across>,
     caller: Option<Arc<crate::cmd::acl::ScriptCaller>>,
 ) -> Reply {
     // As Redis: the function is looked up before its arguments are read.

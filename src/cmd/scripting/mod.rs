@@ -36,8 +36,9 @@ use mlua::{Function, Value};
 
 use super::args::{err, int_arg, Reply};
 use super::{Ctx, Session, ShardData};
+use crate::exec::scripts::Known;
 use crate::exec::scripts::{parse_sha, sha1_hex, Sha};
-use crate::exec::{Action, Job, LockPlan, Need, Op, Out, TxId};
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
 use crate::resp::Frame;
 
 pub use limits::{allowed_when_busy, busy_text, kill, BUSY, BUSY_FUNCTION};
@@ -138,15 +139,19 @@ pub fn declares_no_keys(argv: &[Bytes]) -> bool {
 /// shards' keys until the script ends. The cost: the shards serve no other
 /// key while it runs, and each such command is a round trip between threads.
 pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action {
-    let every = declares_no_keys(argv) || shard.shared.scripts.wide.runs_wide(argv);
-    let caller = super::acl::script_caller(shard, session);
-    // A step of EXEC cannot start over: a run of one that reaches further
-    // gets Redis Cluster's refusal.
-    let reach = match (every, shard.current_tx) {
-        (true, _) => Reach::Every,
-        (false, None) => Reach::Declared,
-        (false, Some(_)) => Reach::DeclaredOnly,
+    let known = shard.shared.scripts.reach.known(argv);
+    let reach = if declares_no_keys(argv) || known == Known::Wide {
+        Reach::Every
+    } else if shard.current_tx.is_some() {
+        // A step of EXEC cannot start over: a run of one that reaches
+        // further gets Redis Cluster's refusal.
+        Reach::DeclaredOnly
+    } else if known == Known::Unknown {
+        Reach::Probe
+    } else {
+        Reach::Declared
     };
+    let caller = super::acl::script_caller(shard, session);
     across_shards(
         shard.shared.nshards,
         shard.id,
@@ -157,16 +162,31 @@ pub fn across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Actio
     )
 }
 
-/// The shards a cross-shard script takes.
+/// The shards a script run holding shards whole takes (`widen`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
-    /// Every shard (a script that declares no key, or marked wide).
+    /// Every shard: a script that declares no key, or one known to reach
+    /// past its declared keys' shards.
     Every,
+    /// Every shard, for a first run that learns whether the script stays
+    /// on its declared keys' shards.
+    Probe,
     /// Those of its declared keys; a run that reaches further starts again
-    /// over every shard (`widen`).
+    /// over every shard.
     Declared,
     /// Those of its declared keys, and no second run (a step of EXEC).
     DeclaredOnly,
+}
+
+/// Whether the keyed dispatch must send script `argv` to [`across`] even
+/// though its declared keys share a shard: its first run (outside EXEC),
+/// or one known to reach further.
+pub fn must_go_across(shard: &ShardData, argv: &[Bytes]) -> bool {
+    match shard.shared.scripts.reach.known(argv) {
+        Known::Narrow => false,
+        Known::Wide => true,
+        Known::Unknown => shard.current_tx.is_none(),
+    }
 }
 
 /// [`across`] from what it needs of the dispatching shard (`origin`, where
@@ -186,26 +206,30 @@ pub fn across_shards(
     let fcall = spec.name.starts_with("fcall");
     let read_only = spec.name.ends_with("_ro");
     let keys = eval_keys(argv);
-    let mut shards: Vec<usize> = keys
+    let mut declared: Vec<usize> = keys
         .iter()
         .map(|&p| super::shard_of(&argv[p], nshards))
         .collect();
-    let target = shards.first().copied().unwrap_or(origin);
-    if reach == Reach::Every || shards.is_empty() {
-        shards = (0..nshards).collect();
-    }
-    shards.sort_unstable();
-    shards.dedup();
-    let plan: LockPlan = shards.iter().map(|&s| (s, Need::Whole)).collect();
+    let target = declared.first().copied().unwrap_or(origin);
+    declared.sort_unstable();
+    declared.dedup();
+    let every = matches!(reach, Reach::Every | Reach::Probe) || declared.is_empty();
+    let held: Vec<usize> = if every {
+        (0..nshards).collect()
+    } else {
+        declared.clone()
+    };
+    let probe = (reach == Reach::Probe).then_some(declared);
+    let plan: LockPlan = held.iter().map(|&s| (s, Need::Whole)).collect();
     let argv = argv.to_vec();
     let restart = reach == Reach::Declared;
-    let again = (reach == Reach::Declared).then(|| (argv.clone(), caller.clone()));
+    let again = restart.then(|| (argv.clone(), caller.clone()));
     let op = Op::Script(
         db,
         Need::Nothing,
         Box::new(move |ctx: &mut Ctx| {
             let tx = ctx.shard.op_tx;
-            let across = Some((tx, shards));
+            let across = Some(api::Across { tx, held, probe });
             let run = || {
                 if fcall {
                     functions::fcall_in(ctx, &argv, read_only, across, caller)
@@ -267,7 +291,7 @@ fn eval_in(
     argv: &[Bytes],
     by_sha: bool,
     read_only: bool,
-    across: Option<(Option<TxId>, Vec<usize>)>,
+    across: Option<api::Across>,
     caller: Option<Arc<super::acl::ScriptCaller>>,
 ) -> Reply {
     let numkeys = int_arg(&argv[2]).and_then(|n| key_count(n, argv.len() - 3))?;
@@ -373,9 +397,16 @@ pub(super) fn run(
         (call.off_shard, call.abandoned)
     };
     vm.collect_now_and_then();
+    let probing = state
+        .borrow()
+        .across
+        .as_ref()
+        .is_some_and(|a| a.probe.is_some());
+    let reach = &ctx_shared(&state.borrow()).scripts.reach;
     if off_shard {
-        let shared = ctx_shared(&state.borrow());
-        shared.scripts.wide.mark(as_args, name);
+        reach.mark_wide(as_args, name);
+    } else if probing {
+        reach.mark_narrow(as_args, name);
     }
     if abandoned {
         return Err(widen::restart_reply());

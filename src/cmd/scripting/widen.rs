@@ -1,29 +1,33 @@
 //! Scripts that touch keys they did not declare, on shards they do not
-//! hold: run again over every shard, and remembered.
+//! hold, on a server of several shards.
 //!
 //! Redis outside cluster mode lets a script reach any key, declared or
 //! not. A script here runs on the shard of its declared keys (or, declared
 //! on several shards, holding those whole), so a command on a key of
 //! another shard cannot simply run: that shard serves other clients
 //! meanwhile, and waiting on it from inside the script could deadlock
-//! against a script running there. What happens instead:
+//! against a script running there. So the server learns each script's
+//! reach (`exec::scripts::ScriptReach`, by sha; a function by name):
 //!
-//! - The script has written nothing yet: the run is abandoned (its reads
-//!   changed nothing a client can see), the script is marked wide, and the
-//!   command is dispatched again as the cross-shard case over every shard
-//!   (`across`), which runs it from the start, atomically. A run of the
-//!   plain keyed path may be abandoned only where the dispatcher can start
-//!   it again ([`restartable`]); inside MULTI/EXEC it cannot.
-//! - It already wrote: it fails with Redis Cluster's refusal, as before,
-//!   its earlier writes kept (as any script error keeps them in Redis), and
-//!   it is marked wide all the same.
+//! - A script's first run holds every shard (`Reach::Probe`), so whatever
+//!   it touches, it runs atomically; it notes whether it left the shards of
+//!   its declared keys. If not, the script is narrow: from then on it runs
+//!   on its declared keys' shards only, at full speed. If so, it is wide:
+//!   every run holds every shard, as a script that declares no key does.
+//! - A narrow script whose later run reaches further (its keys depend on
+//!   its data): if it has written nothing yet, the run is abandoned (its
+//!   reads changed nothing a client can see) and dispatched again over
+//!   every shard, which runs it from the start; a run may be abandoned only
+//!   where its dispatcher can start it again ([`restartable`]). If it
+//!   already wrote, it fails with Redis Cluster's refusal, its earlier
+//!   writes kept (as any script error keeps them in Redis). Either way it
+//!   is wide from then on.
+//! - A step of MULTI/EXEC never starts over and never probes: a script
+//!   there that reaches further gets the refusal.
 //!
-//! A script marked wide (by sha; a function by name, in
-//! `exec::scripts::Wide`) takes every shard from its next run on. Until
-//! any script is marked, the check costs one relaxed load per script call.
-//! The marks stay until the server stops (a sha names one body for good; a
-//! function reloaded under its name keeps its mark, which costs only
-//! speed).
+//! The cost: one lookup per script call, one run over every shard per
+//! script (after start-up or SCRIPT FLUSH), and every shard for each run
+//! of a wide script.
 
 use std::cell::Cell;
 
