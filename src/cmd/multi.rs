@@ -8,7 +8,7 @@ use super::args::{err, Reply};
 use super::keys::{self, copy_options, put_entry, scan_cursor, scan_options, scan_reply};
 use super::table::{Handler, Merge};
 use super::{handler_op, shard_of, strings, Ctx, Session, ShardData};
-use crate::exec::{Action, Job, Op, Out};
+use crate::exec::{Action, Job, LockPlan, Need, Op, Out};
 use crate::resp::Frame;
 
 /// Groups key positions by owning shard, in first-seen order.
@@ -229,6 +229,15 @@ pub fn copy(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action 
     let (db, dst_db) = (session.db, opts.db.unwrap_or(session.db));
     let (src, dst) = (argv[1].clone(), argv[2].clone());
     let (from, to) = (shard_of(&src, n), shard_of(&dst, n));
+    // Locked as it is written: the destination in its own database (with
+    // DB, not the session's), or a command there could slip in between.
+    let mut plan = LockPlan::new();
+    plan.entry(from)
+        .or_insert(Need::Nothing)
+        .add_key(db, src.clone());
+    plan.entry(to)
+        .or_insert(Need::Nothing)
+        .add_key(dst_db, dst.clone());
     let read = Op::store(db, move |ctx| Out::Entry(keys::read_entry(ctx, &src)));
     let replace = opts.replace;
     Action::Job(
@@ -242,7 +251,8 @@ pub fn copy(shard: &mut ShardData, session: &Session, argv: &[Bytes]) -> Action 
                 )
             }))
         })
-        .ordered(),
+        .ordered()
+        .locked(plan),
     )
 }
 

@@ -586,15 +586,22 @@ impl Step {
     /// reaches is here, else a copy of the source.
     fn on_source(&self, ctx: &mut Ctx) -> Out {
         let here = ctx.shard.id;
+        // A STORE finished here, outside any lock, would be recorded later
+        // on the asking shard (`propagate::custom`), after what another
+        // client did to these keys meanwhile: while the feed records, it
+        // goes on under the locks of step 2, whose record goes out before
+        // they are released.
+        let recorded = self.o.store.is_some() && ctx.shard.shared.feed.is_on();
         let mut ks = ctx.ks();
         let src = match read_source(&mut ks, &self.src) {
             Ok(src) => src,
             Err(e) => return Out::Frame(e),
         };
         let work = plan(&self.o, src.clone());
-        let local = targets(&self.o, &work)
-            .iter()
-            .all(|t| shard_of(&t.key, self.n) == here)
+        let local = !recorded
+            && targets(&self.o, &work)
+                .iter()
+                .all(|t| shard_of(&t.key, self.n) == here)
             && self
                 .o
                 .store
