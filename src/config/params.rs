@@ -45,8 +45,8 @@ pub enum Set {
     /// Set it to the value it has, which changes nothing, as Redis's
     /// CONFIG SET of an unchanged value does; another value is refused as
     /// immutable. For what Redis can change at run time but ember not yet
-    /// (`port`, `bind`: that needs new listeners on every shard) and for
-    /// `shards` (the threads are started once). Tools that write back
+    /// (`bind`, `tls-port`) and for `shards` (the threads are started
+    /// once). Tools that write back
     /// every value CONFIG GET gave them, as Redis's own tests do, work.
     StartUp,
     /// Redis's protected configs (`dir`, `dbfilename`): CONFIG SET takes
@@ -70,6 +70,21 @@ impl Param {
     /// The current value as CONFIG GET prints it.
     pub fn show(&self, live: &Live) -> String {
         self.kind.show(&self.kind.read(live))
+    }
+}
+
+/// Parameters that a pattern of CONFIG GET does not list, only their own
+/// name asks for them (Redis's HIDDEN_CONFIG: knobs for its tests).
+pub const HIDDEN: &[&str] = &[
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+];
+
+impl Param {
+    /// Whether CONFIG GET leaves it out of what a pattern matches.
+    pub fn hidden(&self) -> bool {
+        HIDDEN.contains(&self.name)
     }
 }
 
@@ -205,7 +220,7 @@ fn only_no(text: &str, refusal: &str) -> Result<(), String> {
 pub static PARAMS: &[Param] = &[
     // The listeners and threads, set up once.
     Param {
-        name: "port", aliases: &[], set: Set::StartUp, apply: None,
+        name: "port", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Int { default: 6379, min: 0, max: 65535, fit: None, slot: |l| &l.v.port },
         doc: "TCP port (0: any free port)",
     },
