@@ -60,6 +60,8 @@ const CONFIG_HELP: &[&str] = &[
     "    Set the configuration <directive> to <value>.",
     "RESETSTAT",
     "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
     "HELP",
     "    Print this help.",
 ];
@@ -120,9 +122,10 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             crate::exec::evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
-        "rewrite" if argv.len() == 2 => {
-            err::frame("ERR CONFIG REWRITE is not supported by ember").into()
-        }
+        "rewrite" if argv.len() == 2 => match shared.config.rewrite() {
+            Ok(()) => Frame::OK.into(),
+            Err(text) => Frame::Error(text).into(),
+        },
         "help" if argv.len() == 2 => help_reply(CONFIG_HELP).into(),
         "get" | "set" | "resetstat" | "rewrite" | "help" => {
             err::wrong_arity(&format!("config|{sub}")).into()
