@@ -2,8 +2,9 @@
 //! redis-server 7.0.15 to another for the replies: keys move with their
 //! TTLs (from several shards at once with KEYS), COPY leaves them, a key
 //! the target already has fails without REPLACE and stays, AUTH reaches a
-//! target with a password, and a missing key, a bad option or a closed
-//! port get Redis's answers.
+//! target with a password, a missing key, a bad option or a closed port
+//! get Redis's answers, and the connections kept for the next MIGRATE
+//! are counted as Redis counts them.
 
 mod common;
 
@@ -84,6 +85,9 @@ fn script(src: &mut Raw, dst: &mut Raw, dst_port: u16, locked_port: u16) -> Vec<
     let mut locked = Raw::connect(locked_port);
     locked.cmd(&["AUTH", "pw"]);
     replies.push(locked.cmd(&["GET", "e"]));
+    // The connections kept for the next MIGRATE (one a target).
+    let kept = src.info_field("stats", "migrate_cached_sockets");
+    replies.push(Reply::Bulk(kept.unwrap_or_default().into_bytes()));
     replies
 }
 

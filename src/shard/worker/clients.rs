@@ -29,6 +29,7 @@ impl Worker {
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
+        cmd::migrate::close_idle();
         let now = self.data.now_ms;
         for (_, c) in self.conns.iter_mut() {
             c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);

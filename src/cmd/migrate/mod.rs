@@ -16,8 +16,9 @@
 //! Step 3 blocks the client's shard for the exchange, as Redis's MIGRATE
 //! blocks its whole server; the other shards go on serving. The timeout
 //! bounds the connect, each write and each read; a host name is resolved
-//! before (by the system's resolver, as Redis resolves it). Redis keeps
-//! the connection for 10 s for the next MIGRATE; ember connects each time.
+//! before (by the system's resolver, as Redis resolves it). The connection
+//! is kept for the next MIGRATE to the same target from the same shard
+//! (`cache`: closed after 10 s unused, as Redis's).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -30,6 +31,9 @@ use super::{shard_of, Ctx, Session, ShardData};
 use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
 use crate::store::rdb;
+
+mod cache;
+pub use cache::{cached_sockets, close_idle};
 
 /// The key positions (the table's `movablekeys`): `key`, or with KEYS
 /// (where `key` must be empty) every argument after it. AUTH and AUTH2
@@ -208,31 +212,56 @@ fn delete_unchanged(ctx: &mut Ctx, keys: Vec<Dumped>) -> Out {
     Out::Count(0)
 }
 
-/// Step 3: the exchange with the target. Ok: the keys it restored and its
-/// first error reply, if any; Err: Redis's IOERR text.
+/// Why an exchange failed: Redis's IOERR text, and whether it was a
+/// timeout (a cached connection that failed otherwise is tried again on
+/// a fresh one, as Redis tries once more).
+struct Failure {
+    text: &'static str,
+    timed_out: bool,
+}
+
+const CONNECT: &str = "IOERR error or timeout connecting to the client";
+const WRITE: &str = "IOERR error or timeout writing to target instance";
+const READ: &str = "IOERR error or timeout reading to target instance";
+
+fn io_failure(text: &'static str) -> impl Fn(std::io::Error) -> Failure {
+    move |e| Failure {
+        text,
+        timed_out: matches!(
+            e.kind(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+        ),
+    }
+}
+
+/// Step 3, on a connection kept from an earlier MIGRATE to the same
+/// target if there is one. Ok: the keys it restored and its first error
+/// reply, if any; Err: Redis's IOERR text.
 #[allow(clippy::type_complexity)]
 fn send(request: &Request, keys: &[Dumped]) -> Result<(Vec<Dumped>, Option<String>), &'static str> {
-    const CONNECT: &str = "IOERR error or timeout connecting to the client";
-    const WRITE: &str = "IOERR error or timeout writing to target instance";
-    const READ: &str = "IOERR error or timeout reading to target instance";
-    let addr = request
-        .addr
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or(CONNECT)?;
-    // Redis connects without blocking and learns of a refusal only when
-    // it writes: only a connection that timed out is a connect error.
-    let stream =
-        TcpStream::connect_timeout(&addr, request.timeout).map_err(|e| match e.kind() {
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => CONNECT,
-            _ => WRITE,
-        })?;
-    let _ = stream.set_nodelay(true);
+    let cached = cache::take(&request.addr);
+    let reused = cached.is_some();
+    match exchange(request, keys, cached) {
+        Err(failure) if reused && !failure.timed_out => exchange(request, keys, None),
+        done => done,
+    }
+    .map_err(|failure| failure.text)
+}
+
+#[allow(clippy::type_complexity)]
+fn exchange(
+    request: &Request,
+    keys: &[Dumped],
+    cached: Option<cache::Cached>,
+) -> Result<(Vec<Dumped>, Option<String>), Failure> {
+    let (stream, selected) = match cached {
+        Some(c) => (c.stream, c.db),
+        None => (connect(request)?, None),
+    };
     stream
         .set_read_timeout(Some(request.timeout))
         .and_then(|_| stream.set_write_timeout(Some(request.timeout)))
-        .map_err(|_| CONNECT)?;
+        .map_err(io_failure(CONNECT))?;
     let mut out = Vec::new();
     let mut preamble = 0;
     if let Some(auth) = &request.auth {
@@ -241,14 +270,17 @@ fn send(request: &Request, keys: &[Dumped]) -> Result<(Vec<Dumped>, Option<Strin
         encode(&mut out, &argv);
         preamble += 1;
     }
-    encode(
-        &mut out,
-        &[
-            Bytes::from_static(b"SELECT"),
-            Bytes::from(request.db.to_string()),
-        ],
-    );
-    preamble += 1;
+    // As Redis: SELECT only when the connection is not there already.
+    if selected != Some(request.db) {
+        encode(
+            &mut out,
+            &[
+                Bytes::from_static(b"SELECT"),
+                Bytes::from(request.db.to_string()),
+            ],
+        );
+        preamble += 1;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -274,25 +306,32 @@ fn send(request: &Request, keys: &[Dumped]) -> Result<(Vec<Dumped>, Option<Strin
         encode(&mut out, &argv);
     }
     let mut writer = &stream;
-    writer.write_all(&out).map_err(|_| WRITE)?;
+    writer.write_all(&out).map_err(io_failure(WRITE))?;
     let mut reader = BufReader::new(&stream);
     let mut line = String::new();
-    let mut next_reply = |line: &mut String| -> Result<Option<String>, &'static str> {
+    let mut next_reply = |line: &mut String| -> Result<Option<String>, Failure> {
         line.clear();
         match reader.read_line(line) {
             Ok(n) if n > 0 => {}
-            _ => return Err(READ),
+            Ok(_) => {
+                return Err(Failure {
+                    text: READ,
+                    timed_out: false,
+                })
+            }
+            Err(e) => return Err(io_failure(READ)(e)),
         }
         let text = line.trim_end_matches(['\r', '\n']);
         Ok(text.strip_prefix('-').map(str::to_string))
     };
-    let mut error = None;
     for _ in 0..preamble {
         if let Some(e) = next_reply(&mut line)? {
-            // AUTH or SELECT refused: nothing was restored.
+            // AUTH or SELECT refused: nothing was restored, and the
+            // connection is not kept.
             return Ok((Vec::new(), Some(e)));
         }
     }
+    let mut error = None;
     let mut moved = Vec::new();
     for key in sent {
         match next_reply(&mut line)? {
@@ -302,7 +341,37 @@ fn send(request: &Request, keys: &[Dumped]) -> Result<(Vec<Dumped>, Option<Strin
             None => moved.push(key),
         }
     }
+    drop(reader);
+    cache::keep(&request.addr, stream, request.db);
     Ok((moved, error))
+}
+
+/// A new connection to the target, `timeout` to connect.
+fn connect(request: &Request) -> Result<TcpStream, Failure> {
+    let refused = Failure {
+        text: CONNECT,
+        timed_out: false,
+    };
+    let addr = request
+        .addr
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or(refused)?;
+    // Redis connects without blocking and learns of a refusal only when
+    // it writes: only a connection that timed out is a connect error.
+    let stream = TcpStream::connect_timeout(&addr, request.timeout).map_err(|e| {
+        let timed_out = matches!(
+            e.kind(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+        );
+        Failure {
+            text: if timed_out { CONNECT } else { WRITE },
+            timed_out,
+        }
+    })?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 /// One command as a RESP array of bulk strings.
