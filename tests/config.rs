@@ -361,3 +361,34 @@ fn config_rewrite_updates_the_file_in_place() {
         assert_eq!(Raw::connect(redis.port).cmd(&["CONFIG", "REWRITE"]), want);
     }
 }
+
+/// DEBUG CONFIG-REWRITE-FORCE-ALL writes every parameter, defaults too,
+/// and a server started from that file has every value CONFIG GET showed
+/// (Redis's "CONFIG REWRITE sanity").
+#[test]
+fn a_forced_rewrite_starts_a_server_with_every_value() {
+    let dir = common::temp_dir();
+    let path = dir.join("ember.conf");
+    std::fs::write(&path, "# empty\n").unwrap();
+    let file = path.display().to_string();
+    let args = ["--config", &file, "--enable-debug-command", "yes"];
+    let server = Server::start(2, &args);
+    let mut c = server.raw();
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hz", "33", "save", "", "maxmemory", "1mb"]),
+        Reply::ok()
+    );
+    assert_eq!(c.cmd(&["DEBUG", "CONFIG-REWRITE-FORCE-ALL"]), Reply::ok());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\nmaxclients 10000\n"), "{text}");
+    let before = c.cmd(&["CONFIG", "GET", "*"]).items();
+    let again = Server::start(2, &args);
+    let after = again.raw().cmd(&["CONFIG", "GET", "*"]).items();
+    for (b, a) in before.chunks(2).zip(after.chunks(2)) {
+        if b[0].text() == "port" {
+            continue; // each its own
+        }
+        assert_eq!(b, a);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

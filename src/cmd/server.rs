@@ -204,6 +204,9 @@ const DEBUG_HELP: &[&str] = &[
     "    * MERGE: conflicting keys will be loaded from RDB.",
     "    * NOFLUSH: the existing database will not be removed before load.",
     "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "EMBER-CHECK",
@@ -231,6 +234,13 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             // Blocks this shard's thread, as Redis blocks its only thread.
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
             Frame::OK.into()
+        }
+        // Redis's: CONFIG REWRITE writing every parameter, defaults too.
+        "config-rewrite-force-all" if argv.len() == 2 => {
+            match shard.shared.config.rewrite_forced(true) {
+                Ok(()) => Frame::OK.into(),
+                Err(text) => Frame::Error(text).into(),
+            }
         }
         "set-active-expire" if argv.len() == 3 => {
             let on = argv[2].as_ref() != b"0";

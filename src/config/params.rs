@@ -97,9 +97,13 @@ const INT_MAX: i64 = i32::MAX as i64;
 const LLONG_MAX: u64 = i64::MAX as u64;
 const MB: u64 = 1024 * 1024;
 
-/// The shard threads `shards 0` (and the default) stands for.
+/// The shard threads `shards 0` (and the default) stands for. Counted
+/// once, at start-up: a shard thread pinned to its core sees one core
+/// (`available_parallelism` reads the thread's affinity), which would
+/// make the default look changed to CONFIG SET and CONFIG REWRITE there.
 fn available_cores() -> u64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    static CORES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
 }
 
 /// `bind`: one or more addresses (a `-` prefix makes one optional), as

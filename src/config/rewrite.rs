@@ -36,6 +36,13 @@ struct Setting {
 impl Live {
     /// CONFIG REWRITE. `Err` is the whole error reply.
     pub fn rewrite(&self) -> Result<(), String> {
+        self.rewrite_forced(false)
+    }
+
+    /// CONFIG REWRITE, or with `all` (DEBUG CONFIG-REWRITE-FORCE-ALL)
+    /// every parameter written, the defaults and the accepted-only ones
+    /// (their fixed answer) too.
+    pub fn rewrite_forced(&self, all: bool) -> Result<(), String> {
         let path = self
             .config_file
             .clone()
@@ -57,9 +64,10 @@ impl Live {
                 let value = p.kind.read(self);
                 Setting {
                     name: p.name,
-                    line: (!matches!(p.kind, Kind::Fixed { .. }))
-                        .then(|| format!("{} {}", p.name, quoted(&p.kind.show(&value)))),
-                    changed: value != p.kind.default_value(self) && value != Value::Nothing,
+                    line: (all || !matches!(p.kind, Kind::Fixed { .. }))
+                        .then(|| format!("{} {}", p.name, quoted(&p.show(self)))),
+                    changed: all
+                        || (value != p.kind.default_value(self) && value != Value::Nothing),
                 }
             })
             .collect();
