@@ -143,7 +143,7 @@ pub fn migrate(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> 
     Action::Job(Job::new(ops, move |outs| {
         let dumped: Vec<Dumped> = outs.into_iter().flat_map(|o| undump(o.frame())).collect();
         if dumped.is_empty() {
-            return Action::Reply(Frame::Simple("NOKEY".into()));
+            return Action::Reply(Frame::Simple("NOKEY"));
         }
         let (moved, error) = match send(&request, &dumped) {
             Ok(result) => result,
