@@ -357,7 +357,8 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 ];
 
 /// CONFIG SET parameters and values that cannot cut the harness off (no
-/// `timeout`, `maxclients`, `proto-max-bulk-len`, `loglevel`).
+/// `timeout`, `maxclients`, `proto-max-bulk-len`, `loglevel`, no port
+/// that binds).
 const CONFIG_SETS: &[(&str, &[&str])] = &[
     ("hz", &["1", "10", "100", "500", "0", "-1", "x"]),
     ("active-expire-effort", &["1", "5", "10", "0", "11"]),
@@ -375,7 +376,8 @@ const CONFIG_SETS: &[(&str, &[&str])] = &[
     ("active-expire-slice-us", &["10", "100", "1000"]),
     ("save", &[""]),
     ("maxmemory", &["0", "1gb"]),
-    ("port", &["1"]),
+    // Only values CONFIG SET refuses: a good one moves the listeners away.
+    ("port", &["x", "65536", "-1"]),
 ];
 
 /// Timeouts of blocking commands: short, or wrong (never 0: for ever).

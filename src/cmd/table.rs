@@ -522,7 +522,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("object", keys::object, Split::One).with_subcommands(&["encoding", "freq", "help", "idletime", "refcount"]),
     keyed("dump", dump::dump, Split::One),
     keyed("restore", dump::restore, Split::One),
-    conn("migrate", migrate::migrate).with_movable_keys(migrate::keys),
+    conn("migrate", migrate::migrate),
     keyed("memory", memory::memory, Split::One).with_subcommands(&["doctor", "help", "usage"]),
     every("keys", keys::keys, Merge::Concat),
     every("dbsize", keys::dbsize, Merge::Sum),

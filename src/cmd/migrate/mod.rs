@@ -35,9 +35,11 @@ use crate::store::rdb;
 mod cache;
 pub use cache::{cached_sockets, close_idle};
 
-/// The key positions (the table's `movablekeys`): `key`, or with KEYS
-/// (where `key` must be empty) every argument after it. AUTH and AUTH2
-/// are stepped over, so a password spelled `keys` is not the option.
+/// The key positions (Redis's getkeys rule for MIGRATE, whose key specs
+/// are incomplete: ACL and COMMAND GETKEYS read it, `meta::keys`): `key`,
+/// or with KEYS (where `key` must be empty) every argument after it. AUTH
+/// and AUTH2 are stepped over, so a password spelled `keys` is not the
+/// option. The command runs where its client is, so no routing needs it.
 pub fn keys(argv: &[Bytes]) -> Vec<usize> {
     let mut j = 6;
     while j < argv.len() {
