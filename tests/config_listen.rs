@@ -83,6 +83,9 @@ fn a_port_in_use_is_answered_as_redis_answers_it() {
         &["CONFIG", "SET", "maxmemory", "1", "nosuch", "2"],
         &["CONFIG", "SET", "maxmemory", "1", "daemonize", "yes"],
         &["CONFIG", "GET", "maxmemory"],
+        &["CONFIG", "HELP"],
+        &["CONFIG", "REWRITE"],
+        &["CONFIG", "REWRITE", "x"],
     ] {
         assert_eq!(e.cmd(args), r.cmd(args), "{args:?}");
     }

@@ -63,7 +63,7 @@ const CONFIG_HELP: &[&str] = &[
     "REWRITE",
     "    Rewrite the configuration file.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
@@ -217,7 +217,7 @@ const DEBUG_HELP: &[&str] = &[
     "    append-only file would be sent) from now on; STOP ends the recording and",
     "    answers it as one bulk string of RESP commands.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
