@@ -366,3 +366,63 @@ fn a_read_buffer_grown_for_a_large_command_is_given_back() {
         );
     }
 }
+
+/// `qbuf` + `qbuf-free` of the client at `addr`: its query buffer's size,
+/// as Redis's querybuf unit reads it.
+fn query_buffer(admin: &mut Raw, addr: &str) -> usize {
+    let line = client_line(admin, addr).expect("client listed");
+    field(&line, "qbuf") + field(&line, "qbuf-free")
+}
+
+/// CLIENT LIST's `qbuf` (bytes waiting in the query buffer) and
+/// `qbuf-free` (room left in its allocation) read as Redis's do: a fresh
+/// client's buffer is its first read size (16 KiB, under Redis's 32 KiB
+/// resize threshold), a large command grows it, small commands after it
+/// let it shrink without going to nothing, and an idle client's is given
+/// back (Redis's `query buffer resized correctly` tests, whose bounds
+/// redis-server itself is held to here too).
+#[test]
+fn query_buffer_fields_grow_and_shrink_as_redis_reads_them() {
+    let ember = Server::start(2, &[]);
+    let redis = common::reference::Redis::or_skip("query_buffer_fields_grow_and_shrink");
+    let mut ports = vec![ember.port];
+    ports.extend(redis.as_ref().map(|r| r.port));
+    for port in ports {
+        let mut admin = Raw::connect(port);
+        let mut c = Raw::connect(port);
+        let addr = c.local_addr();
+        assert_eq!(c.cmd(&["CLIENT", "SETNAME", "qb"]), Reply::ok());
+        let fresh = query_buffer(&mut admin, &addr);
+        assert!((16384..32768).contains(&fresh), "port {port}: {fresh}");
+        assert_eq!(field(&client_line(&mut admin, &addr).unwrap(), "qbuf"), 0);
+        // Idle for over two seconds: given back.
+        assert!(
+            wait_until(Duration::from_secs(8), || query_buffer(&mut admin, &addr)
+                == 0),
+            "port {port}: idle, still {}",
+            query_buffer(&mut admin, &addr)
+        );
+        // And the next command reads into a buffer of the first size again.
+        assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+        let again = query_buffer(&mut admin, &addr);
+        assert!((16384..32768).contains(&again), "port {port}: {again}");
+
+        let mut c = Raw::connect(port);
+        let addr = c.local_addr();
+        let big = "A".repeat(400_000);
+        assert_eq!(c.cmd(&["SET", "x", &big]), Reply::ok());
+        let grown = query_buffer(&mut admin, &addr);
+        assert!(grown > 32768, "port {port}: {grown}");
+        // Small commands: it shrinks, but keeps room for them.
+        assert!(
+            wait_until(Duration::from_secs(5), || {
+                assert_eq!(c.cmd(&["SET", "x", "small"]), Reply::ok());
+                std::thread::sleep(Duration::from_millis(20));
+                let now = query_buffer(&mut admin, &addr);
+                now > 0 && now < grown
+            }),
+            "port {port}: still {}",
+            query_buffer(&mut admin, &addr)
+        );
+    }
+}

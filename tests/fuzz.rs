@@ -28,7 +28,8 @@
 //!
 //! Left out, because they stop or stall the server by design: SHUTDOWN
 //! (but inside MULTI, where it must be refused), DEBUG SLEEP, PFSELFTEST (ten million elements), CLIENT KILL / PAUSE / REPLY, SUBSCRIBE and MONITOR (they switch
-//! the connection's mode), QUIT. Blocking commands always get a timeout of a
+//! the connection's mode), QUIT, MIGRATE (it connects to another server,
+//! holding its shard for up to its timeout). Blocking commands always get a timeout of a
 //! few milliseconds (0 would block for ever). Sizes are bounded so memory
 //! stays small: SETRANGE offsets below 64 KiB, random-member counts small,
 //! LCS only on its own keys holding at most a few KB or, rarely, 8 MiB
@@ -271,8 +272,11 @@ fn excluded(spec: &CommandSpec) -> bool {
         // PFSELFTEST adds ten million elements: a second in a release
         // build, a minute per call in a debug one. SYNC and PSYNC turn the
         // connection into a replica's link, REPLICAOF the server into a
-        // replica (of a random address), WAIT 1 0 waits for good.
+        // replica (of a random address), WAIT 1 0 waits for good. MIGRATE
+        // connects to a random address (and resolves a random host name),
+        // holding its shard for up to its timeout, as Redis's holds it.
         "shutdown"
+            | "migrate"
             | "quit"
             | "subscribe"
             | "psubscribe"
@@ -353,7 +357,8 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 ];
 
 /// CONFIG SET parameters and values that cannot cut the harness off (no
-/// `timeout`, `maxclients`, `proto-max-bulk-len`, `loglevel`).
+/// `timeout`, `maxclients`, `proto-max-bulk-len`, `loglevel`, no port
+/// that binds).
 const CONFIG_SETS: &[(&str, &[&str])] = &[
     ("hz", &["1", "10", "100", "500", "0", "-1", "x"]),
     ("active-expire-effort", &["1", "5", "10", "0", "11"]),
@@ -371,7 +376,8 @@ const CONFIG_SETS: &[(&str, &[&str])] = &[
     ("active-expire-slice-us", &["10", "100", "1000"]),
     ("save", &[""]),
     ("maxmemory", &["0", "1gb"]),
-    ("port", &["1"]),
+    // Only values CONFIG SET refuses: a good one moves the listeners away.
+    ("port", &["x", "65536", "-1"]),
 ];
 
 /// Timeouts of blocking commands: short, or wrong (never 0: for ever).

@@ -297,7 +297,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 // shards) and has no MIGRATE, so these are truly zero.
                 line("latest_fork_usec", "0".into());
                 line("total_forks", "0".into());
-                line("migrate_cached_sockets", "0".into());
+                line(
+                    "migrate_cached_sockets",
+                    super::migrate::cached_sockets().to_string(),
+                );
                 let tracking = &shared.tracking;
                 line(
                     "tracking_total_keys",

@@ -38,6 +38,7 @@ pub mod list_edit;
 pub mod list_move;
 pub mod memory;
 pub mod meta;
+pub mod migrate;
 pub mod monitor;
 pub mod multi;
 pub mod pause;

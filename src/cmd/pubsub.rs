@@ -194,7 +194,7 @@ const PUBSUB_HELP: &[&str] = &[
     "    Return the number of subscribers for the specified channels, excluding",
     "    pattern subscriptions(default: no channels).",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn pubsub(shard: &mut ShardData, _: &mut Session, argv: &[Bytes]) -> Action {

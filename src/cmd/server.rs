@@ -60,8 +60,10 @@ const CONFIG_HELP: &[&str] = &[
     "    Set the configuration <directive> to <value>.",
     "RESETSTAT",
     "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
@@ -120,9 +122,10 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             crate::exec::evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
-        "rewrite" if argv.len() == 2 => {
-            err::frame("ERR CONFIG REWRITE is not supported by ember").into()
-        }
+        "rewrite" if argv.len() == 2 => match shared.config.rewrite() {
+            Ok(()) => Frame::OK.into(),
+            Err(text) => Frame::Error(text).into(),
+        },
         "help" if argv.len() == 2 => help_reply(CONFIG_HELP).into(),
         "get" | "set" | "resetstat" | "rewrite" | "help" => {
             err::wrong_arity(&format!("config|{sub}")).into()
@@ -201,6 +204,9 @@ const DEBUG_HELP: &[&str] = &[
     "    * MERGE: conflicting keys will be loaded from RDB.",
     "    * NOFLUSH: the existing database will not be removed before load.",
     "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "EMBER-CHECK",
@@ -211,7 +217,7 @@ const DEBUG_HELP: &[&str] = &[
     "    append-only file would be sent) from now on; STOP ends the recording and",
     "    answers it as one bulk string of RESP commands.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
@@ -228,6 +234,13 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             // Blocks this shard's thread, as Redis blocks its only thread.
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
             Frame::OK.into()
+        }
+        // Redis's: CONFIG REWRITE writing every parameter, defaults too.
+        "config-rewrite-force-all" if argv.len() == 2 => {
+            match shard.shared.config.rewrite_forced(true) {
+                Ok(()) => Frame::OK.into(),
+                Err(text) => Frame::Error(text).into(),
+            }
         }
         "set-active-expire" if argv.len() == 3 => {
             let on = argv[2].as_ref() != b"0";

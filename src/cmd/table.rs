@@ -13,7 +13,7 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, aof, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, monitor, multi, pubsub, replication, save,
+    hash_ttl, hll, keys, latency, list, memory, migrate, monitor, multi, pubsub, replication, save,
     scripting, server, set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
 };
 use crate::cmd::ShardData;
@@ -522,6 +522,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("object", keys::object, Split::One).with_subcommands(&["encoding", "freq", "help", "idletime", "refcount"]),
     keyed("dump", dump::dump, Split::One),
     keyed("restore", dump::restore, Split::One),
+    conn("migrate", migrate::migrate),
     keyed("memory", memory::memory, Split::One).with_subcommands(&["doctor", "help", "usage"]),
     every("keys", keys::keys, Merge::Concat),
     every("dbsize", keys::dbsize, Merge::Sum),
@@ -569,7 +570,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     // Server
     conn("command", command::command).with_subcommands(&["count", "docs", "getkeys", "getkeysandflags", "help", "info", "list"]),
     conn("info", server::info),
-    conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "set"]),
+    conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "rewrite", "set"]),
     conn("time", server::time),
     // Scripting
     keyed("eval", scripting::eval, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),

@@ -9,10 +9,12 @@
 //!    command (`CONFIG SET failed (possibly related to argument 'name') -
 //!    reason`), and a `Set::StartUp` parameter given a new value fails as
 //!    immutable here;
-//! 3. all values are stored, then the hooks of the parameters whose value
-//!    changed run, once each. No store or hook can fail, so there is
-//!    nothing to roll back (Redis rolls back when binding a new port fails;
-//!    ember does not change ports).
+//! 3. all values are stored; then what may fail is applied: the TLS set-up
+//!    when a `tls-*` value was given, the listeners when `port` changed
+//!    (binding the new port fails while anyone listens there). A failure
+//!    puts every value back and fails the command, as Redis's rollback
+//!    does. Last the hooks of the parameters whose value changed run, once
+//!    each; they cannot fail.
 
 use super::kind::Value;
 use super::live::Live;
@@ -21,7 +23,8 @@ use super::params::{find_param, Param, Set, PARAMS};
 impl Live {
     /// CONFIG GET: the parameters whose name or alias matches a pattern
     /// (a glob, any case), each name once, with its value. A plain name is
-    /// answered as it was typed, as Redis does.
+    /// answered as it was typed, as Redis does; a pattern leaves out the
+    /// hidden parameters ([`Param::hidden`]).
     pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let _writer = self.writer.lock();
         let mut out: Vec<(String, String)> = Vec::new();
@@ -37,7 +40,7 @@ impl Live {
                 }
                 continue;
             }
-            for p in PARAMS {
+            for p in PARAMS.iter().filter(|p| !p.hidden()) {
                 for name in p.names() {
                     if crate::util::glob::glob_match(pattern, name.as_bytes(), true) {
                         add(name.to_string(), p.show(self));
@@ -128,6 +131,23 @@ impl Live {
                 return Err(failed(param.name.as_bytes(), text));
             }
         }
+        let port_moved = olds
+            .iter()
+            .find(|(p, old)| p.name == "port" && *old != p.kind.read(self));
+        if let (Some((param, _)), Some(rebind)) = (port_moved, self.rebind.get()) {
+            if let Err(line) = rebind(self.port()) {
+                log::warn!("{line}");
+                log::warn!("Failed applying new configuration. Possibly related to new port setting. Restoring previous settings.");
+                for (param, old) in olds.iter().rev() {
+                    param.kind.store(self, old.clone());
+                }
+                if olds.iter().any(|(p, _)| p.name.starts_with("tls-")) {
+                    let _ = super::tls::rebuild(self);
+                }
+                let text = "Unable to listen on this port. Check server logs.";
+                return Err(failed(param.name.as_bytes(), text));
+            }
+        }
         for apply in hooks {
             apply(self);
         }
@@ -167,6 +187,17 @@ mod tests {
 
     fn value(live: &Live, name: &str) -> String {
         get(live, name)[0].1.clone()
+    }
+
+    #[test]
+    fn hidden_parameters_answer_only_to_their_own_name() {
+        let live = Live::new();
+        for name in super::super::params::HIDDEN {
+            assert!(find_param(name.as_bytes()).is_some(), "{name} is a row");
+            assert!(get(&live, "*").iter().all(|(n, _)| n != name));
+            assert!(get(&live, "*delay*").iter().all(|(n, _)| n != name));
+            assert_eq!(get(&live, name).len(), 1, "{name} asked for by name");
+        }
     }
 
     #[test]
@@ -224,16 +255,12 @@ mod tests {
     #[test]
     fn start_up_parameters_take_only_the_value_they_have() {
         let live = Live::new();
-        set(&live, &["port", "6379", "bind", "127.0.0.1 -::1"]).unwrap();
+        set(&live, &["bind", "127.0.0.1 -::1"]).unwrap();
         let shards = live.shards().to_string();
         set(&live, &["shards", &shards]).unwrap();
         // Another value is refused once it parses (a bad one says why).
         let more_shards = (live.shards() + 1).to_string();
-        for (name, other) in [
-            ("port", "7000"),
-            ("bind", "0.0.0.0"),
-            ("shards", &more_shards),
-        ] {
+        for (name, other) in [("bind", "0.0.0.0"), ("shards", &more_shards)] {
             assert_eq!(
                 set(&live, &[name, other]).unwrap_err(),
                 format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
@@ -248,6 +275,33 @@ mod tests {
         assert!(set(&live, &["databases", "16"]).is_err());
         assert!(set(&live, &["enable-debug-command", "no"]).is_err());
         assert!(set(&live, &["daemonize", "no"]).is_err());
+    }
+
+    #[test]
+    fn a_port_that_cannot_be_bound_rolls_every_value_back() {
+        let live = Live::new();
+        let tried = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&tried);
+        live.set_rebind(Box::new(move |port| {
+            seen.lock().unwrap().push(port);
+            match port {
+                7001 => Err("bind: Address already in use".into()),
+                _ => Ok(()),
+            }
+        }));
+        set(&live, &["port", "7000", "hz", "20"]).unwrap();
+        assert_eq!((live.port(), value(&live, "hz")), (7000, "20".into()));
+        assert_eq!(
+            set(&live, &["hz", "30", "PORT", "7001", "maxclients", "5"]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs."
+        );
+        assert_eq!(
+            (live.port(), value(&live, "hz"), value(&live, "maxclients")),
+            (7000, "20".into(), "10000".into())
+        );
+        // The same port again moves nothing.
+        set(&live, &["port", "7000"]).unwrap();
+        assert_eq!(*tried.lock().unwrap(), [7000, 7001]);
     }
 
     #[test]

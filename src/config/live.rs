@@ -26,7 +26,14 @@ pub struct Live {
     /// The config file's `user` lines (and `--user` flags), each the
     /// user's name then its rules: ACL users to create at start.
     pub(super) user_lines: Mutex<Vec<Vec<String>>>,
+    /// Moves the server's listeners to a new `port` (installed by the
+    /// shard layer once they exist, [`Live::set_rebind`]); CONFIG SET of
+    /// `port` runs it and rolls back when it fails.
+    pub(super) rebind: std::sync::OnceLock<Rebind>,
 }
+
+/// See [`Live::set_rebind`]: `Err` is the line to log, in Redis's words.
+pub type Rebind = Box<dyn Fn(u16) -> Result<(), String> + Send + Sync>;
 
 /// The slots, named after their parameters. Their `Default` (zeros) is
 /// never seen: [`Live::new`] stores every row's default before anyone reads.
@@ -417,6 +424,7 @@ impl Live {
             config_file: None,
             writer: Mutex::new(()),
             user_lines: Mutex::new(Vec::new()),
+            rebind: std::sync::OnceLock::new(),
         };
         for param in PARAMS {
             param.kind.store(&live, param.kind.default_value(&live));
@@ -491,6 +499,14 @@ impl Live {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Installs what a CONFIG SET of `port` runs to listen on the new
+    /// port (binding it on every `bind` address for every shard, and
+    /// closing the old listeners once that worked). Without one, as in a
+    /// bare `Live`, the value is only stored.
+    pub fn set_rebind(&self, rebind: Rebind) {
+        let _ = self.rebind.set(rebind);
     }
 
     pub fn port(&self) -> u16 {

@@ -15,6 +15,7 @@
 //!   nothing, Redis's order of checks), and start-up directives.
 //! - [`parse`]: the command line and redis.conf syntax, the order they
 //!   apply in, `--help`.
+//! - [`rewrite`]: CONFIG REWRITE, the config file brought up to date.
 //! - [`events`], [`obuf`]: the two values with a syntax of their own,
 //!   `notify-keyspace-events` and `client-output-buffer-limit`.
 //!
@@ -42,6 +43,7 @@ pub mod params;
 pub mod parse;
 pub mod persist;
 pub mod repl;
+pub mod rewrite;
 pub mod tls;
 
 use std::path::PathBuf;

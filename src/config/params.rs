@@ -45,8 +45,8 @@ pub enum Set {
     /// Set it to the value it has, which changes nothing, as Redis's
     /// CONFIG SET of an unchanged value does; another value is refused as
     /// immutable. For what Redis can change at run time but ember not yet
-    /// (`port`, `bind`: that needs new listeners on every shard) and for
-    /// `shards` (the threads are started once). Tools that write back
+    /// (`bind`, `tls-port`) and for `shards` (the threads are started
+    /// once). Tools that write back
     /// every value CONFIG GET gave them, as Redis's own tests do, work.
     StartUp,
     /// Redis's protected configs (`dir`, `dbfilename`): CONFIG SET takes
@@ -73,6 +73,21 @@ impl Param {
     }
 }
 
+/// Parameters that a pattern of CONFIG GET does not list, only their own
+/// name asks for them (Redis's HIDDEN_CONFIG: knobs for its tests).
+pub const HIDDEN: &[&str] = &[
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+];
+
+impl Param {
+    /// Whether CONFIG GET leaves it out of what a pattern matches.
+    pub fn hidden(&self) -> bool {
+        HIDDEN.contains(&self.name)
+    }
+}
+
 /// The parameter called `name` (or an alias of it), any case.
 pub fn find_param(name: &[u8]) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.is_named(name))
@@ -82,9 +97,13 @@ const INT_MAX: i64 = i32::MAX as i64;
 const LLONG_MAX: u64 = i64::MAX as u64;
 const MB: u64 = 1024 * 1024;
 
-/// The shard threads `shards 0` (and the default) stands for.
+/// The shard threads `shards 0` (and the default) stands for. Counted
+/// once, at start-up: a shard thread pinned to its core sees one core
+/// (`available_parallelism` reads the thread's affinity), which would
+/// make the default look changed to CONFIG SET and CONFIG REWRITE there.
 fn available_cores() -> u64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    static CORES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
 }
 
 /// `bind`: one or more addresses (a `-` prefix makes one optional), as
@@ -205,7 +224,7 @@ fn only_no(text: &str, refusal: &str) -> Result<(), String> {
 pub static PARAMS: &[Param] = &[
     // The listeners and threads, set up once.
     Param {
-        name: "port", aliases: &[], set: Set::StartUp, apply: None,
+        name: "port", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Int { default: 6379, min: 0, max: 65535, fit: None, slot: |l| &l.v.port },
         doc: "TCP port (0: any free port)",
     },

@@ -81,9 +81,11 @@ impl Live {
                 path: path.clone(),
                 source,
             })?;
+            // Made absolute first: a `dir` line moves the working folder,
+            // and CONFIG REWRITE must find the file again.
+            live.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
             live.apply_file(&text)?;
             file_lines = text.lines().count();
-            live.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
         }
         // redis-server reads its `--name value` words as lines after the file's.
         for (index, (name, values)) in flags.directives.iter().enumerate() {

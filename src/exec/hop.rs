@@ -54,6 +54,10 @@ pub enum Msg {
         tx: Option<TxId>,
         f: Box<dyn FnOnce(&mut super::Ctx) + Send>,
     },
+    /// Accept on these listeners from now on instead of those on the old
+    /// `port` (CONFIG SET port; none: stop listening on TCP, as Redis does
+    /// for port 0). Those on `tls-port` stay.
+    Listen(Vec<mio::net::TcpListener>),
     /// Serve this socket as a client of this shard: the connection a
     /// replica applies its master's stream through (`master`), which the
     /// replication link thread writes on.

@@ -96,6 +96,11 @@ pub struct Conn {
     /// (`Worker::cron` trims it).
     pub rbuf_peak: usize,
     pub rbuf_grown: bool,
+    /// The size of `rbuf`'s allocation as last seen (its query buffer's
+    /// size to CLIENT LIST: `qbuf` + `qbuf-free`). `rbuf.capacity()`
+    /// alone undercounts it: a parsed command split off the front leaves
+    /// its bytes out of the capacity until a read takes the room back.
+    rbuf_size: usize,
     /// Replies encoded and not yet written.
     pub out: Output,
     pub parser: Parser,
@@ -159,6 +164,7 @@ impl Conn {
             rbuf: BytesMut::with_capacity(READ_BUFFER),
             rbuf_peak: 0,
             rbuf_grown: false,
+            rbuf_size: READ_BUFFER,
             out: Output::default(),
             parser,
             slots: VecDeque::new(),
@@ -333,11 +339,31 @@ impl Conn {
         !self.slots.is_empty()
     }
 
-    /// Notes how much `rbuf` holds, for [`Conn::trim_read_buffer`].
-    pub fn note_read_buffer(&mut self) {
+    /// Notes how much `rbuf` holds, for [`Conn::trim_read_buffer`], and
+    /// how big its allocation is, after a read (a compare each: nothing
+    /// here allocates). True when this read grew it past its first size:
+    /// the shard then looks at it more often than at its cron.
+    pub fn note_read_buffer(&mut self) -> bool {
         let held = self.rbuf.len();
         self.rbuf_peak = self.rbuf_peak.max(held);
-        self.rbuf_grown |= held > READ_BUFFER;
+        self.rbuf_size = self.rbuf_size.max(self.rbuf.capacity());
+        let grew = held > READ_BUFFER && !self.rbuf_grown;
+        self.rbuf_grown |= grew;
+        grew
+    }
+
+    /// Whether the read buffer grew past its first size and was not
+    /// trimmed since.
+    pub fn read_buffer_grown(&self) -> bool {
+        self.rbuf_grown
+    }
+
+    /// The read buffer's allocation, bytes: what CLIENT LIST shows as
+    /// `qbuf` + `qbuf-free` and counts in `tot-mem`. When a read needed a
+    /// new allocation while arguments still held the old one, this is the
+    /// larger of the two until the next trim.
+    pub fn read_buffer_size(&self) -> usize {
+        self.rbuf_size.max(self.rbuf.capacity())
     }
 
     /// From the shard's cron: gives an empty read buffer back while the
@@ -354,14 +380,22 @@ impl Conn {
         if idle {
             self.rbuf = BytesMut::new();
             self.rbuf_grown = false;
+            self.rbuf_size = 0;
         } else if self.rbuf_grown && peak <= READ_BUFFER {
             self.rbuf = BytesMut::with_capacity(READ_BUFFER);
             self.rbuf_grown = false;
+            self.rbuf_size = READ_BUFFER;
         }
     }
 
     /// Reads once into `rbuf` (see [`read_once`]).
     pub fn fill_read_buffer(&mut self, scratch: &mut [u8]) -> io::Result<Received> {
+        // A buffer given back while idle starts again at its first size
+        // (Redis's PROTO_IOBUF_LEN), not at the size of the first read,
+        // which would grow it a read at a time.
+        if self.rbuf.capacity() == 0 {
+            self.rbuf.reserve(READ_BUFFER);
+        }
         match &mut self.tls {
             Some(tls) => super::tls::read_once(&mut self.stream, tls, &mut self.rbuf, scratch),
             None => read_once(&mut self.stream, &mut self.rbuf, scratch),

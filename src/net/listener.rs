@@ -81,6 +81,16 @@ pub fn listen_all(
     Ok(per_shard)
 }
 
+/// An error as Redis logs it (`strerror`'s text, without Rust's
+/// ` (os error N)`).
+pub fn os_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
 /// Errors that mean the address (or its protocol) is not on this host.
 fn unavailable(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::AddrNotAvailable
@@ -128,6 +138,12 @@ mod tests {
         assert_eq!(per_shard[0].len(), 1);
         let strict = vec![("203.0.113.254".to_string(), false)];
         assert!(listen_all(&strict, 0, 1).is_err());
+    }
+
+    #[test]
+    fn errors_read_as_strerror() {
+        let e = io::Error::from_raw_os_error(libc::EADDRINUSE);
+        assert_eq!(os_reason(&e), "Address already in use");
     }
 
     #[test]

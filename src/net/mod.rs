@@ -10,6 +10,6 @@ mod socket;
 pub mod tls;
 
 pub use conn::{Conn, Received, Slot};
-pub use listener::{listen, listen_all};
+pub use listener::{listen, listen_all, os_reason};
 pub use output::Output;
 pub use socket::tune_accepted;

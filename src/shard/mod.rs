@@ -96,6 +96,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             source,
         })?;
     let tls_from = listen_tls(&shared.config, &bind, n, &mut listeners)?;
+    install_rebind(&shared);
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
@@ -131,6 +132,39 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     persist::start_rules(Arc::clone(&shared), own);
     crate::cmd::replication::start_from_config(&shared);
     Ok((shared, handles))
+}
+
+/// What CONFIG SET port runs (`Live::set_rebind`): binds the new port on
+/// every `bind` address for every shard, then hands each shard its
+/// listeners, which replace those on the old port. Binding first means a
+/// port in use fails the command with the old listeners still open, and
+/// the new ones listen (the kernel queues connections) before the reply.
+/// Port 0 closes the TCP listeners, as Redis's CONFIG SET port 0 does.
+/// The closure holds the server weakly: the config it lives in is the
+/// server's.
+fn install_rebind(shared: &Arc<Shared>) {
+    let server = Arc::downgrade(shared);
+    shared.config.set_rebind(Box::new(move |port| {
+        let shared = server.upgrade().ok_or("the server is stopping")?;
+        let n = shared.nshards;
+        let per_shard = if port == 0 {
+            (0..n).map(|_| Vec::new()).collect()
+        } else {
+            crate::net::listen_all(&shared.config.bind_addrs(), port, n).map_err(|e| {
+                format!(
+                    "Warning: Could not create server TCP listening socket {}:{port}: bind: {}",
+                    shared.config.bind(),
+                    crate::net::os_reason(&e)
+                )
+            })?
+        };
+        for (peer, listeners) in shared.peers().iter().zip(per_shard) {
+            if peer.inbox.send(vec![Msg::Listen(listeners)]).is_ok() {
+                let _ = peer.waker.wake();
+            }
+        }
+        Ok(())
+    }));
 }
 
 /// With `tls-port`: the TLS set-up from the `tls-*` files, and each

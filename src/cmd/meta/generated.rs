@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 243] = [
+pub static META: [CommandMeta; 244] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1511,6 +1511,33 @@ pub static META: [CommandMeta; 243] = [
             integer("seconds").token("IDLETIME").since("5.0.0").flags("optional"),
             integer("frequency").token("FREQ").since("5.0.0").flags("optional"),
         ]),
+    cmd("migrate", -6, "write movablekeys", "keyspace write slow dangerous", (3, 3, 1))
+        .tips(&["nondeterministic_output"])
+        .key_specs(&[
+            spec("RW access delete", index(3), range(0, 1, 0)),
+            spec("RW access delete incomplete", keyword("KEYS", -2), range(-1, 1, 0)),
+        ])
+        .docs("Atomically transfer a key from a Redis instance to another one.", "2.6.0", "generic", "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.")
+        .history(&[
+            ("3.0.0", "Added the `COPY` and `REPLACE` options."),
+            ("3.0.6", "Added the `KEYS` option."),
+            ("4.0.7", "Added the `AUTH` option."),
+            ("6.0.0", "Added the `AUTH2` option."),
+        ])
+        .args(&[
+            string("host"),
+            integer("port"),
+            oneof("key_or_empty_string", &[key("key", 0), pure_token("empty_string", "")]),
+            integer("destination-db"),
+            integer("timeout"),
+            pure_token("copy", "COPY").since("3.0.0").flags("optional"),
+            pure_token("replace", "REPLACE").since("3.0.0").flags("optional"),
+            oneof("authentication", &[
+                string("password").token("AUTH").since("4.0.7").flags("optional"),
+                block("username_password", &[string("username"), string("password")]).token("AUTH2").since("6.0.0").flags("optional"),
+            ]).flags("optional"),
+            key("key", 1).token("KEYS").since("3.0.6").flags("optional multiple"),
+        ]),
     cmd("memory", -2, "", "slow", (0, 0, 0))
         .docs("A container for memory diagnostics commands", "4.0.0", "server", "Depends on subcommand.")
         .subcommands(&[
@@ -1899,6 +1926,8 @@ pub static META: [CommandMeta; 243] = [
                 .docs("Show helpful text about the different subcommands", "5.0.0", "server", "O(1)"),
             cmd("config|resetstat", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
                 .docs("Reset the stats returned by INFO", "2.0.0", "server", "O(1)"),
+            cmd("config|rewrite", 2, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
+                .docs("Rewrite the configuration file with the in memory configuration", "2.8.0", "server", "O(1)"),
             cmd("config|set", -4, "admin noscript loading stale", "admin slow dangerous", (0, 0, 0))
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
                 .docs("Set configuration parameters to the given values", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided")

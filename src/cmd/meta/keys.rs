@@ -55,6 +55,14 @@ pub fn command_keys(meta: &CommandMeta, argv: &[Bytes]) -> Option<Vec<FoundKey>>
         ];
         return Some(keys.into_iter().zip(flags).collect());
     }
+    // MIGRATE's specs are incomplete too (the key, or the KEYS option's
+    // list): Redis asks its getkeys function, whose keys are all RW,
+    // access and delete.
+    if meta.name == "migrate" {
+        let flags = KeySpecFlags::RW | KeySpecFlags::ACCESS | KeySpecFlags::DELETE;
+        let keys = crate::cmd::migrate::keys(argv);
+        return (!keys.is_empty()).then(|| keys.into_iter().map(|k| (k, flags)).collect());
+    }
     match by_specs(meta, argv, strict_count) {
         Some(keys) if !keys.is_empty() => Some(keys),
         _ if meta.flags.contains(CommandFlags::MOVABLEKEYS) => legacy(meta, argv),

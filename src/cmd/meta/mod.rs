@@ -271,7 +271,7 @@ mod tests {
         assert!(subcommands_are(
             config,
             "config",
-            &["get", "help", "resetstat", "set"]
+            &["get", "help", "resetstat", "rewrite", "set"]
         ));
         assert!(!subcommands_are(
             config,

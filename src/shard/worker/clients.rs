@@ -29,6 +29,7 @@ impl Worker {
         let c = &mut self.data.counters;
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
+        cmd::migrate::close_idle();
         let now = self.data.now_ms;
         for (_, c) in self.conns.iter_mut() {
             c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);
@@ -50,6 +51,47 @@ impl Worker {
                 self.close(token);
             }
         }
+    }
+
+    /// Every [`GROWN_TRIM_MS`](super::GROWN_TRIM_MS): gives back the read
+    /// buffers that grew for a large command once their clients send
+    /// small ones again (`Conn::trim_read_buffer`), so a busy client's
+    /// buffer goes back within a few hundred ms, as in Redis, not only at
+    /// the cron. Only the connections that grew one are visited.
+    pub(super) fn trim_grown(&mut self) {
+        let now = self.data.now_ms;
+        if now < self.grown_trim_at_ms {
+            return;
+        }
+        self.grown_trim_at_ms = now + super::GROWN_TRIM_MS;
+        // A token closed and reused may be listed twice.
+        self.grown.sort_unstable();
+        self.grown.dedup();
+        let conns = &mut self.conns;
+        self.grown.retain(|&token| match conns.get_mut(token) {
+            Some(c) if c.read_buffer_grown() => {
+                c.trim_read_buffer(false);
+                c.read_buffer_grown()
+            }
+            _ => false,
+        });
+    }
+
+    /// CONFIG SET port: `listeners` (already bound and listening) take
+    /// the place of those on the old port, which close as they drop; the
+    /// `tls-port` ones stay, after them. Every listener is registered
+    /// again, as its index (its token) may have moved.
+    pub(super) fn listen_on(&mut self, listeners: Vec<TcpListener>) {
+        let registry = self.poll.registry();
+        for listener in &mut self.listeners {
+            let _ = registry.deregister(listener);
+        }
+        let plain = self.tls_from.unwrap_or(self.listeners.len());
+        let tls = self.listeners.split_off(plain);
+        self.tls_from = self.tls_from.map(|_| listeners.len());
+        self.listeners = listeners;
+        self.listeners.extend(tls);
+        self.register_listeners();
     }
 
     /// Accepts what listener `which` has waiting.
@@ -359,7 +401,7 @@ fn multi_mem(s: &Session) -> usize {
 /// `mem_clients_normal`).
 pub fn client_memory(c: &Conn) -> usize {
     std::mem::size_of::<Conn>()
-        + c.rbuf.capacity()
+        + c.read_buffer_size()
         + c.parser.stashed()
         + c.out.mem()
         + c.out.spare_mem()
@@ -386,7 +428,10 @@ pub fn client_line(c: &Conn, now_ms: u64) -> String {
         // The arguments of an unfinished multibulk stay in the read
         // buffer; Redis counts them as argv, not query buffer.
         c.rbuf.len() - c.parser.held() + c.running_len,
-        c.rbuf.capacity() - c.rbuf.len(),
+        // The room left in the buffer's allocation, as Redis's `sdsavail`
+        // of its query buffer (0 once an idle client's is given back).
+        c.read_buffer_size()
+            .saturating_sub(c.rbuf.len() + c.running_len),
         c.parser.argv_len(),
         multi_mem(s),
         c.rbuf.capacity(),

@@ -473,6 +473,7 @@ impl Worker {
                         master,
                         addr,
                     } => self.adopt(stream, master, addr),
+                    Msg::Listen(listeners) => self.listen_on(listeners),
                     Msg::Serve { db, tx, f } => {
                         f(&mut Ctx::new(&mut self.data, db));
                         self.data.publish_records(tx);

@@ -53,7 +53,9 @@ impl Worker {
         match received {
             Ok(received) => {
                 self.data.counters.net_input_bytes += received.bytes as u64;
-                conn.note_read_buffer();
+                if conn.note_read_buffer() {
+                    self.grown.push(token);
+                }
                 // The complete arguments of an unfinished multibulk are
                 // not query buffer: Redis holds them in argv, unlimited.
                 // The master's stream has no query buffer limit (Redis's

@@ -106,7 +106,18 @@ pub struct Worker {
     tracked_said: (usize, usize),
     /// Connections whose next command waits for CLIENT PAUSE to end.
     postponed: Vec<usize>,
+    /// Connections whose read buffer grew past its first size for a large
+    /// command, looked at every [`GROWN_TRIM_MS`] (`trim_grown`) rather
+    /// than at the once-a-second cron, and when that is next due.
+    grown: Vec<usize>,
+    grown_trim_at_ms: u64,
 }
+
+/// How often a read buffer grown for a large command is checked for being
+/// given back (Redis's clientsCron looks at each client about every
+/// 1000 / hz ms, 100 at its default hz). It goes back at the second check
+/// that finds it empty and finds only small commands since the first.
+pub(super) const GROWN_TRIM_MS: u64 = 100;
 
 pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()
@@ -152,6 +163,8 @@ impl Worker {
                 .ok(),
             tracked_said: (0, 0),
             postponed: Vec::new(),
+            grown: Vec::new(),
+            grown_trim_at_ms: 0,
         }
     }
 
@@ -161,9 +174,10 @@ impl Worker {
         self
     }
 
-    pub fn run(mut self) {
-        crate::exec::busy::install(busy::pass);
-        for (i, listener) in self.listeners.iter_mut().enumerate() {
+    /// Registers listener `i` with the poll as `LISTENER - i`. False (and
+    /// logged) if one could not be.
+    fn register_listeners(&mut self) -> bool {
+        for (i, listener) in self.listeners.iter_mut().enumerate().take(LISTENERS_MAX) {
             let token = Token(LISTENER - i);
             if let Err(e) = self
                 .poll
@@ -171,8 +185,16 @@ impl Worker {
                 .register(listener, token, Interest::READABLE)
             {
                 log::error!("shard {}: cannot register listener: {e}", self.data.id);
-                return;
+                return false;
             }
+        }
+        true
+    }
+
+    pub fn run(mut self) {
+        crate::exec::busy::install(busy::pass);
+        if !self.register_listeners() {
+            return;
         }
         let mut events = Events::with_capacity(1024);
         // Over `maxmemory` at the end of the last pass: evict again soon.
@@ -261,6 +283,9 @@ impl Worker {
                 .start_cycles(&mut self.data, early_cycle_at, Instant::now())
             {
                 self.cron();
+            }
+            if !self.grown.is_empty() {
+                self.trim_grown();
             }
             let mut sweep_us = 0;
             if self.pacing.slice_due(&self.data, served) {
