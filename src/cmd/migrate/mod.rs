@@ -269,12 +269,12 @@ fn exchange(
     if let Some(auth) = &request.auth {
         let mut argv = vec![Bytes::from_static(b"AUTH")];
         argv.extend(auth.iter().cloned());
-        encode(&mut out, &argv);
+        crate::exec::feed::write_command(&mut out, &argv);
         preamble += 1;
     }
     // As Redis: SELECT only when the connection is not there already.
     if selected != Some(request.db) {
-        encode(
+        crate::exec::feed::write_command(
             &mut out,
             &[
                 Bytes::from_static(b"SELECT"),
@@ -305,7 +305,7 @@ fn exchange(
         if request.replace {
             argv.push(Bytes::from_static(b"REPLACE"));
         }
-        encode(&mut out, &argv);
+        crate::exec::feed::write_command(&mut out, &argv);
     }
     let mut writer = &stream;
     writer.write_all(&out).map_err(io_failure(WRITE))?;
@@ -374,16 +374,6 @@ fn connect(request: &Request) -> Result<TcpStream, Failure> {
     })?;
     let _ = stream.set_nodelay(true);
     Ok(stream)
-}
-
-/// One command as a RESP array of bulk strings.
-fn encode(out: &mut Vec<u8>, argv: &[Bytes]) {
-    out.extend_from_slice(format!("*{}\r\n", argv.len()).as_bytes());
-    for arg in argv {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
 }
 
 #[cfg(test)]
