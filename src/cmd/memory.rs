@@ -6,7 +6,9 @@
 //! STATS reads every shard's keys and table overheads: with several
 //! shards it runs as a job over all of them (the route of commands that
 //! reach keys their arguments do not name, `Split::Computed`), with one it
-//! reads its own shard inline.
+//! reads its own shard inline. A script's `redis.call` runs it inline on
+//! the script's shard, so there it counts that shard's keys and tables
+//! only (the process-wide figures are whole).
 
 use bytes::Bytes;
 
