@@ -961,6 +961,80 @@ fn memory_usage_doctor_and_help() {
     );
 }
 
+/// The field names of a MEMORY STATS reply, with `db.N` and the names
+/// inside it, in order.
+fn memory_stats_names(reply: &Reply) -> Vec<String> {
+    let mut names = Vec::new();
+    for pair in reply.items().chunks(2) {
+        names.push(pair[0].text());
+        if let Reply::Array(inner) = &pair[1] {
+            names.extend(inner.iter().step_by(2).map(Reply::text));
+        }
+    }
+    names
+}
+
+/// MEMORY STATS: redis-server 7.0.15's fields in its order (a database
+/// listed when it holds keys), its key count over every shard, its sums,
+/// and its arity error; in RESP3 a map. Compared with redis-server's reply
+/// where it is installed.
+#[test]
+fn memory_stats_fields_and_figures() {
+    let server = Server::start(3, &[]);
+    let mut r = server.raw();
+    for i in 0..30 {
+        r.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    r.cmd(&["SET", "t", "v", "EX", "100"]);
+    r.cmd(&["SELECT", "3"]);
+    r.cmd(&["SET", "other", "v"]);
+    let reply = r.cmd(&["MEMORY", "STATS"]);
+    let names = memory_stats_names(&reply);
+    let field = |name: &str| -> Reply {
+        let items = reply.items();
+        let at = items
+            .iter()
+            .step_by(2)
+            .position(|k| k.text() == name)
+            .unwrap();
+        items[at * 2 + 1].clone()
+    };
+    assert_eq!(field("keys.count"), Reply::Int(32));
+    assert!(names.contains(&"db.0".to_string()) && names.contains(&"db.3".to_string()));
+    assert!(!names.contains(&"db.1".to_string()));
+    let total = field("total.allocated").int();
+    assert!(field("peak.allocated").int() >= total);
+    assert_eq!(field("allocator.allocated").int(), total);
+    let net = total - field("startup.allocated").int();
+    assert_eq!(field("keys.bytes-per-key").int(), net / 32);
+    let overhead = field("overhead.total").int();
+    assert_eq!(field("dataset.bytes").int(), (total - overhead).max(0));
+    let Reply::Array(db0) = field("db.0") else {
+        panic!("db.0 is a map");
+    };
+    // The expires overhead counts the one key with a TTL.
+    assert!(db0[1].int() > 0 && db0[3].int() > 0, "{db0:?}");
+    assert_eq!(
+        r.cmd(&["MEMORY", "STATS", "x"]),
+        err("ERR wrong number of arguments for 'memory|stats' command")
+    );
+    r.cmd(&["HELLO", "3"]);
+    assert!(matches!(r.cmd(&["MEMORY", "STATS"]), Reply::Map(_)));
+
+    // The same names as redis-server, holding keys in databases 0 and 3.
+    let Some(redis) = common::reference::Redis::or_skip("memory_stats_fields_and_figures") else {
+        return;
+    };
+    let mut reference = common::Raw::connect(redis.port);
+    reference.cmd(&["SET", "k", "v", "EX", "100"]);
+    reference.cmd(&["SELECT", "3"]);
+    reference.cmd(&["SET", "other", "v"]);
+    assert_eq!(
+        names,
+        memory_stats_names(&reference.cmd(&["MEMORY", "STATS"]))
+    );
+}
+
 /// INFO's default sections are redis-server 7.0's (Modules, Errorstats and
 /// Cluster among them: clients read `cluster_enabled` before anything
 /// else), and errorstats counts every error reply by its first word:

@@ -1,20 +1,32 @@
-//! MEMORY: USAGE (what a key and its value hold), DOCTOR and HELP.
-//! MEMORY STATS, PURGE and MALLOC-STATS are not here yet: they answer
-//! Redis's unknown-subcommand error.
+//! MEMORY: USAGE (what a key and its value hold), STATS (the server's
+//! memory by what holds it, as Redis 7.0 reports it), DOCTOR and HELP.
+//! PURGE and MALLOC-STATS are not here yet: they answer Redis's
+//! unknown-subcommand error.
+//!
+//! STATS reads every shard's keys and table overheads: with several
+//! shards it runs as a job over all of them (the route of commands that
+//! reach keys their arguments do not name, `Split::Computed`), with one it
+//! reads its own shard inline. A script's `redis.call` runs it inline on
+//! the script's shard, so there it counts that shard's keys and tables
+//! only (the process-wide figures are whole).
 
 use bytes::Bytes;
 
 use super::args::{err, Reply};
 use super::keys::help_reply;
-use super::Ctx;
+use super::{Ctx, Session, ShardData};
+use crate::exec::stats::ShardMemory;
+use crate::exec::{Action, Job, Op, Out, Shared};
 use crate::resp::Frame;
-use crate::util::memory::memory_stats;
+use crate::util::memory::{memory_stats, startup_allocated};
 use crate::util::num::parse_i64;
 
 const MEMORY_HELP: &[&str] = &[
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
     "    Return memory problems reports.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
     "USAGE <key> [SAMPLES <count>]",
     "    Return memory in bytes used by <key> and its value. Nested values are",
     "    sampled up to <count> times (default: 5, 0 means sample all).",
@@ -35,9 +47,13 @@ pub fn memory(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     match sub.as_slice() {
         b"help" if argv.len() == 2 => Ok(help_reply(MEMORY_HELP)),
         b"doctor" if argv.len() == 2 => Ok(Frame::bulk(doctor())),
+        b"stats" if argv.len() == 2 => {
+            let here = ShardMemory::of(ctx.shard);
+            Ok(stats(&ctx.shard.shared, &[here]))
+        }
         b"usage" if argv.len() >= 3 => usage(ctx, argv),
         b"usage" => Err(err::wrong_arity("memory|usage")),
-        b"help" | b"doctor" => Err(err::wrong_arity(&format!(
+        b"help" | b"doctor" | b"stats" => Err(err::wrong_arity(&format!(
             "memory|{}",
             String::from_utf8_lossy(&sub)
         ))),
@@ -79,4 +95,166 @@ fn doctor() -> &'static str {
     } else {
         "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
     }
+}
+
+/// Whether the command needs every shard's figures (MEMORY STATS).
+pub fn reaches_every_shard(argv: &[Bytes]) -> bool {
+    argv.len() == 2 && argv[1].eq_ignore_ascii_case(b"stats")
+}
+
+/// MEMORY STATS over several shards: each reports its figures, the
+/// connection's shard puts them together.
+pub fn stats_job(shard: &mut ShardData, _: &Session, argv: &[Bytes]) -> Action {
+    if !reaches_every_shard(argv) {
+        // Only STATS comes here (`reaches_every_shard`); anything else is
+        // the handler's to answer, on the shard its key names.
+        return Action::Reply(Frame::error("ERR internal: MEMORY routed as STATS"));
+    }
+    let shared = std::sync::Arc::clone(&shard.shared);
+    let ops = (0..shared.nshards)
+        .map(|s| {
+            let op = |ctx: &mut Ctx| Out::Memory(Box::new(ShardMemory::of(ctx.shard)));
+            (s, Op::keyless(op))
+        })
+        .collect();
+    Action::Job(Job::new(ops, move |outs| {
+        let shards: Vec<ShardMemory> = outs
+            .into_iter()
+            .filter_map(|o| match o {
+                Out::Memory(m) => Some(*m),
+                _ => None,
+            })
+            .collect();
+        Action::Reply(stats(&shared, &shards))
+    }))
+}
+
+/// MEMORY STATS's reply: Redis 7.0.15's fields in its order. What ember
+/// has no counterpart for is 0, as in a Redis without it: cluster links (no
+/// cluster), the slot-to-keys index (cluster mode only). Eval scripts and
+/// function libraries are counted as INFO memory counts them; replicas are
+/// fed from the backlog, so their clients hold nothing apart (as INFO's
+/// `mem_clients_slaves`).
+fn stats(shared: &Shared, shards: &[ShardMemory]) -> Frame {
+    let mem = memory_stats();
+    let total = mem.allocated;
+    let startup = startup_allocated();
+    let backlog = {
+        let b = shared.repl.backlog();
+        if b.history {
+            b.histlen() as u64
+        } else {
+            0
+        }
+    };
+    let clients: u64 = shards.iter().map(|s| s.clients_mem).sum();
+    let aof = if shared.config.appendonly() {
+        shared
+            .aof
+            .stats
+            .buffered
+            .load(std::sync::atomic::Ordering::Relaxed)
+    } else {
+        0
+    };
+    let lua = shared.scripts.memory();
+    let functions = shared.libraries.memory();
+
+    let ndbs = shards.iter().map(|s| s.dbs.len()).max().unwrap_or(0);
+    let mut keys = 0u64;
+    let mut db_overhead = 0u64;
+    let mut dbs = Vec::new();
+    for db in 0..ndbs {
+        let (mut n, mut main, mut expires) = (0u64, 0u64, 0u64);
+        for s in shards {
+            if let Some(&(k, m, e)) = s.dbs.get(db) {
+                n += k as u64;
+                main += m as u64;
+                expires += e as u64;
+            }
+        }
+        keys += n;
+        // Redis lists the databases that hold keys.
+        if n == 0 {
+            continue;
+        }
+        db_overhead += main + expires;
+        dbs.push((db, main, expires));
+    }
+
+    let overhead = startup + backlog + clients + aof + lua + functions + db_overhead;
+    let net = total.saturating_sub(startup);
+    let dataset = total.saturating_sub(overhead);
+    // Redis keeps these as floats; the reply shows a float's digits.
+    let ratio = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            f64::from(a as f32 / b as f32)
+        }
+    };
+    let percent = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            f64::from(a as f32 * 100.0 / b as f32)
+        }
+    };
+    let diff = |a: u64, b: u64| Frame::Integer(a as i64 - b as i64);
+    let int = |n: u64| Frame::Integer(n as i64);
+
+    let mut fields: Vec<(&str, Frame)> = vec![
+        ("peak.allocated", int(mem.peak)),
+        ("total.allocated", int(total)),
+        ("startup.allocated", int(startup)),
+        ("replication.backlog", int(backlog)),
+        ("clients.slaves", int(0)),
+        ("clients.normal", int(clients)),
+        ("cluster.links", int(0)),
+        ("aof.buffer", int(aof)),
+        ("lua.caches", int(lua)),
+        ("functions.caches", int(functions)),
+    ];
+    let mut out: Vec<(Frame, Frame)> = fields.drain(..).map(|(k, v)| (Frame::bulk(k), v)).collect();
+    for (db, main, expires) in dbs {
+        let inner = vec![
+            (Frame::bulk("overhead.hashtable.main"), int(main)),
+            (Frame::bulk("overhead.hashtable.expires"), int(expires)),
+            (Frame::bulk("overhead.hashtable.slot-to-keys"), int(0)),
+        ];
+        out.push((Frame::bulk(format!("db.{db}")), Frame::Map(inner)));
+    }
+    let rest: Vec<(&str, Frame)> = vec![
+        ("overhead.total", int(overhead)),
+        ("keys.count", int(keys)),
+        (
+            "keys.bytes-per-key",
+            int(net.checked_div(keys).unwrap_or(0)),
+        ),
+        ("dataset.bytes", int(dataset)),
+        ("dataset.percentage", Frame::Double(percent(dataset, net))),
+        ("peak.percentage", Frame::Double(percent(total, mem.peak))),
+        ("allocator.allocated", int(total)),
+        ("allocator.active", int(mem.active)),
+        ("allocator.resident", int(mem.resident)),
+        (
+            "allocator-fragmentation.ratio",
+            Frame::Double(ratio(mem.active, total)),
+        ),
+        ("allocator-fragmentation.bytes", diff(mem.active, total)),
+        (
+            "allocator-rss.ratio",
+            Frame::Double(ratio(mem.resident, mem.active)),
+        ),
+        ("allocator-rss.bytes", diff(mem.resident, mem.active)),
+        (
+            "rss-overhead.ratio",
+            Frame::Double(ratio(mem.rss, mem.resident)),
+        ),
+        ("rss-overhead.bytes", diff(mem.rss, mem.resident)),
+        ("fragmentation", Frame::Double(ratio(mem.rss, total))),
+        ("fragmentation.bytes", diff(mem.rss, total)),
+    ];
+    out.extend(rest.into_iter().map(|(k, v)| (Frame::bulk(k), v)));
+    Frame::Map(out)
 }

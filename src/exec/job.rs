@@ -132,6 +132,8 @@ pub enum Out {
     Count(i64),
     /// INFO's per-shard figures.
     Report(Box<crate::exec::stats::ShardReport>),
+    /// MEMORY STATS's per-shard figures.
+    Memory(Box<crate::exec::stats::ShardMemory>),
     /// A shard's latency monitor (LATENCY).
     Latency(Box<crate::latency::Monitor>),
     /// A shard's part of a snapshot (SAVE, BGSAVE).

@@ -174,6 +174,32 @@ pub struct ShardReport {
     pub lua_mem: u64,
 }
 
+/// What MEMORY STATS reads of one shard: its clients' memory and, per
+/// database, its keys and the table overheads (`Db::overhead`), which INFO
+/// does not need and so does not pay for.
+pub struct ShardMemory {
+    pub clients_mem: u64,
+    /// Per database: (keys, main table overhead, expires overhead), bytes.
+    pub dbs: Vec<(usize, usize, usize)>,
+}
+
+impl ShardMemory {
+    pub fn of(data: &ShardData) -> ShardMemory {
+        ShardMemory {
+            clients_mem: data.clients_mem,
+            dbs: data
+                .store
+                .dbs
+                .iter()
+                .map(|db| {
+                    let (main, expires) = db.overhead();
+                    (db.len(), main, expires)
+                })
+                .collect(),
+        }
+    }
+}
+
 impl ShardReport {
     /// `with_commands`: copy the per-command statistics too (commandstats,
     /// latencystats); they are the costly part, so only when asked for.

@@ -91,6 +91,16 @@ impl DeadlineBuckets {
         self.len == 0
     }
 
+    /// Heap bytes held: each window's list, and its tree entry (the key,
+    /// the list's header, a share of the node).
+    pub fn heap_size(&self) -> usize {
+        const PER_WINDOW: usize = 8 + std::mem::size_of::<Vec<u64>>() + 16;
+        self.windows
+            .values()
+            .map(|hints| PER_WINDOW + hints.capacity() * 8)
+            .sum()
+    }
+
     /// Whether some window ended at or before `now_ms`.
     pub fn has_due(&self, now_ms: u64) -> bool {
         self.windows

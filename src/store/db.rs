@@ -71,6 +71,15 @@ impl Db {
         self.dict.volatile_len()
     }
 
+    /// MEMORY STATS's `overhead.hashtable.main` and `.expires`: the table
+    /// (`Dict::overhead`), and what keeping deadlines costs besides (the
+    /// volatile list, the deadline buckets of keys and of hash fields).
+    pub fn overhead(&self) -> (usize, usize) {
+        let (table, volatile) = self.dict.overhead();
+        let expires = volatile + self.buckets.heap_size() + self.field_buckets.heap_size();
+        (table, expires)
+    }
+
     /// Work for a timer tick: moves the index through a resize (see
     /// `Dict::tidy`), at most `buckets` buckets.
     pub fn tidy(&mut self, buckets: usize) {

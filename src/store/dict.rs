@@ -234,6 +234,17 @@ impl Dict {
         self.volatile.len()
     }
 
+    /// What the table holds besides the keys' and values' own heap bytes
+    /// (MEMORY STATS's `overhead.hashtable.*`): the slots room is kept for
+    /// (each a key's and value's inline part, its deadline and access word)
+    /// with the index's buckets; and the volatile list.
+    pub fn overhead(&self) -> (usize, usize) {
+        let slots: usize = self.slots.chunks.iter().map(Vec::capacity).sum();
+        let table = slots * std::mem::size_of::<Slot>() + self.index.heap_size();
+        let volatile = self.volatile.capacity() * std::mem::size_of::<u32>();
+        (table, volatile)
+    }
+
     /// The hash the index files `key` under; the deadline buckets keep it
     /// as a hint in place of the key (see [`find_hashed`](Self::find_hashed)).
     pub fn hash(&self, key: &[u8]) -> u64 {

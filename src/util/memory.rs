@@ -128,6 +128,9 @@ static ACTIVE: AtomicU64 = AtomicU64::new(0);
 static RESIDENT: AtomicU64 = AtomicU64::new(0);
 static RSS: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
+/// What was allocated when the sampler started, with the shards, before
+/// any data was loaded (Redis's `used_memory_startup`).
+static STARTUP: AtomicU64 = AtomicU64::new(0);
 
 /// Reads jemalloc's statistics now. Refreshing them (`epoch`) takes
 /// allocator locks that its purging thread may hold for milliseconds, so
@@ -158,6 +161,7 @@ pub fn start_memory_sampler() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         sample_memory();
+        STARTUP.store(used_memory(), Relaxed);
         let spawned = std::thread::Builder::new()
             .name("ember-memstats".into())
             .spawn(move || {
@@ -191,6 +195,11 @@ pub fn memory_stats() -> MemoryStats {
         rss: RSS.load(Relaxed),
         peak: PEAK.load(Relaxed).max(allocated),
     }
+}
+
+/// The memory allocated at start-up (see `STARTUP`).
+pub fn startup_allocated() -> u64 {
+    STARTUP.load(Relaxed)
 }
 
 fn rss_bytes() -> u64 {

@@ -1546,6 +1546,9 @@ pub static META: [CommandMeta; 244] = [
                 .docs("Outputs memory problems report", "4.0.0", "server", "O(1)"),
             cmd("memory|help", 2, "loading stale", "slow", (0, 0, 0))
                 .docs("Show helpful text about the different subcommands", "4.0.0", "server", "O(1)"),
+            cmd("memory|stats", 2, "", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+                .docs("Show memory usage details", "4.0.0", "server", "O(1)"),
             cmd("memory|usage", -3, "readonly", "read slow", (2, 2, 1))
                 .key_specs(&[spec("RO", index(2), range(0, 1, 0))])
                 .docs("Estimate the memory usage of a key", "4.0.0", "server", "O(N) where N is the number of samples.")
