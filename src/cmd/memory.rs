@@ -129,6 +129,56 @@ pub fn stats_job(shard: &mut ShardData, _: &Session, argv: &[Bytes]) -> Action {
     }))
 }
 
+/// What the server holds besides its data, as MEMORY STATS and INFO memory
+/// (`used_memory_overhead`) count it.
+pub struct Overhead {
+    /// Allocated once the shards ran, before any data.
+    pub startup: u64,
+    pub backlog: u64,
+    pub clients: u64,
+    pub aof: u64,
+    /// Eval scripts' and function libraries' bodies.
+    pub lua: u64,
+    pub functions: u64,
+    /// The databases' tables (main and expires).
+    pub tables: u64,
+}
+
+impl Overhead {
+    /// From the server's figures and the shards' `clients` and `tables`.
+    pub fn of(shared: &Shared, clients: u64, tables: u64) -> Overhead {
+        let backlog = shared.repl.backlog();
+        let aof = &shared.aof.stats.buffered;
+        Overhead {
+            startup: startup_allocated(),
+            backlog: if backlog.history {
+                backlog.histlen() as u64
+            } else {
+                0
+            },
+            clients,
+            aof: if shared.config.appendonly() {
+                aof.load(std::sync::atomic::Ordering::Relaxed)
+            } else {
+                0
+            },
+            lua: shared.scripts.memory(),
+            functions: shared.libraries.memory(),
+            tables,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.startup
+            + self.backlog
+            + self.clients
+            + self.aof
+            + self.lua
+            + self.functions
+            + self.tables
+    }
+}
+
 /// MEMORY STATS's reply: Redis 7.0.15's fields in its order. What ember
 /// has no counterpart for is 0, as in a Redis without it: cluster links (no
 /// cluster), the slot-to-keys index (cluster mode only). Eval scripts and
@@ -138,28 +188,7 @@ pub fn stats_job(shard: &mut ShardData, _: &Session, argv: &[Bytes]) -> Action {
 fn stats(shared: &Shared, shards: &[ShardMemory]) -> Frame {
     let mem = memory_stats();
     let total = mem.allocated;
-    let startup = startup_allocated();
-    let backlog = {
-        let b = shared.repl.backlog();
-        if b.history {
-            b.histlen() as u64
-        } else {
-            0
-        }
-    };
     let clients: u64 = shards.iter().map(|s| s.clients_mem).sum();
-    let aof = if shared.config.appendonly() {
-        shared
-            .aof
-            .stats
-            .buffered
-            .load(std::sync::atomic::Ordering::Relaxed)
-    } else {
-        0
-    };
-    let lua = shared.scripts.memory();
-    let functions = shared.libraries.memory();
-
     let ndbs = shards.iter().map(|s| s.dbs.len()).max().unwrap_or(0);
     let mut keys = 0u64;
     let mut db_overhead = 0u64;
@@ -182,7 +211,15 @@ fn stats(shared: &Shared, shards: &[ShardMemory]) -> Frame {
         dbs.push((db, main, expires));
     }
 
-    let overhead = startup + backlog + clients + aof + lua + functions + db_overhead;
+    let parts = Overhead::of(shared, clients, db_overhead);
+    let (startup, backlog, aof, lua, functions) = (
+        parts.startup,
+        parts.backlog,
+        parts.aof,
+        parts.lua,
+        parts.functions,
+    );
+    let overhead = parts.total();
     let net = total.saturating_sub(startup);
     let dataset = total.saturating_sub(overhead);
     // Redis keeps these as floats; the reply shows a float's digits.
