@@ -1158,3 +1158,57 @@ fn cluster_answers_as_a_standalone_redis() {
         "{reset:?}"
     );
 }
+
+fn info_memory_lines(c: &mut common::Raw) -> Vec<(String, String)> {
+    let text = match c.cmd(&["INFO", "memory"]) {
+        Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("INFO answered {other:?}"),
+    };
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn info_memory_has_redis_fields_in_redis_order_and_adds_up() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    for i in 0..50 {
+        c.cmd(&["SET", &format!("k{i}"), "value"]);
+    }
+    let ours = info_memory_lines(&mut c);
+    let value = |name: &str| -> String {
+        ours.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let int = |name: &str| value(name).parse::<i64>().unwrap();
+    assert_eq!(
+        int("used_memory"),
+        int("used_memory_overhead") + int("used_memory_dataset")
+    );
+    assert!(int("used_memory_startup") > 0);
+    assert!(int("used_memory_startup") <= int("used_memory"));
+    assert!(int("total_system_memory") > 0);
+    for ratio in [
+        "allocator_frag_ratio",
+        "allocator_rss_ratio",
+        "rss_overhead_ratio",
+        "mem_fragmentation_ratio",
+    ] {
+        assert!(value(ratio).parse::<f64>().is_ok(), "{ratio}");
+    }
+    assert!(value("used_memory_peak_perc").ends_with('%'));
+    let Some(redis) = common::reference::Redis::or_skip("INFO memory fields") else {
+        return;
+    };
+    let names = |lines: Vec<(String, String)>| -> Vec<String> {
+        lines.into_iter().map(|(k, _)| k).collect()
+    };
+    assert_eq!(
+        names(ours.clone()),
+        names(info_memory_lines(&mut common::Raw::connect(redis.port)))
+    );
+}

@@ -126,41 +126,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 );
                 line("pubsub_clients", "0".into());
             }
-            "memory" => {
-                let mem = memory_stats();
-                let (peak, rss) = (mem.peak, mem.rss);
-                line("used_memory", mem.allocated.to_string());
-                line("used_memory_human", human_bytes(mem.allocated));
-                line("used_memory_rss", rss.to_string());
-                line("used_memory_rss_human", human_bytes(rss));
-                line("used_memory_peak", peak.to_string());
-                line("used_memory_peak_human", human_bytes(peak));
-                line("allocator_allocated", mem.allocated.to_string());
-                line("allocator_active", mem.active.to_string());
-                line("allocator_resident", mem.resident.to_string());
-                scripts_memory(&mut line, shared, reports);
-                let eviction = &crate::config::EVICTION;
-                line("maxmemory", eviction.maxmemory().to_string());
-                line("maxmemory_human", human_bytes(eviction.maxmemory()));
-                line("maxmemory_policy", eviction.policy().name().into());
-                // No replication backlog or AOF buffer to leave out yet.
-                line("mem_not_counted_for_evict", "0".into());
-                // No replicas yet; every client is a normal one (Redis
-                // counts Pub/Sub clients there too).
-                line("mem_clients_slaves", "0".into());
-                let clients: u64 = reports.iter().map(|r| r.clients_mem).sum();
-                line("mem_clients_normal", clients.to_string());
-                line("mem_allocator", "jemalloc".into());
-                // Redis 7.0 lists both here, in the memory section.
-                line(
-                    "lazyfree_pending_objects",
-                    crate::store::lazyfree::pending_objects().to_string(),
-                );
-                line(
-                    "lazyfreed_objects",
-                    crate::store::lazyfree::freed_objects().to_string(),
-                );
-            }
+            "memory" => memory_section(&mut line, shared, reports),
             "persistence" => {
                 // The shards' change counters (Redis's `server.dirty`)
                 // since the instant the last save was taken at.
@@ -449,6 +415,93 @@ fn by_name(counters: &ShardCounters) -> Vec<(&'static str, &CmdStat)> {
 /// shard has one VM running both, so the sum of the shards' VMs is
 /// reported as the eval VM (`used_memory_lua` is its old name) and the
 /// functions VM, which does not exist apart from it, as 0.
+/// INFO memory: Redis 7.0.15's fields in its order; the overhead counted
+/// as MEMORY STATS counts it (`memory::Overhead`).
+fn memory_section(line: &mut impl FnMut(&str, String), shared: &Shared, reports: &[ShardReport]) {
+    let mem = memory_stats();
+    let (used, peak, rss) = (mem.allocated, mem.peak, mem.rss);
+    let clients: u64 = reports.iter().map(|r| r.clients_mem).sum();
+    let tables: u64 = reports.iter().map(|r| r.tables_mem).sum();
+    let parts = super::memory::Overhead::of(shared, clients, tables);
+    let startup = parts.startup.min(used);
+    let (backlog_mem, aof_buffer) = (parts.backlog, parts.aof);
+    let overhead = parts.total().min(used);
+    let dataset = used - overhead;
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let percent = |a: u64, b: u64| format!("{:.2}%", ratio(a, b) * 100.0);
+    let system = crate::util::memory::total_system_memory();
+    line("used_memory", used.to_string());
+    line("used_memory_human", human_bytes(used));
+    line("used_memory_rss", rss.to_string());
+    line("used_memory_rss_human", human_bytes(rss));
+    line("used_memory_peak", peak.to_string());
+    line("used_memory_peak_human", human_bytes(peak));
+    line("used_memory_peak_perc", percent(used, peak));
+    line("used_memory_overhead", overhead.to_string());
+    line("used_memory_startup", startup.to_string());
+    line("used_memory_dataset", dataset.to_string());
+    line(
+        "used_memory_dataset_perc",
+        percent(dataset, used.saturating_sub(startup)),
+    );
+    line("allocator_allocated", mem.allocated.to_string());
+    line("allocator_active", mem.active.to_string());
+    line("allocator_resident", mem.resident.to_string());
+    line("total_system_memory", system.to_string());
+    line("total_system_memory_human", human_bytes(system));
+    scripts_memory(line, shared, reports);
+    let eviction = &crate::config::EVICTION;
+    line("maxmemory", eviction.maxmemory().to_string());
+    line("maxmemory_human", human_bytes(eviction.maxmemory()));
+    line("maxmemory_policy", eviction.policy().name().into());
+    let signed = |a: u64, b: u64| (a as i64).wrapping_sub(b as i64).to_string();
+    line(
+        "allocator_frag_ratio",
+        format!("{:.2}", ratio(mem.active, mem.allocated)),
+    );
+    line("allocator_frag_bytes", signed(mem.active, mem.allocated));
+    line(
+        "allocator_rss_ratio",
+        format!("{:.2}", ratio(mem.resident, mem.active)),
+    );
+    line("allocator_rss_bytes", signed(mem.resident, mem.active));
+    line(
+        "rss_overhead_ratio",
+        format!("{:.2}", ratio(rss, mem.resident)),
+    );
+    line("rss_overhead_bytes", signed(rss, mem.resident));
+    line(
+        "mem_fragmentation_ratio",
+        format!("{:.2}", ratio(rss, used)),
+    );
+    line("mem_fragmentation_bytes", signed(rss, used));
+    // As Redis: what eviction leaves out of its count (the backlog, the
+    // AOF buffer).
+    line(
+        "mem_not_counted_for_evict",
+        (backlog_mem + aof_buffer).to_string(),
+    );
+    line("mem_replication_backlog", backlog_mem.to_string());
+    line("mem_total_replication_buffers", backlog_mem.to_string());
+    // Replicas are served from the backlog by threads of their own; every
+    // client in the shards' counts is a normal one.
+    line("mem_clients_slaves", "0".into());
+    line("mem_clients_normal", clients.to_string());
+    line("mem_cluster_links", "0".into());
+    line("mem_aof_buffer", aof_buffer.to_string());
+    line("mem_allocator", "jemalloc".into());
+    line("active_defrag_running", "0".into());
+    // Redis 7.0 lists both here, in the memory section.
+    line(
+        "lazyfree_pending_objects",
+        crate::store::lazyfree::pending_objects().to_string(),
+    );
+    line(
+        "lazyfreed_objects",
+        crate::store::lazyfree::freed_objects().to_string(),
+    );
+}
+
 fn scripts_memory(line: &mut impl FnMut(&str, String), shared: &Shared, reports: &[ShardReport]) {
     let vm_eval: u64 = reports.iter().map(|r| r.lua_mem).sum();
     let vm_functions = 0u64;

@@ -172,6 +172,9 @@ pub struct ShardReport {
     /// Bytes the shard's Lua state holds (INFO `used_memory_vm_eval`); the
     /// scripting layer fills it in, this layer knows no VM.
     pub lua_mem: u64,
+    /// What the shard's databases' tables hold besides keys and values
+    /// (main and expires; INFO `used_memory_overhead`).
+    pub tables_mem: u64,
 }
 
 /// What MEMORY STATS reads of one shard: its clients' memory and, per
@@ -221,6 +224,15 @@ impl ShardReport {
             clients_mem: data.clients_mem,
             changes: data.store.stats.notify.dirty,
             lua_mem: 0,
+            tables_mem: data
+                .store
+                .dbs
+                .iter()
+                .map(|db| {
+                    let (main, expires) = db.overhead();
+                    (main + expires) as u64
+                })
+                .sum(),
         }
     }
 }

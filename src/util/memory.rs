@@ -111,6 +111,18 @@ pub fn used_memory() -> u64 {
     BASE.load(Relaxed).wrapping_add(slots_sum()).max(0) as u64
 }
 
+/// The machine's memory (`MemTotal` of /proc/meminfo), 0 where unknown.
+pub fn total_system_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0)
+}
+
 /// Jemalloc's view of memory, in bytes.
 pub struct MemoryStats {
     pub allocated: u64,
