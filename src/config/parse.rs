@@ -76,6 +76,7 @@ impl Live {
     pub fn load(flags: &Flags) -> Result<Live, ConfigError> {
         let mut live = Live::new();
         let mut file_lines = 0;
+        let mut saves = SaveLines::default();
         if let Some(path) = &flags.config_file {
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 path: path.clone(),
@@ -84,7 +85,7 @@ impl Live {
             // Made absolute first: a `dir` line moves the working folder,
             // and CONFIG REWRITE must find the file again.
             live.config_file = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
-            live.apply_file(&text)?;
+            live.apply_file_at(&text, 0, &mut saves)?;
             file_lines = text.lines().count();
         }
         // redis-server reads its `--name value` words as lines after the file's.
@@ -99,7 +100,11 @@ impl Live {
                 continue;
             }
             // Unlike a file line, a flag may have no value (`--save`: no rules).
-            live.set_directive(name, &values.join(" ")).map_err(fail)?;
+            let mut value = values.join(" ");
+            if name == "save" {
+                value = saves.add(&value);
+            }
+            live.set_directive(name, &value).map_err(fail)?;
         }
         Ok(live)
     }
@@ -107,6 +112,17 @@ impl Live {
     /// Applies redis.conf text: `name value...` a line, `#` comments,
     /// double quotes (with `\` escapes) and single quotes.
     pub fn apply_file(&self, text: &str) -> Result<(), ConfigError> {
+        self.apply_file_at(text, 0, &mut SaveLines::default())
+    }
+
+    /// [`Live::apply_file`] for a file `depth` includes deep, its `save`
+    /// lines added to `saves`.
+    fn apply_file_at(
+        &self,
+        text: &str,
+        depth: usize,
+        saves: &mut SaveLines,
+    ) -> Result<(), ConfigError> {
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -128,12 +144,56 @@ impl Live {
                 self.add_user_line(values.to_vec());
                 continue;
             }
-            self.set_directive(&name.to_ascii_lowercase(), &values.join(" "))
+            // `include FILE`: its lines apply here, as Redis reads them (a
+            // file including itself stops at the depth limit).
+            if name.eq_ignore_ascii_case("include") && values.len() == 1 {
+                if depth >= MAX_INCLUDE_DEPTH {
+                    return Err(fail("Too many nested includes".into()));
+                }
+                let included = std::fs::read_to_string(&values[0]).map_err(|e| {
+                    fail(format!(
+                        "Fatal error, can't open config file '{}': {e}",
+                        values[0]
+                    ))
+                })?;
+                self.apply_file_at(&included, depth + 1, saves)?;
+                continue;
+            }
+            let mut value = values.join(" ");
+            if name.eq_ignore_ascii_case("save") {
+                value = saves.add(&value);
+            }
+            self.set_directive(&name.to_ascii_lowercase(), &value)
                 .map_err(fail)?;
         }
         Ok(())
     }
 }
+
+/// The `save` lines read so far at start-up (the file's, its includes',
+/// then the flags'): each adds its rules to the earlier ones' (the first
+/// replaces the defaults), as Redis reads them and as CONFIG REWRITE
+/// writes them, a rule a line; an empty one clears them.
+#[derive(Default)]
+struct SaveLines(Option<String>);
+
+impl SaveLines {
+    /// The rules in force once `rules` is read.
+    fn add(&mut self, rules: &str) -> String {
+        let rules = rules.trim();
+        let value = match &self.0 {
+            Some(earlier) if !earlier.is_empty() && !rules.is_empty() => {
+                format!("{earlier} {rules}")
+            }
+            _ => rules.to_string(),
+        };
+        self.0 = Some(value.clone());
+        value
+    }
+}
+
+/// How deep `include` lines may nest.
+const MAX_INCLUDE_DEPTH: usize = 16;
 
 /// Splits a config line into words, honouring double and single quotes.
 fn split_config_line(line: &str) -> Option<Vec<String>> {
@@ -299,6 +359,30 @@ mod tests {
         // A bare `save` clears the rules, as `save ""` does.
         live.apply_file("save 60 1\nsave\n").unwrap();
         assert_eq!(live.save_text(), "");
+        // Each `save` line adds its rules, as CONFIG REWRITE writes them.
+        live.apply_file("save 60 1\nsave 30 5\n").unwrap();
+        assert_eq!(live.save_text(), "60 1 30 5");
+        live.apply_file("save 60 1\nsave \"\"\nsave 10 2\n")
+            .unwrap();
+        assert_eq!(live.save_text(), "10 2");
+        // `include` applies the other file's lines in place.
+        let included =
+            std::env::temp_dir().join(format!("ember-include-{}.conf", std::process::id()));
+        std::fs::write(&included, "hz 42\n").unwrap();
+        live.apply_file(&format!("hz 10\ninclude {}\n", included.display()))
+            .unwrap();
+        assert_eq!(live.hz(), 42);
+        std::fs::write(&included, format!("include {}\n", included.display())).unwrap();
+        let e = live
+            .apply_file(&format!("include {}\n", included.display()))
+            .unwrap_err();
+        assert!(e.to_string().contains("Too many nested includes"), "{e}");
+        let _ = std::fs::remove_file(&included);
+        let e = live
+            .apply_file("include /nonexistent/x.conf\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("can't open config file"), "{e}");
         let e = live.apply_file("hz abc").unwrap_err().to_string();
         assert!(e.contains("couldn't be parsed into an integer"), "{e}");
         let e = live.apply_file("hz\n").unwrap_err().to_string();
