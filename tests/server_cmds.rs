@@ -1212,3 +1212,32 @@ fn info_memory_has_redis_fields_in_redis_order_and_adds_up() {
         names(info_memory_lines(&mut common::Raw::connect(redis.port)))
     );
 }
+
+#[test]
+fn memory_purge_and_malloc_stats_answer_as_redis_with_jemalloc() {
+    let server = Server::start(2, &[]);
+    let mut c = server.raw();
+    for i in 0..2000 {
+        c.cmd(&["SET", &format!("k{i}"), &"x".repeat(500)]);
+    }
+    c.cmd(&["FLUSHALL"]);
+    assert_eq!(c.cmd(&["MEMORY", "PURGE"]), Reply::Simple("OK".into()));
+    let report = match c.cmd(&["MEMORY", "MALLOC-STATS"]) {
+        Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(report.contains("jemalloc statistics"), "{report:.200}");
+    let Some(redis) = common::reference::Redis::or_skip("MEMORY PURGE / MALLOC-STATS") else {
+        return;
+    };
+    let mut r = common::Raw::connect(redis.port);
+    for case in [
+        &["MEMORY", "PURGE", "x"][..],
+        &["MEMORY", "MALLOC-STATS", "x"],
+        &["MEMORY", "HELP"],
+        &["MEMORY", "NOSUCH"],
+    ] {
+        assert_eq!(c.cmd(case), r.cmd(case), "{case:?}");
+    }
+    assert_eq!(r.cmd(&["MEMORY", "PURGE"]), Reply::Simple("OK".into()));
+}

@@ -1,7 +1,7 @@
 //! MEMORY: USAGE (what a key and its value hold), STATS (the server's
-//! memory by what holds it, as Redis 7.0 reports it), DOCTOR and HELP.
-//! PURGE and MALLOC-STATS are not here yet: they answer Redis's
-//! unknown-subcommand error.
+//! memory by what holds it, as Redis 7.0 reports it), PURGE and
+//! MALLOC-STATS (jemalloc's, through `util::purge` and `util::memory`),
+//! DOCTOR and HELP.
 //!
 //! STATS reads every shard's keys and table overheads: with several
 //! shards it runs as a job over all of them (the route of commands that
@@ -25,6 +25,10 @@ const MEMORY_HELP: &[&str] = &[
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
     "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
     "STATS",
     "    Return information about the memory usage of the server.",
     "USAGE <key> [SAMPLES <count>]",
@@ -53,10 +57,16 @@ pub fn memory(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
         }
         b"usage" if argv.len() >= 3 => usage(ctx, argv),
         b"usage" => Err(err::wrong_arity("memory|usage")),
-        b"help" | b"doctor" | b"stats" => Err(err::wrong_arity(&format!(
-            "memory|{}",
-            String::from_utf8_lossy(&sub)
+        b"malloc-stats" if argv.len() == 2 => Ok(Frame::Verbatim(Bytes::from(
+            crate::util::memory::allocator_report(),
         ))),
+        b"purge" if argv.len() == 2 => {
+            crate::util::purge::purge_now();
+            Ok(Frame::OK)
+        }
+        b"help" | b"doctor" | b"stats" | b"malloc-stats" | b"purge" => Err(err::wrong_arity(
+            &format!("memory|{}", String::from_utf8_lossy(&sub)),
+        )),
         _ => Err(err::unknown_subcommand(&argv[1], "memory")),
     }
 }

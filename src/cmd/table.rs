@@ -523,7 +523,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     keyed("dump", dump::dump, Split::One),
     keyed("restore", dump::restore, Split::One),
     conn("migrate", migrate::migrate),
-    keyed("memory", memory::memory, Split::Computed(memory::reaches_every_shard, memory::stats_job)).with_subcommands(&["doctor", "help", "stats", "usage"]),
+    keyed("memory", memory::memory, Split::Computed(memory::reaches_every_shard, memory::stats_job)).with_subcommands(&["doctor", "help", "malloc-stats", "purge", "stats", "usage"]),
     every("keys", keys::keys, Merge::Concat),
     every("dbsize", keys::dbsize, Merge::Sum),
     every("flushdb", keys::flushdb, Merge::Ok),

@@ -111,6 +111,17 @@ pub fn used_memory() -> u64 {
     BASE.load(Relaxed).wrapping_add(slots_sum()).max(0) as u64
 }
 
+/// jemalloc's statistics report (MEMORY MALLOC-STATS), as its
+/// `malloc_stats_print` writes it.
+pub fn allocator_report() -> Vec<u8> {
+    let mut out = Vec::new();
+    let options = tikv_jemalloc_ctl::stats_print::Options::default();
+    if tikv_jemalloc_ctl::stats_print::stats_print(&mut out, options).is_err() {
+        out = b"Stats not supported for the current allocator".to_vec();
+    }
+    out
+}
+
 /// The machine's memory (`MemTotal` of /proc/meminfo), 0 where unknown.
 pub fn total_system_memory() -> u64 {
     std::fs::read_to_string("/proc/meminfo")

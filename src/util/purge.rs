@@ -110,6 +110,20 @@ pub fn follow_storms() {
     }
 }
 
+/// MEMORY PURGE: every arena's unused dirty pages go back to the OS now.
+/// Setting an arena's decay time, even to the one it has, counts its
+/// unused dirty pages as fully decayed and purges them at once (jemalloc's
+/// `arena.<i>.dirty_decay_ms`). While a storm defers purging (decay -1)
+/// nothing is purged, as the storm asked.
+pub fn purge_now() {
+    if PAUSED.load(Relaxed) {
+        return;
+    }
+    if let Some(decay_ms) = configured_decay_ms() {
+        set_dirty_decay_ms(decay_ms);
+    }
+}
+
 /// jemalloc's configured dirty decay (`opt.dirty_decay_ms`).
 fn configured_decay_ms() -> Option<isize> {
     // SAFETY: `opt.dirty_decay_ms` is a `ssize_t`, which `isize` is on

@@ -1546,6 +1546,12 @@ pub static META: [CommandMeta; 244] = [
                 .docs("Outputs memory problems report", "4.0.0", "server", "O(1)"),
             cmd("memory|help", 2, "loading stale", "slow", (0, 0, 0))
                 .docs("Show helpful text about the different subcommands", "4.0.0", "server", "O(1)"),
+            cmd("memory|malloc-stats", 2, "", "slow", (0, 0, 0))
+                .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+                .docs("Show allocator internal stats", "4.0.0", "server", "Depends on how much memory is allocated, could be slow"),
+            cmd("memory|purge", 2, "", "slow", (0, 0, 0))
+                .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+                .docs("Ask the allocator to release memory", "4.0.0", "server", "Depends on how much memory is allocated, could be slow"),
             cmd("memory|stats", 2, "", "slow", (0, 0, 0))
                 .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
                 .docs("Show memory usage details", "4.0.0", "server", "O(1)"),
