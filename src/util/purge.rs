@@ -122,6 +122,11 @@ pub fn purge_now() {
     if let Some(decay_ms) = configured_decay_ms() {
         set_dirty_decay_ms(decay_ms);
     }
+    // A storm that began meanwhile keeps its deferral (the sampler's thread
+    // set -1 only once, as the storm began).
+    if PAUSED.load(Relaxed) {
+        set_dirty_decay_ms(-1);
+    }
 }
 
 /// jemalloc's configured dirty decay (`opt.dirty_decay_ms`).
