@@ -119,12 +119,7 @@ mod tests {
 
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     /// A server whose script (a function when `function`) is busy, and a
     /// logged-in session.

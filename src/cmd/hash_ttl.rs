@@ -213,12 +213,7 @@ pub fn hpersist(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     fn error(r: Result<impl std::fmt::Debug, Frame>) -> String {
         match r {

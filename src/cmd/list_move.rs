@@ -294,12 +294,7 @@ pub fn lmpop_keys(argv: &[Bytes]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     #[test]
     fn parse_mpop_follows_redis() {

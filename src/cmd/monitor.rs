@@ -130,12 +130,7 @@ fn redacted_from(argv: &[Bytes]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     #[test]
     fn lines_are_redis_format() {

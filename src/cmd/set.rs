@@ -712,12 +712,7 @@ mod tests {
         v
     }
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     #[test]
     fn algebra_over_present_and_missing_sets() {

@@ -406,9 +406,7 @@ pub fn parse_sha(text: &[u8]) -> Option<Sha> {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words.iter().map(|w| Bytes::from(w.to_string())).collect()
-    }
+    use crate::util::test_argv as argv;
 
     #[test]
     fn a_script_is_known_by_its_sha_from_eval_and_evalsha() {

@@ -20,6 +20,15 @@ pub mod repr;
 pub mod slot;
 pub mod stamp;
 
+/// Unit tests' command lines: `argv(&["SET", "k", "v"])`.
+#[cfg(test)]
+pub fn test_argv(words: &[&str]) -> Vec<bytes::Bytes> {
+    words
+        .iter()
+        .map(|w| bytes::Bytes::copy_from_slice(w.as_bytes()))
+        .collect()
+}
+
 /// The bytes jemalloc (the global allocator) hands out for a request of
 /// `len` bytes: its size classes are 8, then multiples of 16 up to 128,
 /// then four per doubling (160, 192, 224, 256, 320, ...). For memory

@@ -380,12 +380,7 @@ fn connect(request: &Request) -> Result<TcpStream, Failure> {
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::util::test_argv as argv;
 
     #[test]
     fn keys_are_the_key_or_what_follows_keys() {
