@@ -238,15 +238,8 @@ fn keyed(
             let action =
                 scripting::widen::restartable(|| run_inline(shard, session.db, handler, argv));
             return match action {
-                Action::Reply(reply) if scripting::widen::must_restart(&reply) => {
-                    scripting::across_shards(
-                        n,
-                        shard.id,
-                        session.db,
-                        None,
-                        argv,
-                        scripting::Reach::Every,
-                    )
+                Action::Reply(reply) => {
+                    scripting::reply_or_again(reply, n, shard.id, session.db, argv)
                 }
                 other => other,
             };
@@ -271,17 +264,7 @@ fn keyed(
             let op = scripting::widen::restartable_op(op);
             return Action::Job(Job::new(vec![(owner, op)], move |mut outs| {
                 let reply = outs.pop().map_or(Frame::Null, Out::frame);
-                if scripting::widen::must_restart(&reply) {
-                    return scripting::across_shards(
-                        n,
-                        origin,
-                        db,
-                        None,
-                        &argv,
-                        scripting::Reach::Every,
-                    );
-                }
-                Action::Reply(reply)
+                scripting::reply_or_again(reply, n, origin, db, &argv)
             }));
         }
         return Action::Job(Job::new(vec![(owner, op)], |mut outs| {

@@ -43,9 +43,7 @@ const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 /// running script's watch in a thread local: mlua keeps each hook it is
 /// given in a Lua userdata with a finalizer, so a hook set per run cost a
 /// userdata for the collector to finalize on every run.
-pub struct Watch {
-    shared: Arc<Shared>,
-}
+pub struct Watch;
 
 /// What the hook knows of the script running on this thread.
 struct Running {
@@ -158,9 +156,7 @@ impl Watch {
                 });
             }
         });
-        Watch {
-            shared: Arc::clone(shared),
-        }
+        Watch
     }
 
     /// The script ended: it stops counting busy, and a kill's hook gives
@@ -174,7 +170,7 @@ impl Watch {
             install(lua);
         }
         if running.busy {
-            let scripts = &self.shared.scripts;
+            let scripts = &running.shared.scripts;
             if scripts.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
                 scripts.kill.store(false, Ordering::Release);
                 scripts.busy_wrote.store(false, Ordering::Release);

@@ -189,6 +189,23 @@ pub fn must_go_across(shard: &ShardData, argv: &[Bytes]) -> bool {
     }
 }
 
+/// The reply of a script command's run on its declared keys' shard, or,
+/// when that run was abandoned for reaching further (`widen`), the command
+/// again over every shard (dispatched from shard `origin`, a caller free to
+/// run anything: a restricted one always goes [`across`]).
+pub fn reply_or_again(
+    reply: Frame,
+    nshards: usize,
+    origin: usize,
+    db: usize,
+    argv: &[Bytes],
+) -> Action {
+    if widen::must_restart(&reply) {
+        return across_shards(nshards, origin, db, None, argv, Reach::Every);
+    }
+    Action::Reply(reply)
+}
+
 /// [`across`] from what it needs of the dispatching shard (`origin`, where
 /// a script that declares no key runs), over the shards `reach` says.
 pub fn across_shards(
