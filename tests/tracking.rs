@@ -237,3 +237,29 @@ fn tracking_replies_match_redis() {
     };
     assert_eq!(run(server.port), run(redis.port));
 }
+
+/// A script remembers its declared keys when one of its commands read, as
+/// Redis does, also on its first run (which holds every shard) and when
+/// its keys span shards (each remembered on its own shard).
+#[test]
+fn a_script_that_reads_remembers_its_declared_keys_on_their_shards() {
+    let server = Server::start(2, &[]);
+    let mut reader = resp3(server.port);
+    let mut writer = Raw::connect(server.port);
+    assert_eq!(reader.cmd(&["CLIENT", "TRACKING", "on"]), ok());
+    let a = &keys_on_shard("a", 0, 2, 1)[0];
+    let b = &keys_on_shard("b", 1, 2, 1)[0];
+    writer.cmd(&["SET", b, "1"]);
+    // A first run: the script is new to the server.
+    let read_b = "return redis.call('get', KEYS[2])";
+    assert_eq!(reader.cmd(&["EVAL", read_b, "2", a, b]), Reply::bulk("1"));
+    writer.cmd(&["SET", a, "2"]);
+    assert_eq!(reader.read(), Some(invalidate(&[a])));
+    writer.cmd(&["SET", b, "2"]);
+    assert_eq!(reader.read(), Some(invalidate(&[b])));
+    // A script that only writes remembers nothing.
+    let write = "return redis.call('set', KEYS[1], 'x')";
+    assert_eq!(reader.cmd(&["EVAL", write, "1", a]), ok());
+    writer.cmd(&["SET", a, "3"]);
+    assert_eq!(reader.cmd(&["PING"]), Reply::Simple("PONG".into()));
+}

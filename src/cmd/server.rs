@@ -122,10 +122,12 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             crate::exec::evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
-        "rewrite" if argv.len() == 2 => match shared.config.rewrite() {
-            Ok(()) => Frame::OK.into(),
-            Err(text) => Frame::Error(text).into(),
-        },
+        "rewrite" if argv.len() == 2 => {
+            match shared.config.rewrite(super::acl::user_lines(&shared)) {
+                Ok(()) => Frame::OK.into(),
+                Err(text) => Frame::Error(text).into(),
+            }
+        }
         "help" if argv.len() == 2 => help_reply(CONFIG_HELP).into(),
         "get" | "set" | "resetstat" | "rewrite" | "help" => {
             err::wrong_arity(&format!("config|{sub}")).into()
@@ -237,7 +239,8 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         }
         // Redis's: CONFIG REWRITE writing every parameter, defaults too.
         "config-rewrite-force-all" if argv.len() == 2 => {
-            match shard.shared.config.rewrite_forced(true) {
+            let users = super::acl::user_lines(&shard.shared);
+            match shard.shared.config.rewrite_forced(true, users) {
                 Ok(()) => Frame::OK.into(),
                 Err(text) => Frame::Error(text).into(),
             }

@@ -75,13 +75,7 @@ pub fn tracked_call(
     let Some(spec) = lookup(&argv[0]) else {
         return run(ctx);
     };
-    let reads = || {
-        let flags = match argv.get(1).filter(|_| spec.container) {
-            Some(sub) => spec.meta.subcommand(sub).map_or(spec.flags, |m| m.flags),
-            None => spec.flags,
-        };
-        flags.contains(CommandFlags::READONLY) && !flags.contains(CommandFlags::PUBSUB)
-    };
+    let reads = || reads(spec, argv);
     if let Some(read) = ctx.shard.script_reads.as_mut() {
         // A command of a script: note whether it reads.
         *read |= reads();
@@ -105,6 +99,67 @@ pub fn tracked_call(
         }
     }
     reply
+}
+
+/// Whether `argv` (of `spec`) reads keys a tracking client then caches:
+/// a read-only command (by its subcommand for a container), not Pub/Sub.
+pub fn reads(spec: &super::CommandSpec, argv: &[Bytes]) -> bool {
+    let flags = match argv.get(1).filter(|_| spec.container) {
+        Some(sub) => spec.meta.subcommand(sub).map_or(spec.flags, |m| m.flags),
+        None => spec.flags,
+    };
+    flags.contains(CommandFlags::READONLY) && !flags.contains(CommandFlags::PUBSUB)
+}
+
+/// Runs a script that a job runs over several shards (`scripting::
+/// across_shards`) for the tracking client the shard works for now, if
+/// any: [`tracked_call`]'s rule for scripts, applied where the script
+/// really runs (the call that dispatched the job ran nothing). Its declared
+/// keys are remembered on their own shards when one of its commands read,
+/// those of shards the script's transaction `tx` holds through a message
+/// that shard serves before it is let go.
+pub fn tracked_script<R>(
+    ctx: &mut Ctx,
+    keys: &[Bytes],
+    tx: Option<crate::exec::TxId>,
+    run: impl FnOnce(&mut Ctx) -> R,
+) -> R {
+    let Some(id) = ctx.shard.reader else {
+        return run(ctx);
+    };
+    ctx.shard.script_reads = Some(false);
+    let out = run(ctx);
+    if ctx.shard.script_reads.take() != Some(true) {
+        return out;
+    }
+    let nshards = ctx.shard.shared.nshards;
+    let mut remote: Vec<Vec<Bytes>> = vec![Vec::new(); nshards];
+    for key in keys {
+        match super::shard_of(key, nshards) {
+            own if own == ctx.shard.id => ctx.shard.store.stats.notify.tracking.remember(key, id),
+            other => remote[other].push(key.clone()),
+        }
+    }
+    for (owner, keys) in remote
+        .into_iter()
+        .enumerate()
+        .filter(|(_, k)| !k.is_empty())
+    {
+        let f = Box::new(move |ctx: &mut Ctx| {
+            for key in &keys {
+                ctx.shard.store.stats.notify.tracking.remember(key, id);
+            }
+        });
+        let peer = &ctx.shard.shared.peers()[owner];
+        if peer
+            .inbox
+            .send(vec![crate::exec::Msg::Serve { db: ctx.db, tx, f }])
+            .is_ok()
+        {
+            let _ = peer.waker.wake();
+        }
+    }
+    out
 }
 
 /// Turns tracking off for the session (CLIENT TRACKING OFF, RESET, a

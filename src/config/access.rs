@@ -158,6 +158,17 @@ impl Live {
     /// immutable ones too; no hooks (they run once the server starts,
     /// [`Live::apply_all`]). `Err` is the reason Redis prints under the
     /// line.
+    /// A start-up directive as its words after the name: Redis's number
+    /// of values first (one, but for its multi-word parameters), then
+    /// [`Live::set_directive`] with them joined by spaces.
+    pub fn set_directive_words(&self, name: &str, values: &[String]) -> Result<(), String> {
+        let param = find_param(name.as_bytes()).ok_or_else(|| BAD_DIRECTIVE.to_string())?;
+        if values.len() != 1 && !MULTI_WORD.contains(&param.name) {
+            return Err("wrong number of arguments".into());
+        }
+        self.set_directive(name, &values.join(" "))
+    }
+
     pub fn set_directive(&self, name: &str, value: &str) -> Result<(), String> {
         let param = find_param(name.as_bytes()).ok_or_else(|| BAD_DIRECTIVE.to_string())?;
         let value = param.kind.parse(self, value)?;
@@ -166,8 +177,22 @@ impl Live {
     }
 }
 
-/// Redis's reason for an unknown parameter or one without a value.
+/// Redis's reason for an unknown parameter.
 pub const BAD_DIRECTIVE: &str = "Bad directive or wrong number of arguments";
+
+/// The parameters a config line gives any number of words (Redis's
+/// `MULTI_ARG_CONFIG`, and `replicaof`, whose value checks its own two);
+/// every other one takes exactly one.
+pub(super) const MULTI_WORD: &[&str] = &[
+    "save",
+    "bind",
+    "client-output-buffer-limit",
+    "oom-score-adj-values",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+    "latency-tracking-info-percentiles",
+    "replicaof",
+];
 
 #[cfg(test)]
 mod tests {

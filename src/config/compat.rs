@@ -4,18 +4,7 @@
 //! redis-server 7.0.15 takes, with its error text, so a config file or a
 //! CONFIG SET written for Redis is not refused for them.
 
-use super::kind::{one_of, parse_bool, parse_int};
-
-/// `shutdown-on-sigint` / `shutdown-on-sigterm`: one or more of Redis's
-/// shutdown flags.
-pub fn shutdown_flags(text: &str) -> Result<(), String> {
-    const FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
-    let mut words = text.split_whitespace().peekable();
-    if words.peek().is_none() {
-        return one_of(text, FLAGS).map(|_| ());
-    }
-    words.try_for_each(|w| one_of(w, FLAGS).map(|_| ()))
-}
+use super::kind::{one_of, parse_bool, parse_int, Custom, Value};
 
 /// `oom-score-adj-values`: three integers in -2000..=2000.
 pub fn oom_score_values(text: &str) -> Result<(), String> {
@@ -83,6 +72,26 @@ pub fn choice(text: &str, options: &[&str]) -> Result<(), String> {
     one_of(text, options).map(|_| ())
 }
 
+/// `proc-title-template`: kept for CONFIG GET and REWRITE (ember does not
+/// retitle its process), checked by [`title_template`].
+pub(super) static PROC_TITLE_TEMPLATE: Custom = Custom {
+    default: "{title} {listen-addr} {server-mode}",
+    parse: |_, text| title_template(text).map(|()| Value::Text(text.to_string())),
+    read: |live| {
+        Value::Text(
+            live.v
+                .proc_title_template
+                .read()
+                .map_or_else(|_| String::new(), |t| t.clone()),
+        )
+    },
+    store: |live, value| {
+        if let (Value::Text(text), Ok(mut slot)) = (value, live.v.proc_title_template.write()) {
+            *slot = text;
+        }
+    },
+};
+
 /// `proc-title-template`: Redis's `{name}` variables only.
 pub fn title_template(text: &str) -> Result<(), String> {
     const VARS: &[&str] = &[
@@ -117,14 +126,6 @@ mod tests {
 
     #[test]
     fn multi_word_values_are_checked_as_redis_checks_them() {
-        assert!(shutdown_flags("nosave now").is_ok());
-        assert_eq!(
-            shutdown_flags("bad"),
-            Err(
-                "argument(s) must be one of the following: default, save, nosave, now, force"
-                    .into()
-            )
-        );
         assert!(oom_score_values("0 200 800").is_ok());
         assert!(oom_score_values("0 200").is_err());
         assert!(oom_score_values("0 200 3000").is_err());

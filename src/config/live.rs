@@ -67,6 +67,10 @@ pub(super) struct Slots {
     pub busy_reply_threshold: AtomicU64,
     pub loglevel: AtomicU8,
     pub enable_debug_command: AtomicU8,
+    /// `shutdown-on-sigint` / `-sigterm`, as [`super::shutdown::ShutdownFlags`] bits.
+    pub shutdown_on_sigint: AtomicU8,
+    pub shutdown_on_sigterm: AtomicU8,
+    pub proc_title_template: RwLock<String>,
     pub jemalloc_bg_thread: AtomicBool,
     pub hash_max_listpack_entries: AtomicU64,
     pub hash_max_listpack_value: AtomicU64,

@@ -44,6 +44,7 @@ pub mod parse;
 pub mod persist;
 pub mod repl;
 pub mod rewrite;
+pub mod shutdown;
 pub mod tls;
 
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ use super::live::{
     ListpackLimits, Live, APPENDFSYNC, CLIENTS_PERCENT, DEBUG_COMMAND, ENCODINGS, EVICTION,
     LAZYFREE, LOGLEVELS, POLICIES,
 };
-use super::{compat, events, obuf, persist, repl, tls};
+use super::{compat, events, obuf, persist, repl, shutdown, tls};
 
 /// One configuration parameter.
 pub struct Param {
@@ -769,8 +769,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "proc-title-template", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "{title} {listen-addr} {server-mode}", check: |v| compat::title_template(v) },
-        doc: "accepted: ember keeps its process title",
+        kind: Kind::Custom(&compat::PROC_TITLE_TEMPLATE),
+        doc: "accepted and kept: ember keeps its process title",
     },
     Param {
         name: "crash-log-enabled", aliases: &[], set: Set::Yes, apply: None,
@@ -814,13 +814,13 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "shutdown-on-sigint", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "default", check: |v| compat::shutdown_flags(v) },
-        doc: "accepted: SIGINT shuts down as SHUTDOWN does",
+        kind: Kind::Custom(&shutdown::ON_SIGINT),
+        doc: "SIGINT shuts down as SHUTDOWN with these flags does (default: save when save rules are set)",
     },
     Param {
         name: "shutdown-on-sigterm", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "default", check: |v| compat::shutdown_flags(v) },
-        doc: "accepted: SIGTERM shuts down as SHUTDOWN does",
+        kind: Kind::Custom(&shutdown::ON_SIGTERM),
+        doc: "SIGTERM shuts down as SHUTDOWN with these flags does (default: save when save rules are set)",
     },
     Param {
         name: "socket-mark-id", aliases: &[], set: Set::Immutable, apply: None,

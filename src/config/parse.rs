@@ -24,51 +24,111 @@ pub struct Flags {
     /// The config file: the first argument when it is not a flag, or
     /// `--config FILE`.
     pub config_file: Option<PathBuf>,
-    /// `--name value...` in order: any parameter, its value every word up
-    /// to the next `--` (joined by spaces), as redis-server takes them.
-    pub directives: Vec<(String, Vec<String>)>,
+    /// The flags as the config lines redis-server makes of them, in order.
+    pub directives: Vec<Directive>,
+}
+
+/// One `--name value...` flag: a config line after the file's.
+#[derive(Debug, Default, PartialEq)]
+pub struct Directive {
+    /// The flag without its `--`: a name, or a name and its value in one
+    /// argument (`"--maxmemory 700mb"`), split as a config line is.
+    pub head: String,
+    /// The arguments after it, each one value however it is spelled.
+    pub values: Vec<String>,
+}
+
+impl Directive {
+    /// The line as redis-server prints it in an error: the head, then
+    /// every value quoted.
+    pub fn text(&self) -> String {
+        self.values
+            .iter()
+            .fold(self.head.clone(), |text, v| text + &format!(" {v:?}"))
+            .trim()
+            .to_string()
+    }
+
+    /// Its words, the name first; `None` for unbalanced quotes in the head.
+    fn words(&self) -> Option<Vec<String>> {
+        let mut words = split_config_line(&self.head)?;
+        words.extend(self.values.iter().cloned());
+        Some(words)
+    }
 }
 
 impl Flags {
     /// Parses a command line (`args[0]` is the program) as redis-server
-    /// does: an optional config file first, then `--name value...` flags.
-    /// A word that belongs to no flag becomes a directive of its own, which
-    /// fails as an unknown one does.
+    /// 7.0 does: an optional config file first, then flags. A `--word`
+    /// starts a new directive only once the one before has a value, so a
+    /// value may itself start with `--` (`--port --bla` gives port the
+    /// value `--bla`); a bare `--save` before another flag or at the end
+    /// is `save ""`. Words before any flag form a directive of their own.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Startup {
         let mut words = args.into_iter().skip(1).peekable();
         let mut flags = Flags::default();
         if let Some(file) = words.next_if(|w| !w.starts_with('-')) {
             flags.config_file = Some(file.into());
         }
-        while let Some(word) = words.next() {
-            match word.as_str() {
-                "--help" | "-h" => return Startup::Print(help()),
-                "--version" | "-v" | "-V" => {
-                    return Startup::Print(format!("ember {}", env!("CARGO_PKG_VERSION")))
+        match words.peek().map(String::as_str) {
+            Some("-h") => return Startup::Print(help()),
+            Some("-v" | "-V") => return Startup::Print(version()),
+            _ => {}
+        }
+        let words: Vec<String> = words.collect();
+        let mut lines: Vec<Directive> = Vec::new();
+        let mut wants_value = false;
+        for (j, word) in words.iter().enumerate() {
+            let Some(head) = word.strip_prefix("--").filter(|_| !wants_value) else {
+                match lines.last_mut() {
+                    Some(line) => line.values.push(word.clone()),
+                    None => lines.push(Directive {
+                        head: String::new(),
+                        values: vec![word.clone()],
+                    }),
                 }
+                wants_value = false;
+                continue;
+            };
+            match head {
+                "help" | "h" => return Startup::Print(help()),
+                "version" => return Startup::Print(version()),
                 _ => {}
             }
-            let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else {
-                flags.directives.push((word, Vec::new()));
-                continue;
+            let mut line = Directive {
+                head: head.to_string(),
+                values: Vec::new(),
             };
             // `--port=7000` too, as the clap flags of earlier versions took it.
-            let (name, inline) = match flag.split_once('=') {
-                Some((name, value)) => (name, Some(value.to_string())),
-                None => (flag, None),
-            };
-            let mut values: Vec<String> = inline.into_iter().collect();
-            while let Some(value) = words.next_if(|w| !w.starts_with("--")) {
-                values.push(value);
+            if let Some((name, value)) = head.split_once('=') {
+                if super::params::find_param(name.as_bytes()).is_some() {
+                    line.head = name.to_string();
+                    line.values.push(value.to_string());
+                }
             }
-            if name.eq_ignore_ascii_case("config") && values.len() == 1 {
-                flags.config_file = values.pop().map(PathBuf::from);
-                continue;
+            wants_value = line.values.is_empty()
+                && split_config_line(&line.head).is_some_and(|w| w.len() == 1);
+            let next_is_flag = words.get(j + 1).is_none_or(|w| w.starts_with("--"));
+            if wants_value && head.eq_ignore_ascii_case("save") && next_is_flag {
+                line.values.push(String::new());
+                wants_value = false;
             }
-            flags.directives.push((name.to_ascii_lowercase(), values));
+            lines.push(line);
+        }
+        for line in lines {
+            match line.words().as_deref() {
+                Some([name, file]) if name.eq_ignore_ascii_case("config") => {
+                    flags.config_file = Some(file.into())
+                }
+                _ => flags.directives.push(line),
+            }
         }
         Startup::Run(flags)
     }
+}
+
+fn version() -> String {
+    format!("ember {}", env!("CARGO_PKG_VERSION"))
 }
 
 impl Live {
@@ -88,23 +148,15 @@ impl Live {
             live.apply_file_at(&text, 0, &mut saves)?;
             file_lines = text.lines().count();
         }
-        // redis-server reads its `--name value` words as lines after the file's.
-        for (index, (name, values)) in flags.directives.iter().enumerate() {
-            let text = values
-                .iter()
-                .fold(name.clone(), |text, v| text + &format!(" {v:?}"));
-            let fail =
-                |reason| ConfigError::directive(file_lines + index + 1, text.clone(), reason);
-            if name == "user" && !values.is_empty() {
-                live.add_user_line(values.clone());
-                continue;
-            }
-            // Unlike a file line, a flag may have no value (`--save`: no rules).
-            let mut value = values.join(" ");
-            if name == "save" {
-                value = saves.add(&value);
-            }
-            live.set_directive(name, &value).map_err(fail)?;
+        // redis-server reads its flags as lines after the file's and an
+        // empty one, and numbers them so in its errors.
+        for (index, line) in flags.directives.iter().enumerate() {
+            let fail = |reason| ConfigError::directive(file_lines + index + 2, line.text(), reason);
+            let words = line
+                .words()
+                .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
+            live.apply_words(&words, 0, &mut saves)
+                .map_err(|e| e.at(fail))?;
         }
         Ok(live)
     }
@@ -131,42 +183,69 @@ impl Live {
             let fail = |reason: String| ConfigError::directive(index + 1, line.to_string(), reason);
             let words = split_config_line(line)
                 .ok_or_else(|| fail("Unbalanced quotes in configuration line".into()))?;
-            // A bare `save` is no rules, as `save ""` (Redis's multi-word
-            // parameters take no words; the suite's config writer makes one).
-            let bare_save = words.len() == 1 && words[0].eq_ignore_ascii_case("save");
-            let Some((name, values)) = words
-                .split_first()
-                .filter(|(_, v)| !v.is_empty() || bare_save)
-            else {
-                return Err(fail(BAD_DIRECTIVE.into()));
-            };
-            if name.eq_ignore_ascii_case("user") {
-                self.add_user_line(values.to_vec());
-                continue;
-            }
-            // `include FILE`: its lines apply here, as Redis reads them (a
-            // file including itself stops at the depth limit).
-            if name.eq_ignore_ascii_case("include") && values.len() == 1 {
-                if depth >= MAX_INCLUDE_DEPTH {
-                    return Err(fail("Too many nested includes".into()));
-                }
-                let included = std::fs::read_to_string(&values[0]).map_err(|e| {
-                    fail(format!(
-                        "Fatal error, can't open config file '{}': {e}",
-                        values[0]
-                    ))
-                })?;
-                self.apply_file_at(&included, depth + 1, saves)?;
-                continue;
-            }
-            let mut value = values.join(" ");
-            if name.eq_ignore_ascii_case("save") {
-                value = saves.add(&value);
-            }
-            self.set_directive(&name.to_ascii_lowercase(), &value)
-                .map_err(fail)?;
+            self.apply_words(&words, depth, saves)
+                .map_err(|e| e.at(fail))?;
         }
         Ok(())
+    }
+
+    /// One config line's words, a file's or a flag's: `user` and
+    /// `include` lines, `save` lines adding up, then the parameter's own
+    /// rules (its number of values, then its value).
+    fn apply_words(
+        &self,
+        words: &[String],
+        depth: usize,
+        saves: &mut SaveLines,
+    ) -> Result<(), LineError> {
+        let Some((name, values)) = words.split_first() else {
+            return Err(BAD_DIRECTIVE.to_string().into());
+        };
+        let name = name.to_ascii_lowercase();
+        if name == "user" && !values.is_empty() {
+            self.add_user_line(values.to_vec());
+            return Ok(());
+        }
+        // `include FILE`: its lines apply here, as Redis reads them (a
+        // file including itself stops at the depth limit).
+        if name == "include" && values.len() == 1 {
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(String::from("Too many nested includes").into());
+            }
+            let included = std::fs::read_to_string(&values[0])
+                .map_err(|e| format!("Fatal error, can't open config file '{}': {e}", values[0]))?;
+            return self
+                .apply_file_at(&included, depth + 1, saves)
+                .map_err(LineError::Included);
+        }
+        if name == "save" {
+            let rules = saves.add(&values.join(" "));
+            return Ok(self.set_directive_words(&name, &[rules])?);
+        }
+        Ok(self.set_directive_words(&name, values)?)
+    }
+}
+
+/// Why a config line did not apply: its own reason, or a line of a file
+/// it includes (reported as that file's line).
+enum LineError {
+    Reason(String),
+    Included(ConfigError),
+}
+
+impl From<String> for LineError {
+    fn from(reason: String) -> LineError {
+        LineError::Reason(reason)
+    }
+}
+
+impl LineError {
+    /// The error to report, `fail` giving this line's.
+    fn at(self, fail: impl FnOnce(String) -> ConfigError) -> ConfigError {
+        match self {
+            LineError::Reason(reason) => fail(reason),
+            LineError::Included(inner) => inner,
+        }
     }
 }
 
@@ -236,8 +315,9 @@ pub fn help() -> String {
          Usage: ember [FILE] [--config FILE] [--<parameter> <value>...]\n\n\
          FILE is a redis.conf (`name value` a line); the flags apply after it, in\n\
          order, and take any parameter below (`--save '' --appendonly no`), its\n\
-         value every word up to the next `--`. CONFIG GET and CONFIG SET take\n\
-         the same names.\n\nParameters:\n",
+         value every word up to the next `--` (the word right after a flag's\n\
+         name is its value, whatever it starts with). CONFIG GET and CONFIG SET\n\
+         take the same names.\n\nParameters:\n",
         env!("CARGO_PKG_VERSION")
     );
     for p in PARAMS {
@@ -277,6 +357,13 @@ mod tests {
         }
     }
 
+    fn directive(head: &str, values: &[&str]) -> Directive {
+        Directive {
+            head: head.to_string(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
     #[test]
     fn a_command_line_takes_a_file_first_and_any_parameter_as_a_flag() {
         let f = flags("ember my.conf --port 7000 --save 900 1 --Appendonly no --shards=2 --bogus");
@@ -284,11 +371,11 @@ mod tests {
         assert_eq!(
             f.directives,
             vec![
-                ("port".to_string(), words("7000")),
-                ("save".to_string(), words("900 1")),
-                ("appendonly".to_string(), words("no")),
-                ("shards".to_string(), words("2")),
-                ("bogus".to_string(), vec![]),
+                directive("port", &["7000"]),
+                directive("save", &["900", "1"]),
+                directive("Appendonly", &["no"]),
+                directive("shards", &["2"]),
+                directive("bogus", &[]),
             ]
         );
         assert_eq!(
@@ -301,6 +388,59 @@ mod tests {
         assert!(
             matches!(Flags::parse(words("ember --version")), Startup::Print(v) if v.starts_with("ember "))
         );
+        assert!(matches!(Flags::parse(words("ember -v")), Startup::Print(_)));
+    }
+
+    #[test]
+    fn a_flag_takes_the_next_word_as_its_value_whatever_it_starts_with() {
+        // As redis-server 7.0: a `--word` names a new flag only once the
+        // one before has a value.
+        let f = flags("ember --port --bla --loglevel verbose");
+        assert_eq!(
+            f.directives,
+            vec![
+                directive("port", &["--bla"]),
+                directive("loglevel", &["verbose"])
+            ]
+        );
+        // A bare `--save` before a flag or at the end is `save ""`.
+        let f = flags("ember --save --loglevel verbose --save");
+        assert_eq!(
+            f.directives,
+            vec![
+                directive("save", &[""]),
+                directive("loglevel", &["verbose"]),
+                directive("save", &[""])
+            ]
+        );
+        let f = flags("ember --proc-title-template --save --save");
+        assert_eq!(
+            f.directives[0],
+            directive("proc-title-template", &["--save"])
+        );
+        // A name and its value in one argument, and words before any flag.
+        let f = Flags::parse(
+            [
+                "ember",
+                "a.conf",
+                "loglevel",
+                "verbose",
+                "--maxmemory '700mb'",
+                "--hz",
+            ]
+            .map(String::from),
+        );
+        let Startup::Run(f) = f else { panic!() };
+        assert_eq!(
+            f.directives,
+            vec![
+                directive("", &["loglevel", "verbose"]),
+                directive("maxmemory '700mb'", &[]),
+                directive("hz", &[])
+            ]
+        );
+        assert_eq!(f.directives[1].words().unwrap(), vec!["maxmemory", "700mb"]);
+        assert_eq!(f.directives[0].text(), "\"loglevel\" \"verbose\"");
     }
 
     #[test]
@@ -310,7 +450,10 @@ mod tests {
         assert_eq!((live.active_expire_storm_busy_perc(), live.hz()), (70, 20));
         let err = |line: &str| Live::load(&flags(line)).err().unwrap().to_string();
         let e = err("ember --hz fast");
-        assert!(e.contains(">>> 'hz \"fast\"'"), "{e}");
+        assert!(
+            e.contains(">>> 'hz \"fast\"'") && e.contains("at line 2"),
+            "{e}"
+        );
         assert!(
             e.contains("argument couldn't be parsed into an integer"),
             "{e}"
@@ -320,12 +463,24 @@ mod tests {
             e.contains("Bad directive or wrong number of arguments"),
             "{e}"
         );
-        // A word after a flag is one of its values, as in redis-server...
+        // A word after a flag is one of its values, as in redis-server.
         let e = err("ember --port 1 2");
-        assert!(e.contains(">>> 'port \"1\" \"2\"'"), "{e}");
-        // ... and one that belongs to no flag is a directive of its own.
-        let e = err("ember -x");
-        assert!(e.contains(">>> '-x'") && e.contains("Bad directive"), "{e}");
+        assert!(
+            e.contains(">>> 'port \"1\" \"2\"'") && e.contains("\nwrong number of arguments"),
+            "{e}"
+        );
+        let e = err("ember --hz 5 --port");
+        assert!(
+            e.contains("at line 3") && e.contains(">>> 'port'\nwrong number"),
+            "{e}"
+        );
+        let e = err("ember --replicaof 127.0.0.1 abc");
+        assert!(e.contains("Invalid master port"), "{e}");
+        let e = err("ember --shutdown-on-sigint");
+        assert!(
+            e.contains("must be one of the following: default, save"),
+            "{e}"
+        );
         let e = err("ember --shards 2000");
         assert!(
             e.contains("argument must be between 0 and 1024 inclusive"),
@@ -336,6 +491,14 @@ mod tests {
             e.contains("must be one of the following: debug, verbose"),
             "{e}"
         );
+        let live = Live::load(&flags(
+            "ember --shutdown-on-sigterm nosave force --bind 127.0.0.1 -::1",
+        ))
+        .unwrap();
+        assert!(live
+            .shutdown_on_sigterm()
+            .has(crate::config::shutdown::ShutdownFlags::FORCE));
+        assert_eq!(live.bind(), "127.0.0.1 -::1");
     }
 
     #[test]
@@ -385,11 +548,11 @@ mod tests {
         assert!(e.contains("can't open config file"), "{e}");
         let e = live.apply_file("hz abc").unwrap_err().to_string();
         assert!(e.contains("couldn't be parsed into an integer"), "{e}");
+        // A known parameter without its value, as Redis words it.
         let e = live.apply_file("hz\n").unwrap_err().to_string();
-        assert!(
-            e.contains("Bad directive or wrong number of arguments"),
-            "{e}"
-        );
+        assert!(e.contains("\nwrong number of arguments"), "{e}");
+        let e = live.apply_file("port 1 2\n").unwrap_err().to_string();
+        assert!(e.contains("\nwrong number of arguments"), "{e}");
         let e = live.apply_file("save \"900 1\n").unwrap_err().to_string();
         assert!(e.contains("Unbalanced quotes"), "{e}");
     }

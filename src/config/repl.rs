@@ -33,9 +33,14 @@ pub(super) static REPLICAOF: Custom = Custom {
     default: "",
     parse: |_, text| {
         let words: Vec<&str> = text.split_whitespace().collect();
+        // Redis's checks: two words, then a port (or `no one`: none).
         match words.as_slice() {
             [] => Ok(Value::Text(String::new())),
+            [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+                Ok(Value::Text(String::new()))
+            }
             [_, port] if port.parse::<u16>().is_ok() => Ok(Value::Text(words.join(" "))),
+            [_, _] => Err("Invalid master port".into()),
             _ => Err("wrong number of arguments".into()),
         }
     },

@@ -5,6 +5,7 @@
 mod aof_load;
 pub mod blocking;
 mod persist;
+mod signals;
 mod worker;
 
 use std::sync::Arc;
@@ -100,6 +101,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
+    signals::start(Arc::clone(&shared));
     let (stores, replay) = persist::at_start(&shared)?;
     let mut stores = stores.into_iter();
     let cores = core_affinity::get_core_ids().unwrap_or_default();

@@ -100,6 +100,9 @@ pub(super) fn restore_libraries(
     Ok(())
 }
 
+/// How long the save rules wait for BGSAVE's answer.
+const ASK_WAIT: Option<std::time::Duration> = Some(std::time::Duration::from_secs(10));
+
 /// How often the `save` rules are checked (Redis checks them in its
 /// `serverCron`, at `hz`; a second is as precise as the rules are).
 const RULES_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -116,7 +119,12 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
             std::thread::sleep(RULES_EVERY);
             // The append-only file's automatic (or scheduled) rewrite.
             if crate::cmd::aof::rewrite_due(&shared) {
-                ask(&addr, &shared.config.requirepass(), "BGREWRITEAOF");
+                ask(
+                    &addr,
+                    &shared.config.requirepass(),
+                    &["BGREWRITEAOF"],
+                    ASK_WAIT,
+                );
                 continue;
             }
             if shared
@@ -151,30 +159,47 @@ pub fn start_rules(shared: std::sync::Arc<Shared>, addr: String) {
             }) {
                 log::info!("{need} changes in {secs} seconds. Saving...");
             }
-            ask(&addr, &shared.config.requirepass(), "BGSAVE");
+            ask(&addr, &shared.config.requirepass(), &["BGSAVE"], ASK_WAIT);
         });
     if let Err(e) = spawned {
         log::warn!("could not start the save rules thread: {e}");
     }
 }
 
-/// Sends `command` (BGSAVE, BGREWRITEAOF) to this server and waits for
-/// its one-line answer; logs in as the default user first when it has a
-/// password (`requirepass`). A default user restricted by other ACL rules
-/// cannot start the work this way: it then needs the command from a client.
-fn ask(addr: &str, password: &str, command: &str) {
+/// Sends `command` (BGSAVE, BGREWRITEAOF; SHUTDOWN from the signal
+/// thread) to this server and returns the start of its answer (empty when
+/// the server closed the connection first), or `None` when it cannot be
+/// reached. Logs in as the default user first when it has a password
+/// (`requirepass`). A default user restricted by other ACL rules cannot
+/// start the work this way: it then needs the command from a client.
+/// `wait` bounds the wait for the answer (`None`: until it comes).
+pub(super) fn ask(
+    addr: &str,
+    password: &str,
+    command: &[&str],
+    wait: Option<std::time::Duration>,
+) -> Option<String> {
     use std::io::{Read, Write};
     let Ok(mut conn) = std::net::TcpStream::connect(addr) else {
-        log::warn!("save rules: cannot reach {addr} to send {command}");
-        return;
+        log::warn!("cannot reach {addr} to send {}", command.join(" "));
+        return None;
     };
-    let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+    let _ = conn.set_read_timeout(wait);
+    let wire = |words: &[&str]| {
+        let argv: Vec<bytes::Bytes> = words
+            .iter()
+            .map(|w| bytes::Bytes::copy_from_slice(w.as_bytes()))
+            .collect();
+        let mut out = Vec::new();
+        crate::exec::feed::write_command(&mut out, &argv);
+        out
+    };
     let mut answer = [0u8; 128];
     if !password.is_empty() {
-        let auth = format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{password}\r\n", password.len());
-        let _ = conn.write_all(auth.as_bytes());
+        let _ = conn.write_all(&wire(&["AUTH", password]));
         let _ = conn.read(&mut answer);
     }
-    let _ = conn.write_all(format!("*1\r\n${}\r\n{command}\r\n", command.len()).as_bytes());
-    let _ = conn.read(&mut answer);
+    let _ = conn.write_all(&wire(command));
+    let n = conn.read(&mut answer).unwrap_or(0);
+    Some(String::from_utf8_lossy(&answer[..n]).into_owned())
 }

@@ -59,6 +59,16 @@ impl Redis {
         redis
     }
 
+    /// Whether redis-server is installed (for tests that run the program
+    /// itself rather than talk to a server).
+    pub fn installed() -> bool {
+        Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// Kills it now (dropping it does too).
     pub fn stop(&mut self) {
         let _ = self.child.kill();

@@ -26,7 +26,7 @@ use super::{CommandSpec, Session, ShardData};
 use crate::acl::log::Entry;
 use crate::acl::{Acl, Denial, User};
 use crate::cmd::meta::{AclCategories, CommandFlags};
-use crate::exec::{Action, ClientsOp, Job, Op};
+use crate::exec::{Action, ClientsOp, Job, Op, Shared};
 use crate::resp::{Frame, Protocol};
 
 /// What the gate decided against a command.
@@ -42,6 +42,17 @@ pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is
 
 /// Whether the gate has nothing to do for this connection now.
 #[inline]
+/// Every user as ACL LIST gives it (`user NAME RULES...`, by name): also
+/// the lines CONFIG REWRITE writes.
+pub fn user_lines(shared: &Shared) -> Vec<String> {
+    shared
+        .acl
+        .all()
+        .iter()
+        .map(|u| format!("user {} {}", u.name, rules::describe_user(u)))
+        .collect()
+}
+
 pub fn is_free(shard: &ShardData, session: &Session) -> bool {
     // A replica obeys its master whatever the ACL says.
     session.master || session.auth.free && session.auth.generation == shard.shared.acl.generation()
@@ -410,9 +421,9 @@ pub fn acl(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Acti
             None => Frame::Null,
         },
         "list" if n == 2 => Frame::Array(
-            acl.all()
-                .iter()
-                .map(|u| Frame::bulk(format!("user {} {}", u.name, rules::describe_user(u))))
+            user_lines(&shard.shared)
+                .into_iter()
+                .map(Frame::bulk)
                 .collect(),
         ),
         "users" if n == 2 => Frame::Array(

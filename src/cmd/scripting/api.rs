@@ -248,6 +248,11 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
                     if write {
                         call.wrote.set(true);
                     }
+                    // Read there, for a tracking caller's script (it runs
+                    // on this shard, where its reads are noted).
+                    if let Some(read) = ctx.shard.script_reads.as_mut() {
+                        *read |= crate::cmd::tracking::reads(spec, argv);
+                    }
                     let reply = remote(ctx, owner, across.tx, handler, argv);
                     if ctx.shard.shared.monitors.active() {
                         let db = ctx.db;

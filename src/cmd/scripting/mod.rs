@@ -247,18 +247,21 @@ pub fn across_shards(
         Box::new(move |ctx: &mut Ctx| {
             let tx = ctx.shard.op_tx;
             let across = Some(api::Across { tx, held, probe });
-            let run = || {
-                if fcall {
-                    functions::fcall_in(ctx, &argv, read_only, across, caller)
+            let declared: Vec<Bytes> = keys.iter().map(|&p| argv[p].clone()).collect();
+            let reply = super::tracking::tracked_script(ctx, &declared, tx, |ctx| {
+                let run = || {
+                    if fcall {
+                        functions::fcall_in(ctx, &argv, read_only, across, caller)
+                    } else {
+                        eval_in(ctx, &argv, by_sha, read_only, across, caller)
+                    }
+                };
+                if restart {
+                    widen::restartable(run)
                 } else {
-                    eval_in(ctx, &argv, by_sha, read_only, across, caller)
+                    run()
                 }
-            };
-            let reply = if restart {
-                widen::restartable(run)
-            } else {
-                run()
-            };
+            });
             Out::Frame(reply.unwrap_or_else(|e| e))
         }),
     );
