@@ -1213,6 +1213,50 @@ fn info_memory_has_redis_fields_in_redis_order_and_adds_up() {
     );
 }
 
+fn info_names(c: &mut common::Raw, section: &str) -> Vec<String> {
+    c.cmd(&["INFO", section])
+        .text()
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, _)| k.to_string())
+        .collect()
+}
+
+/// Every field of redis-server 7.0.15's sections is in ember's, in
+/// Redis's order (ember's own fields, `shards` and the expiry figures, may
+/// come between them).
+#[test]
+fn info_sections_have_every_redis_field_in_redis_order() {
+    let Some(redis) = common::reference::Redis::or_skip("INFO fields") else {
+        return;
+    };
+    let server = Server::start(2, &[]);
+    let mut ours = server.raw();
+    let mut theirs = common::Raw::connect(redis.port);
+    for c in [&mut ours, &mut theirs] {
+        c.cmd(&["SET", "k", "v"]);
+    }
+    for section in [
+        "server",
+        "clients",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "cluster",
+    ] {
+        let want = info_names(&mut theirs, section);
+        let got: Vec<String> = info_names(&mut ours, section)
+            .into_iter()
+            .filter(|name| want.contains(name))
+            .collect();
+        assert_eq!(got, want, "INFO {section}");
+    }
+    let os = info_field(&ours.cmd(&["INFO", "server"]).text(), "os").unwrap();
+    let redis_os = info_field(&theirs.cmd(&["INFO", "server"]).text(), "os").unwrap();
+    assert_eq!(os, redis_os);
+}
+
 #[test]
 fn memory_purge_and_malloc_stats_answer_as_redis_with_jemalloc() {
     let server = Server::start(2, &[]);

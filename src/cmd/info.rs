@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::exec::stats::{CmdStat, ShardCounters, ShardReport};
 use crate::exec::Shared;
 use crate::store::ExpiryStats;
-use crate::util::memory::{cpu_times, human_bytes, memory_stats};
+use crate::util::memory::{cpu_times, human_bytes, main_thread_cpu_times, memory_stats};
 
 const DEFAULT_SECTIONS: &[&str] = &[
     "server",
@@ -80,22 +80,34 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
             "server" => {
                 let uptime = shared.started.elapsed().as_secs();
                 line("redis_version", "7.0.15".into());
+                // ember is not built from Redis's sources: Redis's own
+                // neutral values for a build without git.
+                line("redis_git_sha1", "00000000".into());
+                line("redis_git_dirty", "0".into());
+                line("redis_build_id", "0".into());
                 line("ember_version", env!("CARGO_PKG_VERSION").into());
                 line("redis_mode", "standalone".into());
-                line(
-                    "os",
-                    format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
-                );
+                line("os", os_text());
                 line("arch_bits", (usize::BITS).to_string());
+                line("monotonic_clock", "POSIX clock_gettime".into());
                 line("multiplexing_api", "epoll".into());
+                line("atomicvar_api", "c11-builtin".into());
+                line("gcc_version", "0.0.0".into());
                 line("process_id", std::process::id().to_string());
+                line("process_supervised", "no".into());
+                line("run_id", shared.run_id.clone());
                 line("tcp_port", config.port().to_string());
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                line("server_time_usec", now.as_micros().to_string());
                 line("uptime_in_seconds", uptime.to_string());
                 line("uptime_in_days", (uptime / 86_400).to_string());
                 line("hz", config.hz().to_string());
                 line("configured_hz", config.hz().to_string());
+                // Redis's LRU clock: seconds, in its 24 bits.
+                line("lru_clock", (now.as_secs() & ((1 << 24) - 1)).to_string());
                 line("shards", shared.nshards.to_string());
-                line("io_threads_active", "0".into());
                 line(
                     "executable",
                     std::env::current_exe()
@@ -109,13 +121,19 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                         .map(|p| p.display().to_string())
                         .unwrap_or_default(),
                 );
+                line("io_threads_active", "0".into());
             }
             "clients" => {
                 line(
                     "connected_clients",
                     shared.counters.connected_clients.load(Relaxed).to_string(),
                 );
+                line("cluster_connections", "0".into());
                 line("maxclients", config.maxclients().to_string());
+                // Redis samples these in its cron; ember keeps no such
+                // window (CLIENT LIST has each client's buffers).
+                line("client_recent_max_input_buffer", "0".into());
+                line("client_recent_max_output_buffer", "0".into());
                 line(
                     "blocked_clients",
                     shared.counters.blocked_clients.load(Relaxed).to_string(),
@@ -124,6 +142,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "tracking_clients",
                     shared.tracking.tracking_clients().to_string(),
                 );
+                line("clients_in_timeout_table", "0".into());
                 line("pubsub_clients", "0".into());
             }
             "memory" => memory_section(&mut line, shared, reports),
@@ -218,6 +237,19 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "total_net_output_bytes",
                     counters.net_output_bytes.to_string(),
                 );
+                // Not counted apart: a replica's link is a connection
+                // like the others (its bytes are in the totals above).
+                for name in ["total_net_repl_input_bytes", "total_net_repl_output_bytes"] {
+                    line(name, "0".into());
+                }
+                for name in [
+                    "instantaneous_input_kbps",
+                    "instantaneous_output_kbps",
+                    "instantaneous_input_repl_kbps",
+                    "instantaneous_output_repl_kbps",
+                ] {
+                    line(name, "0.00".into());
+                }
                 line(
                     "rejected_connections",
                     c.rejected_connections.load(Relaxed).to_string(),
@@ -267,6 +299,20 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     "migrate_cached_sockets",
                     super::migrate::cached_sockets().to_string(),
                 );
+                // A replica expires nothing itself (it waits for the
+                // master's DEL), so it tracks no keys of its own writes;
+                // and ember does not defragment.
+                for name in [
+                    "slave_expires_tracked_keys",
+                    "active_defrag_hits",
+                    "active_defrag_misses",
+                    "active_defrag_key_hits",
+                    "active_defrag_key_misses",
+                    "total_active_defrag_time",
+                    "current_active_defrag_time",
+                ] {
+                    line(name, "0".into());
+                }
                 let tracking = &shared.tracking;
                 line(
                     "tracking_total_keys",
@@ -283,6 +329,19 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 line("unexpected_error_replies", "0".into());
                 let errors: u64 = counters.errors.values().sum();
                 line("total_error_replies", errors.to_string());
+                line("dump_payload_sanitizations", "0".into());
+                // Not counted: the shards read and write in their own
+                // loops, none through I/O threads.
+                for name in [
+                    "total_reads_processed",
+                    "total_writes_processed",
+                    "io_threaded_reads_processed",
+                    "io_threaded_writes_processed",
+                    "reply_buffer_shrinks",
+                    "reply_buffer_expands",
+                ] {
+                    line(name, "0".into());
+                }
                 // Redis 7.2's ACL refusal counters (7.0 has none).
                 let denied = &shared.acl.denied;
                 for (name, counter) in [
@@ -325,6 +384,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                 // No child processes: ember forks nothing.
                 line("used_cpu_sys_children", "0.000000".into());
                 line("used_cpu_user_children", "0.000000".into());
+                // The main thread only starts the shards and waits.
+                let (sys, user) = main_thread_cpu_times();
+                line("used_cpu_sys_main_thread", format!("{sys:.6}"));
+                line("used_cpu_user_main_thread", format!("{user:.6}"));
             }
             "commandstats" => {
                 for (name, s) in by_name(&counters) {
@@ -397,6 +460,21 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
         }
     }
     out
+}
+
+/// INFO's `os`, as Redis prints uname's: the kernel's name and release,
+/// then the machine.
+fn os_text() -> String {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default()
+    };
+    let kernel = match read("ostype") {
+        name if name.is_empty() => std::env::consts::OS.to_string(),
+        name => name,
+    };
+    format!("{kernel} {} {}", read("osrelease"), std::env::consts::ARCH)
 }
 
 /// The commands called so far with their statistics, by name.

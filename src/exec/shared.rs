@@ -39,6 +39,8 @@ pub struct Shared {
     pub active_expire: AtomicBool,
     pub counters: Counters,
     pub started: Instant,
+    /// INFO's `run_id`: drawn at start, another every restart.
+    pub run_id: String,
     pub peers: OnceLock<Vec<Peer>>,
     pub pubsub: crate::pubsub::Registry,
     /// Client-side caching: the tracking clients, BCAST prefixes and where
@@ -83,6 +85,7 @@ impl Shared {
                 ..Counters::default()
             },
             started: Instant::now(),
+            run_id: new_replid(),
             peers: OnceLock::new(),
             pubsub: Default::default(),
             tracking: Default::default(),

@@ -271,9 +271,44 @@ pub fn cpu_times() -> (f64, f64) {
     (secs(usage.ru_stime), secs(usage.ru_utime))
 }
 
+/// (system, user) CPU seconds of the process's main thread (its thread id
+/// is the process id), from `/proc/self/task/<pid>/stat`; zeros where it
+/// cannot be read.
+pub fn main_thread_cpu_times() -> (f64, f64) {
+    let path = format!("/proc/self/task/{}/stat", std::process::id());
+    std::fs::read_to_string(path).map_or((0.0, 0.0), |text| stat_cpu_times(&text))
+}
+
+/// (system, user) seconds of a `/proc/.../stat` line: after the `(comm)`
+/// field, which may hold spaces and parentheses, utime and stime are the
+/// 12th and 13th fields, in clock ticks (USER_HZ, 100 on Linux).
+fn stat_cpu_times(text: &str) -> (f64, f64) {
+    let fields: Vec<&str> = text
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let secs = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 100.0
+    };
+    (secs(12), secs(11))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stat_lines_give_system_and_user_seconds() {
+        let line =
+            "4242 (ember shard (0)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 9 0 1 2 3";
+        assert_eq!(stat_cpu_times(line), (0.75, 2.5));
+        assert_eq!(stat_cpu_times("garbage"), (0.0, 0.0));
+        let (sys, user) = main_thread_cpu_times();
+        assert!(sys >= 0.0 && user >= 0.0);
+    }
 
     #[test]
     fn cpu_times_read_this_process() {
