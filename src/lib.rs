@@ -103,15 +103,21 @@ pub mod util;
 pub fn run(config: config::Live) -> Result<(), shard::StartError> {
     let addr = format!("{} port {}", config.bind(), config.port());
     let shards = config.shards();
+    if !config.logfile().is_empty() {
+        logging::use_file(&config.logfile());
+    }
     if config.always_show_logo() {
         // redis-server's banner names its PID on a line of its own.
         logging::use_stdout(true);
-        println!(
-            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n",
+        logging::raw(&format!(
+            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n\n",
             env!("CARGO_PKG_VERSION"),
             config.port(),
             std::process::id()
-        );
+        ));
+    }
+    if let Some(path) = config.pidfile() {
+        util::pidfile::write(&path);
     }
     let (_shared, handles) = shard::start(config)?;
     log::info!(

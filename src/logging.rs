@@ -1,17 +1,47 @@
 //! A small stderr logger with Redis's level names (debug, verbose, notice,
 //! warning), changeable at run time through CONFIG SET loglevel. With
 //! `always-show-logo` it writes to standard output instead, where
-//! redis-server's log goes (and where Redis's test suite reads it).
+//! redis-server's log goes (and where Redis's test suite reads it); with
+//! `logfile` it appends to that file, opened for each line as Redis opens
+//! it (so a rotated file is picked up at the next line).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 /// The log goes to standard output rather than standard error.
 static TO_STDOUT: AtomicBool = AtomicBool::new(false);
 
+/// `logfile`, when one is set (fixed at start-up, as in Redis).
+static FILE: OnceLock<std::path::PathBuf> = OnceLock::new();
+
 /// Sends the log to standard output (`true`) or standard error.
 pub fn use_stdout(on: bool) {
     TO_STDOUT.store(on, Relaxed);
+}
+
+/// Sends the log to the end of `path` from now on.
+pub fn use_file(path: &str) {
+    let _ = FILE.set(path.into());
+}
+
+/// Writes `text` as it is where the log goes (the start-up banner).
+pub fn raw(text: &str) {
+    if let Some(path) = FILE.get() {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = file.write_all(text.as_bytes());
+        }
+    } else if TO_STDOUT.load(Relaxed) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    } else {
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
 }
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
@@ -47,13 +77,7 @@ impl Log for StderrLogger {
             now.subsec_millis(),
             record.args()
         );
-        if TO_STDOUT.load(Relaxed) {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(line.as_bytes());
-            let _ = out.flush();
-        } else {
-            let _ = std::io::stderr().lock().write_all(line.as_bytes());
-        }
+        raw(&line);
     }
 
     fn flush(&self) {}

@@ -180,3 +180,68 @@ fn a_failed_final_save_keeps_the_server_up_unless_forced() {
     assert!(wait_until(Duration::from_secs(10), || !server.alive()));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `daemonize yes` returns at once and leaves a server running in the
+/// background; `pidfile` names it and goes at shutdown; `logfile` has its
+/// log.
+#[test]
+fn daemonize_pidfile_and_logfile_as_redis_server() {
+    let dir = common::temp_dir();
+    let (pidfile, logfile) = (dir.join("ember.pid"), dir.join("ember.log"));
+    let port = common::free_port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ember"));
+    command.current_dir(&dir).args([
+        "--port",
+        &port.to_string(),
+        "--save",
+        "",
+        "--daemonize",
+        "yes",
+        "--pidfile",
+        &pidfile.display().to_string(),
+        "--logfile",
+        &logfile.display().to_string(),
+    ]);
+    let (status, _) = common::run_to_exit(command);
+    assert!(status.success());
+    // Whatever happens below, the background server goes.
+    struct Kill(std::path::PathBuf);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Ok(pid) = std::fs::read_to_string(&self.0) {
+                let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+            }
+        }
+    }
+    let _kill = Kill(pidfile.clone());
+    assert!(wait_until(Duration::from_secs(10), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    let mut c = common::Raw::connect(port);
+    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let info = c.cmd(&["INFO", "server"]).text();
+    assert_eq!(
+        common::info_field(&info, "process_id").unwrap(),
+        pid.trim(),
+        "the pid file names the server"
+    );
+    for (name, want) in [
+        ("daemonize", "yes"),
+        ("pidfile", pidfile.to_str().unwrap()),
+        ("logfile", logfile.to_str().unwrap()),
+    ] {
+        assert_eq!(
+            c.cmd(&["CONFIG", "GET", name]).items()[1],
+            Reply::bulk(want)
+        );
+    }
+    assert!(wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(&logfile).is_ok_and(|t| t.contains("Ready to accept connections"))
+    }));
+    c.send(b"SHUTDOWN NOSAVE\r\n");
+    assert!(wait_until(Duration::from_secs(10), || !pidfile.exists()));
+    let log = std::fs::read_to_string(&logfile).unwrap();
+    assert!(log.contains("ready to exit"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -366,7 +366,8 @@ pub fn shutdown_saving(shard: &ShardData, force_save: bool, nosave: bool, force:
     })
 }
 
-pub(super) fn exit_now() -> ! {
+pub fn exit_now() -> ! {
+    crate::util::pidfile::remove();
     log::warn!("ember is now ready to exit, bye bye...");
     std::process::exit(0);
 }

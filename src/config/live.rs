@@ -71,6 +71,9 @@ pub(super) struct Slots {
     pub shutdown_on_sigint: AtomicU8,
     pub shutdown_on_sigterm: AtomicU8,
     pub proc_title_template: RwLock<String>,
+    pub daemonize: AtomicBool,
+    pub pidfile: RwLock<String>,
+    pub logfile: RwLock<String>,
     pub jemalloc_bg_thread: AtomicBool,
     pub hash_max_listpack_entries: AtomicU64,
     pub hash_max_listpack_value: AtomicU64,
@@ -845,6 +848,31 @@ impl Live {
     }
 
     /// `always-show-logo`: the banner and the log go to standard output.
+    pub fn daemonize(&self) -> bool {
+        self.v.daemonize.load(Relaxed)
+    }
+
+    /// `pidfile`, or Redis's default when daemonized without one.
+    pub fn pidfile(&self) -> Option<String> {
+        let set = self
+            .v
+            .pidfile
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone());
+        match set {
+            set if !set.is_empty() => Some(set),
+            _ if self.daemonize() => Some("/var/run/redis.pid".into()),
+            _ => None,
+        }
+    }
+
+    pub fn logfile(&self) -> String {
+        self.v
+            .logfile
+            .read()
+            .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
     pub fn always_show_logo(&self) -> bool {
         self.v.always_show_logo.load(Relaxed)
     }

@@ -187,7 +187,7 @@ fn show_clients_limit(n: u64) -> String {
     }
 }
 
-/// A text parameter kept as given (`requirepass`, `aclfile`).
+/// A text parameter kept as given (`requirepass`, `aclfile`, `pidfile`, `logfile`).
 macro_rules! text_param {
     ($name:ident, $slot:ident) => {
         static $name: super::kind::Custom = super::kind::Custom {
@@ -211,14 +211,8 @@ macro_rules! text_param {
 }
 text_param!(REQUIREPASS, requirepass);
 text_param!(ACLFILE, aclfile);
-
-/// A yes/no that ember supports only as `no`.
-fn only_no(text: &str, refusal: &str) -> Result<(), String> {
-    match parse_bool(text)? {
-        false => Ok(()),
-        true => Err(refusal.into()),
-    }
-}
+text_param!(PIDFILE, pidfile);
+text_param!(LOGFILE, logfile);
 
 #[rustfmt::skip]
 pub static PARAMS: &[Param] = &[
@@ -492,8 +486,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "daemonize", aliases: &[], set: Set::Immutable, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| only_no(v, "daemonize is not supported by ember") },
-        doc: "only no: ember stays in the foreground",
+        kind: Kind::Bool { default: false, slot: |l| &l.v.daemonize },
+        doc: "run in the background: ember starts itself again detached (no terminal, its own process group) and the first one exits; writes `pidfile` (default /var/run/redis.pid)",
     },
     // RDB snapshots (`persist`).
     Param {
@@ -566,13 +560,13 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "pidfile", aliases: &[], set: Set::Immutable, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember writes no pid file",
+        kind: Kind::Custom(&PIDFILE),
+        doc: "write the process id to this file at start, remove it at shutdown",
     },
     Param {
         name: "logfile", aliases: &[], set: Set::Immutable, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted: ember logs to standard error (standard output with always-show-logo)",
+        kind: Kind::Custom(&LOGFILE),
+        doc: "append the log to this file; empty: standard error (standard output with always-show-logo)",
     },
     Param {
         name: "repl-diskless-sync-delay", aliases: &[], set: Set::Yes, apply: None,

@@ -80,8 +80,7 @@ fn shut_down(shared: &Shared, flags: ShutdownFlags) {
                 "Exiting without the final save: this server could not be asked for SHUTDOWN."
             );
             crate::cmd::aof::flush_for_exit(shared);
-            log::warn!("ember is now ready to exit, bye bye...");
-            std::process::exit(0);
+            crate::cmd::save::exit_now();
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod lcs;
 pub mod longdouble;
 pub mod memory;
 pub mod num;
+pub mod pidfile;
 pub mod priority;
 pub mod purge;
 pub mod repr;
