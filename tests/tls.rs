@@ -407,3 +407,96 @@ fn redis_rs_talks_rediss_to_the_tls_port() {
         .unwrap();
     assert_eq!(pipelined, [1, 2]);
 }
+
+/// `server.key` encrypted by openssl with `pass` (OpenSSL 3's `pkey
+/// -aes256`: PKCS#8, PBES2 with PBKDF2 and AES-256-CBC), or None without
+/// openssl.
+fn encrypted_key(certs: &Certs, pass: &str) -> Option<String> {
+    let out = certs.path("server-enc.key");
+    let made = std::process::Command::new("openssl")
+        .args(["pkey", "-in", &certs.path("server.key"), "-aes256"])
+        .args(["-passout", &format!("pass:{pass}"), "-out", &out])
+        .status();
+    match made {
+        Ok(s) if s.success() => {
+            let text = std::fs::read_to_string(&out).unwrap();
+            assert!(text.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+            Some(out)
+        }
+        _ => {
+            eprintln!("skipped: no openssl to encrypt a key with");
+            None
+        }
+    }
+}
+
+#[test]
+fn an_encrypted_key_file_opens_with_tls_key_file_pass() {
+    let certs = Certs::make();
+    let Some(key) = encrypted_key(&certs, "s3kr1t") else {
+        return;
+    };
+    let port = free_port();
+    let conf = |pass: Option<&str>| {
+        let mut text = format!(
+            "tls-port {port}\ntls-cert-file {}\ntls-key-file {key}\ntls-ca-cert-file {}\n",
+            certs.path("server.crt"),
+            certs.path("ca.crt")
+        );
+        if let Some(pass) = pass {
+            text.push_str(&format!("tls-key-file-pass {pass}\n"));
+        }
+        text
+    };
+    // A wrong or missing password stops start-up, naming the file and not
+    // the password.
+    let (status, stderr) = run_with_bad_config(&conf(Some("wrong-one")));
+    assert!(!status.success());
+    assert!(
+        stderr.contains("Failed to load private key") && stderr.contains("server-enc.key"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad decrypt"), "{stderr}");
+    assert!(!stderr.contains("wrong-one"), "{stderr}");
+    let (status, stderr) = run_with_bad_config(&conf(None));
+    assert!(!status.success());
+    assert!(stderr.contains("no password"), "{stderr}");
+
+    let server = Server::start_with_config(1, &conf(Some("s3kr1t")));
+    let mut c = connect(&certs, port, true).unwrap();
+    assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    // CONFIG GET shows the password, as redis-server 7.0.15 does.
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "tls-key-file-pass"]),
+        bulks(&["tls-key-file-pass", "s3kr1t"])
+    );
+    // A wrong one by CONFIG SET: refused, the old set-up and value kept.
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-key-file-pass", "nope"]),
+        Reply::Error("ERR CONFIG SET failed (possibly related to argument 'tls-key-file-pass') - Unable to update TLS configuration. Check server logs.".into())
+    );
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "tls-key-file-pass"]),
+        bulks(&["tls-key-file-pass", "s3kr1t"])
+    );
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+    // Back to the plain key and no password, in one CONFIG SET.
+    assert_eq!(
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "tls-key-file",
+            &certs.path("server.key"),
+            "tls-key-file-pass",
+            ""
+        ]),
+        Reply::ok()
+    );
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+    // The password is redacted in SLOWLOG, as Redis does.
+    admin.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    admin.cmd(&["CONFIG", "SET", "tls-key-file-pass", ""]);
+    let entry = admin.cmd(&["SLOWLOG", "GET", "1"]).items()[0].items()[3].items();
+    assert_eq!(entry[3].text(), "(redacted)");
+}

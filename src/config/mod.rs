@@ -45,6 +45,7 @@ pub mod persist;
 pub mod repl;
 pub mod rewrite;
 pub mod tls;
+mod tls_key;
 
 use std::path::PathBuf;
 

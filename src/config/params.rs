@@ -1109,12 +1109,12 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::KEY_FILE),
-        doc: "the server's PEM private key (unencrypted)",
+        doc: "the server's PEM private key (encrypted: see tls-key-file-pass)",
     },
     Param {
         name: "tls-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::KEY_FILE_PASS),
+        doc: "the password of an encrypted tls-key-file (PKCS#8, PBES2)",
     },
     Param {
         name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,

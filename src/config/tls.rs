@@ -4,14 +4,15 @@
 //! a set-up that does not build refuses the CONFIG SET and keeps the old.
 //!
 //! What rustls does not have is refused by name: TLS 1.0 and 1.1, cipher
-//! names it does not know, encrypted key files (`tls-key-file-pass`).
+//! names it does not know. Encrypted key files (`tls-key-file-pass`) are
+//! decrypted by `tls_key`.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::CertificateDer;
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{CipherSuite, RootCertStore, ServerConfig, SupportedProtocolVersion};
 
@@ -71,6 +72,7 @@ macro_rules! text_param {
 
 text_param!(CERT_FILE, tls_cert_file, any_text);
 text_param!(KEY_FILE, tls_key_file, any_text);
+text_param!(KEY_FILE_PASS, tls_key_file_pass, any_text);
 text_param!(CA_CERT_FILE, tls_ca_cert_file, any_text);
 text_param!(CA_CERT_DIR, tls_ca_cert_dir, any_text);
 text_param!(PROTOCOLS, tls_protocols, |_, t| {
@@ -223,8 +225,7 @@ fn server_config(live: &Live) -> Result<Arc<ServerConfig>, String> {
             "Failed to load certificate: {cert_file}: no certificate in it"
         ));
     }
-    let key = PrivateKeyDer::from_pem_file(&key_file)
-        .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
+    let key = super::tls_key::load(&key_file, &text(&live.v.tls_key_file_pass))?;
     let provider = Arc::new(provider(live)?);
     let versions = protocols(&text(&live.v.tls_protocols))?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
