@@ -500,3 +500,177 @@ fn an_encrypted_key_file_opens_with_tls_key_file_pass() {
     let entry = admin.cmd(&["SLOWLOG", "GET", "1"]).items()[0].items()[3].items();
     assert_eq!(entry[3].text(), "(redacted)");
 }
+
+/// What makes a server a replica that speaks TLS to its master, showing
+/// the server certificate as its client certificate (Redis's default
+/// where no `tls-client-cert-file` is set).
+fn tls_replica_flags(certs: &Certs) -> Vec<String> {
+    [
+        ("--tls-replication", "yes".to_string()),
+        ("--tls-cert-file", certs.path("server.crt")),
+        ("--tls-key-file", certs.path("server.key")),
+        ("--tls-ca-cert-file", certs.path("ca.crt")),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
+}
+
+/// Keys for the full sync, written before the replica links.
+fn write_before(master: &mut Raw) {
+    for i in 0..50 {
+        assert_eq!(
+            master.cmd(&["SET", &format!("before:{i}"), &i.to_string()]),
+            Reply::ok()
+        );
+    }
+}
+
+/// The keys of [`write_before`] reached the replica (the full sync), a
+/// key written now does too (the stream), and its link is up.
+fn replicates(master: &mut Raw, replica: &mut Raw) {
+    let synced = wait_until(Duration::from_secs(20), || {
+        replica.cmd(&["GET", "before:49"]) == Reply::bulk("49")
+    });
+    assert!(
+        synced,
+        "no full sync over TLS: {:?}",
+        replica.info_field("replication", "master_link_status")
+    );
+    assert_eq!(master.cmd(&["SET", "after", "streamed"]), Reply::ok());
+    // A value past rustls's 64 KiB of buffered plaintext goes out whole.
+    let big = "x".repeat(300_000);
+    assert_eq!(master.cmd(&["SET", "big", &big]), Reply::ok());
+    assert!(wait_until(Duration::from_secs(10), || {
+        replica.cmd(&["GET", "after"]) == Reply::bulk("streamed")
+            && replica.cmd(&["STRLEN", "big"]) == int(300_000)
+    }));
+    assert_eq!(
+        replica
+            .info_field("replication", "master_link_status")
+            .as_deref(),
+        Some("up")
+    );
+    assert_eq!(replica.cmd(&["DBSIZE"]), int(52));
+}
+
+#[test]
+fn an_ember_replica_of_ember_over_tls() {
+    let certs = Certs::make();
+    let (master, tls_port) = start(&certs, "yes");
+    let flags = tls_replica_flags(&certs);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(1, &flags);
+    let (mut m, mut r) = (master.raw(), replica.raw());
+    write_before(&mut m);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &tls_port.to_string()]),
+        Reply::ok()
+    );
+    replicates(&mut m, &mut r);
+    assert_eq!(
+        m.info_field("replication", "connected_slaves").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "tls-replication"]),
+        bulks(&["tls-replication", "yes"])
+    );
+}
+
+#[test]
+fn a_replica_the_master_does_not_trust_does_not_link() {
+    let certs = Certs::make();
+    // tls-replication without a certificate: the TLS set-up does not
+    // build and start-up stops, as in Redis.
+    let conf = format!(
+        "tls-replication yes\ntls-ca-cert-file {}\n",
+        certs.path("ca.crt")
+    );
+    let (status, stderr) = run_with_bad_config(&conf);
+    assert!(!status.success());
+    assert!(stderr.contains("tls-cert-file"), "{stderr}");
+    // A certificate another CA signed: the master refuses it, the link
+    // stays down.
+    let (master, tls_port) = start(&certs, "yes");
+    let other = Certs::make();
+    let flags = [
+        "--tls-replication".to_string(),
+        "yes".into(),
+        "--tls-cert-file".into(),
+        other.path("server.crt"),
+        "--tls-key-file".into(),
+        other.path("server.key"),
+        "--tls-ca-cert-file".into(),
+        certs.path("ca.crt"),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(1, &flags);
+    let mut r = replica.raw();
+    master.raw().cmd(&["SET", "k", "v"]);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &tls_port.to_string()]),
+        Reply::ok()
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        r.info_field("replication", "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(r.cmd(&["GET", "k"]), Reply::Nil);
+}
+
+/// redis-server's arguments for TLS with the test's certificates.
+fn redis_tls_args(certs: &Certs) -> Vec<String> {
+    [
+        ("--tls-cert-file", certs.path("server.crt")),
+        ("--tls-key-file", certs.path("server.key")),
+        ("--tls-ca-cert-file", certs.path("ca.crt")),
+        ("--repl-diskless-sync-delay", "0".into()),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
+}
+
+#[test]
+fn an_ember_replica_of_a_redis_tls_master() {
+    let certs = Certs::make();
+    let redis_tls = free_port();
+    let mut args = redis_tls_args(&certs);
+    args.extend(["--tls-port".into(), redis_tls.to_string()]);
+    let Some(redis) = common::reference::Redis::start(&args) else {
+        eprintln!("redis-server did not start with TLS: test skipped (CI installs it)");
+        return;
+    };
+    let flags = tls_replica_flags(&certs);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(2, &flags);
+    let (mut m, mut r) = (Raw::connect(redis.port), replica.raw());
+    write_before(&mut m);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &redis_tls.to_string()]),
+        Reply::ok()
+    );
+    replicates(&mut m, &mut r);
+}
+
+#[test]
+fn a_redis_replica_of_an_ember_tls_master() {
+    let certs = Certs::make();
+    let (master, tls_port) = start(&certs, "yes");
+    let mut m = master.raw();
+    write_before(&mut m);
+    let mut args = redis_tls_args(&certs);
+    args.extend(["--tls-replication".into(), "yes".into()]);
+    args.extend(["--replicaof".into(), "127.0.0.1".into(), tls_port.to_string()]);
+    let Some(redis) = common::reference::Redis::start(&args) else {
+        eprintln!("redis-server did not start with TLS: test skipped (CI installs it)");
+        return;
+    };
+    replicates(&mut m, &mut Raw::connect(redis.port));
+    assert_eq!(
+        m.info_field("replication", "connected_slaves").as_deref(),
+        Some("1")
+    );
+}

@@ -1088,18 +1088,18 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_CERT_FILE),
+        doc: "the certificate a replica shows its master (empty: tls-cert-file)",
     },
     Param {
         name: "tls-client-key-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_KEY_FILE),
+        doc: "the private key of tls-client-cert-file",
     },
     Param {
         name: "tls-client-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_KEY_FILE_PASS),
+        doc: "the password of an encrypted tls-client-key-file",
     },
     Param {
         name: "tls-dh-params-file", aliases: &[], set: Set::Yes, apply: None,
@@ -1128,8 +1128,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-replication", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Bool { default: false, slot: |l| &l.v.tls_replication },
+        doc: "a replica connects to its master over TLS (the next link it makes)",
     },
     Param {
         name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,

@@ -167,7 +167,8 @@ fn install_rebind(shared: &Arc<Shared>) {
     }));
 }
 
-/// With `tls-port`: the TLS set-up from the `tls-*` files, and each
+/// The TLS set-up from the `tls-*` files (with `tls-port` or
+/// `tls-replication`), and with `tls-port` each
 /// shard's listeners on that port after its plain ones; returns where they
 /// start in each shard's list.
 fn listen_tls(
@@ -176,11 +177,12 @@ fn listen_tls(
     n: usize,
     listeners: &mut [Vec<mio::net::TcpListener>],
 ) -> Result<Option<usize>, StartError> {
+    // tls-replication alone needs the set-up too (a replica's link).
+    crate::config::tls::rebuild(config).map_err(StartError::Tls)?;
     let port = config.tls_port();
     if port == 0 {
         return Ok(None);
     }
-    crate::config::tls::rebuild(config).map_err(StartError::Tls)?;
     let first = listeners.first().map_or(0, Vec::len);
     let on_port = crate::net::listen_all(bind, port, n).map_err(|source| StartError::Listen {
         addr: format!("{} tls-port {port}", config.bind()),

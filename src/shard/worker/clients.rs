@@ -236,7 +236,7 @@ impl Worker {
 
     /// A connection leaves the loop for a thread of its own (a replica,
     /// `exec::Action::Handoff`): forgotten here as a closed client is, its
-    /// socket and unread input handed on.
+    /// socket, TLS session and unread input handed on.
     pub(super) fn hand_off(&mut self, token: usize) {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
@@ -247,9 +247,11 @@ impl Worker {
         let Some(conn) = self.forget(token) else {
             return;
         };
-        let unread = conn.rbuf.to_vec();
-        let stream: std::net::TcpStream = conn.stream.into();
-        handoff(stream, unread);
+        handoff(crate::exec::handoff::Detached {
+            unread: conn.rbuf.to_vec(),
+            tls: conn.tls,
+            stream: conn.stream.into(),
+        });
     }
 
     pub(super) fn clients_op(&mut self, op: ClientsOp) -> Out {
