@@ -674,3 +674,69 @@ fn a_redis_replica_of_an_ember_tls_master() {
         Some("1")
     );
 }
+
+/// redis-py's TLS client (`ssl=True`) against the TLS port: SET, GET and a
+/// pipeline, with the CA given and, when `cert`, the client certificate.
+/// Prints what failed; exits non-zero then.
+const REDIS_PY_TLS: &str = r#"
+import sys, redis
+port, ca, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+kw = dict(host="localhost", port=port, ssl=True, ssl_ca_certs=ca, socket_timeout=5)
+if cert:
+    kw.update(ssl_certfile=cert, ssl_keyfile=key)
+r = redis.Redis(**kw)
+r.set("py", "tls")
+assert r.get("py") == b"tls", r.get("py")
+p = r.pipeline(transaction=False)
+p.incr("pyn")
+p.incr("pyn")
+assert p.execute() == [1, 2]
+if cert:
+    url = redis.from_url(f"rediss://localhost:{port}/0", ssl_ca_certs=ca,
+                         ssl_certfile=cert, ssl_keyfile=key, socket_timeout=5)
+    assert url.get("py") == b"tls"
+print("ok")
+"#;
+
+/// Runs [`REDIS_PY_TLS`]; None where python3 has no redis module.
+fn redis_py(certs: &Certs, port: u16, with_cert: bool) -> Option<(bool, String)> {
+    let has_module = std::process::Command::new("python3")
+        .args(["-c", "import redis"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_module {
+        eprintln!("skipped: python3 with redis-py is not installed (pip install redis; CI installs it)");
+        return None;
+    }
+    let (cert, key) = if with_cert {
+        (certs.path("client.crt"), certs.path("client.key"))
+    } else {
+        (String::new(), String::new())
+    };
+    let out = std::process::Command::new("python3")
+        .args(["-c", REDIS_PY_TLS, &port.to_string(), &certs.path("ca.crt")])
+        .args([cert, key])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string()
+        + &String::from_utf8_lossy(&out.stderr);
+    Some((out.status.success(), text))
+}
+
+#[test]
+fn redis_py_talks_ssl_to_the_tls_port() {
+    let certs = Certs::make();
+    // The server's certificate checked, no client certificate asked for.
+    let (_server, port) = start(&certs, "no");
+    let Some((ok, text)) = redis_py(&certs, port, false) else {
+        return;
+    };
+    assert!(ok, "{text}");
+    // A client certificate required: shown, it works; not shown, refused.
+    let (_server, port) = start(&certs, "yes");
+    let (ok, text) = redis_py(&certs, port, true).unwrap();
+    assert!(ok, "{text}");
+    let (ok, text) = redis_py(&certs, port, false).unwrap();
+    assert!(!ok, "a client without a certificate was served: {text}");
+    assert!(text.to_lowercase().contains("certificate"), "{text}");
+}
