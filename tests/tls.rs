@@ -100,6 +100,17 @@ fn connect_with(
     with_cert: bool,
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> std::io::Result<TlsClient> {
+    connect_at(certs, "127.0.0.1", port, with_cert, versions)
+}
+
+/// [`connect_with`] to address `ip`.
+fn connect_at(
+    certs: &Certs,
+    ip: &str,
+    port: u16,
+    with_cert: bool,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> std::io::Result<TlsClient> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in pem_certs(&certs.dir.join("ca.crt")) {
         roots.add(cert).unwrap();
@@ -120,7 +131,7 @@ fn connect_with(
     let conn =
         rustls::ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap())
             .unwrap();
-    let sock = TcpStream::connect(("127.0.0.1", port))?;
+    let sock = TcpStream::connect((ip, port))?;
     sock.set_read_timeout(Some(Duration::from_secs(10)))?;
     Ok(TlsClient {
         tls: rustls::StreamOwned::new(conn, sock),
@@ -739,4 +750,22 @@ fn redis_py_talks_ssl_to_the_tls_port() {
     let (ok, text) = redis_py(&certs, port, false).unwrap();
     assert!(!ok, "a client without a certificate was served: {text}");
     assert!(text.to_lowercase().contains("certificate"), "{text}");
+}
+
+#[test]
+fn config_set_bind_moves_the_tls_listeners_too() {
+    let certs = Certs::make();
+    let (server, port) = start(&certs, "yes");
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "bind", "127.0.0.2"]),
+        Reply::ok()
+    );
+    for _ in 0..6 {
+        let mut c = connect_at(&certs, "127.0.0.2", port, true, rustls::DEFAULT_VERSIONS).unwrap();
+        assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    }
+    assert!(wait_until(Duration::from_secs(5), || {
+        TcpStream::connect(("127.0.0.1", port)).is_err()
+    }));
 }

@@ -45,7 +45,7 @@ pub enum Set {
     /// Set it to the value it has, which changes nothing, as Redis's
     /// CONFIG SET of an unchanged value does; another value is refused as
     /// immutable. For what Redis can change at run time but ember not yet
-    /// (`bind`, `tls-port`) and for `shards` (the threads are started
+    /// (`tls-port`) and for `shards` (the threads are started
     /// once). Tools that write back
     /// every value CONFIG GET gave them, as Redis's own tests do, work.
     StartUp,
@@ -229,7 +229,7 @@ pub static PARAMS: &[Param] = &[
         doc: "TCP port (0: any free port)",
     },
     Param {
-        name: "bind", aliases: &[], set: Set::StartUp, apply: None,
+        name: "bind", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&BIND),
         doc: "listen addresses (`-` before one: optional; `*` every IPv4, `::*` every IPv6 address)",
     },

@@ -94,6 +94,21 @@ impl Worker {
         self.register_listeners();
     }
 
+    /// Replaces the `tls-port` listeners (CONFIG SET bind); the plain
+    /// ones stay. Nothing without `tls-port`, which has none.
+    pub(super) fn listen_tls_on(&mut self, listeners: Vec<TcpListener>) {
+        let Some(first) = self.tls_from else {
+            return;
+        };
+        let registry = self.poll.registry();
+        for listener in &mut self.listeners {
+            let _ = registry.deregister(listener);
+        }
+        self.listeners.truncate(first);
+        self.listeners.extend(listeners);
+        self.register_listeners();
+    }
+
     /// Accepts what listener `which` has waiting.
     pub(super) fn accept(&mut self, which: usize) {
         if let Some(listener) = self.listeners.get(which) {
