@@ -674,7 +674,11 @@ fn a_redis_replica_of_an_ember_tls_master() {
     write_before(&mut m);
     let mut args = redis_tls_args(&certs);
     args.extend(["--tls-replication".into(), "yes".into()]);
-    args.extend(["--replicaof".into(), "127.0.0.1".into(), tls_port.to_string()]);
+    args.extend([
+        "--replicaof".into(),
+        "127.0.0.1".into(),
+        tls_port.to_string(),
+    ]);
     let Some(redis) = common::reference::Redis::start(&args) else {
         eprintln!("redis-server did not start with TLS: test skipped (CI installs it)");
         return;
@@ -716,7 +720,9 @@ fn redis_py(certs: &Certs, port: u16, with_cert: bool) -> Option<(bool, String)>
         .status()
         .is_ok_and(|s| s.success());
     if !has_module {
-        eprintln!("skipped: python3 with redis-py is not installed (pip install redis; CI installs it)");
+        eprintln!(
+            "skipped: python3 with redis-py is not installed (pip install redis; CI installs it)"
+        );
         return None;
     }
     let (cert, key) = if with_cert {
@@ -729,8 +735,8 @@ fn redis_py(certs: &Certs, port: u16, with_cert: bool) -> Option<(bool, String)>
         .args([cert, key])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     Some((out.status.success(), text))
 }
 

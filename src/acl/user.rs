@@ -253,7 +253,9 @@ mod tests {
         let patterns = [
             "", "*", "key:*", "key", "k*y", "key:\\*", "k?y:*", "[k]ey:*", "key:**", "*:x",
         ];
-        let keys = ["", "key", "key:", "key:1", "kEy:1", "k", "key:*", "kxy:1", "x:x", "ke"];
+        let keys = [
+            "", "key", "key:", "key:1", "kEy:1", "k", "key:*", "kxy:1", "x:x", "ke",
+        ];
         for pattern in patterns {
             let p = KeyPattern::new(Bytes::from(pattern), READ);
             for key in keys {

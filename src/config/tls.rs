@@ -16,7 +16,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{ClientConfig, CipherSuite, RootCertStore, ServerConfig, SupportedProtocolVersion};
+use rustls::{CipherSuite, ClientConfig, RootCertStore, ServerConfig, SupportedProtocolVersion};
 
 use super::kind::{Custom, Value};
 use super::live::Live;
@@ -317,12 +317,10 @@ fn client_config(live: &Live) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(provider(live)?);
     let roots = Arc::new(ca_roots(live)?);
     let versions = protocols(&text(&live.v.tls_protocols))?;
-    let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
-        roots,
-        Arc::clone(&provider),
-    )
-    .build()
-    .map_err(|e| format!("Failed to configure TLS: master certificates: {e}"))?;
+    let chain =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(roots, Arc::clone(&provider))
+            .build()
+            .map_err(|e| format!("Failed to configure TLS: master certificates: {e}"))?;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS: {e}"))?

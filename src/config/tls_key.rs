@@ -35,8 +35,8 @@ fn from_pem(text: &[u8], pass: &str) -> Result<PrivateKeyDer<'static>, String> {
         if pass.is_empty() {
             return Err("the key is encrypted and no password is set (tls-key-file-pass)".into());
         }
-        let (label, der) = pkcs8::der::pem::decode_vec(block.as_bytes())
-            .map_err(|e| format!("bad PEM: {e}"))?;
+        let (label, der) =
+            pkcs8::der::pem::decode_vec(block.as_bytes()).map_err(|e| format!("bad PEM: {e}"))?;
         debug_assert_eq!(label, "ENCRYPTED PRIVATE KEY");
         let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice())
             .map_err(|e| format!("not a PKCS#8 encrypted key: {e}"))?;
@@ -113,7 +113,8 @@ mod tests {
             .unwrap_err()
             .contains("legacy"));
         assert!(from_pem(b"not a key", "").is_err());
-        let cut = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n";
+        let cut =
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n";
         assert!(from_pem(cut.as_bytes(), "x").is_err());
     }
 }

@@ -70,7 +70,11 @@ pub fn command_keys_into(meta: &CommandMeta, argv: &[Bytes], keys: &mut Vec<Foun
     // access and delete.
     if meta.name == "migrate" {
         let flags = KeySpecFlags::RW | KeySpecFlags::ACCESS | KeySpecFlags::DELETE;
-        keys.extend(crate::cmd::migrate::keys(argv).into_iter().map(|k| (k, flags)));
+        keys.extend(
+            crate::cmd::migrate::keys(argv)
+                .into_iter()
+                .map(|k| (k, flags)),
+        );
         return !keys.is_empty();
     }
     // Most commands (GET, SET, HSET, INCR, ...) have one spec: the key at
@@ -406,15 +410,14 @@ mod tests {
                 let mut fast = Vec::new();
                 let found = command_keys_into(meta, &argv, &mut fast);
                 let mut general = Vec::new();
-                let general = if by_specs(meta, &argv, strict_count, &mut general)
-                    && !general.is_empty()
-                {
-                    Some(general)
-                } else if meta.flags.contains(CommandFlags::MOVABLEKEYS) {
-                    legacy(meta, &argv)
-                } else {
-                    None
-                };
+                let general =
+                    if by_specs(meta, &argv, strict_count, &mut general) && !general.is_empty() {
+                        Some(general)
+                    } else if meta.flags.contains(CommandFlags::MOVABLEKEYS) {
+                        legacy(meta, &argv)
+                    } else {
+                        None
+                    };
                 if !matches!(meta.name, "sort" | "sort_ro" | "migrate") {
                     assert_eq!(found.then_some(fast), general, "{} with {n}", meta.name);
                 }

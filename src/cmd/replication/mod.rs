@@ -168,12 +168,7 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 let info = new_replica(shard, session, from);
                 let psync2 = session.hello.psync2;
                 return Action::Handoff(Box::new(move |detached| {
-                    serve::spawn(
-                        shared,
-                        detached,
-                        info,
-                        serve::Start::Continue { psync2 },
-                    )
+                    serve::spawn(shared, detached, info, serve::Start::Continue { psync2 })
                 }));
             }
         }

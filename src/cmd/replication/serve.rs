@@ -50,12 +50,7 @@ const CHUNK: usize = 64 * 1024;
 /// flag, its output limit and the PING period.
 const IDLE: Duration = Duration::from_millis(100);
 
-pub fn spawn(
-    shared: Arc<Shared>,
-    detached: Detached,
-    info: Arc<ReplicaInfo>,
-    start: Start,
-) {
+pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, start: Start) {
     let thread = {
         let (shared, info) = (Arc::clone(&shared), Arc::clone(&info));
         std::thread::Builder::new()
