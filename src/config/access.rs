@@ -266,7 +266,7 @@ mod tests {
         set(&live, &["shards", &shards]).unwrap();
         // Another value is refused once it parses (a bad one says why).
         let more_shards = (live.shards() + 1).to_string();
-        for (name, other) in [("shards", &more_shards)] {
+        for (name, other) in [("shards", more_shards.as_str()), ("tls-port", "6390")] {
             assert_eq!(
                 set(&live, &[name, other]).unwrap_err(),
                 format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
