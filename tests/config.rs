@@ -201,12 +201,12 @@ fn config_set_takes_back_every_value_config_get_gives() {
         );
     }
     assert_eq!(c.cmd(&["CONFIG", "GET", "*"]).items(), all);
-    // New bind addresses are refused, as ember cannot move them yet (a
-    // new port it can: tests/config_listen.rs).
+    // A new tls-port is refused, as ember cannot open one live yet (a
+    // new port or bind it can: tests/config_listen.rs).
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "bind", "0.0.0.0"]),
+        c.cmd(&["CONFIG", "SET", "tls-port", "6390"]),
         Reply::err(
-            "ERR CONFIG SET failed (possibly related to argument 'bind') - can't set immutable config"
+            "ERR CONFIG SET failed (possibly related to argument 'tls-port') - can't set immutable config"
         )
     );
 }

@@ -152,3 +152,58 @@ fn hidden_parameters_answer_only_their_own_name() {
         assert!(all.iter().any(|n| n == "maxmemory"));
     }
 }
+
+/// PING through a fresh connection to `ip:port`: None where none is made.
+fn ping_at(ip: &str, port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect((ip, port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"PING\r\n").ok()?;
+    let mut buf = [0u8; 16];
+    let n = s.read(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+const BIND_FAILED: &str = "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.";
+
+/// CONFIG SET bind moves every shard's listeners to the new addresses
+/// (Redis 7.0 does it live); one that cannot be bound fails the command
+/// with Redis's text and leaves the old ones; `-` makes one optional.
+/// 192.0.2.1 (TEST-NET-1) is on no interface here: binding it fails with
+/// no traffic sent anywhere.
+#[test]
+fn config_set_bind_moves_the_listeners_or_rolls_back() {
+    let server = Server::start(2, &[]);
+    let port = server.port;
+    let mut c = server.raw();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "bind", "127.0.0.2"]), Reply::ok());
+    assert_eq!(value(&mut c, "bind"), "127.0.0.2");
+    for _ in 0..8 {
+        assert_eq!(ping_at("127.0.0.2", port).as_deref(), Some("+PONG\r\n"));
+    }
+    assert!(common::wait_until(Duration::from_secs(5), || {
+        TcpStream::connect(("127.0.0.1", port)).is_err()
+    }));
+    // The connection that moved them stays.
+    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
+    // An address the host lacks: refused, the old value and listeners kept.
+    let refused = c.cmd(&["CONFIG", "SET", "bind", "192.0.2.1", "hz", "30"]);
+    assert_eq!(refused, Reply::err(BIND_FAILED));
+    assert_eq!(value(&mut c, "bind"), "127.0.0.2");
+    assert_ne!(value(&mut c, "hz"), "30");
+    assert_eq!(ping_at("127.0.0.2", port).as_deref(), Some("+PONG\r\n"));
+    // Optional, it is skipped; loopback serves again.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "bind", "127.0.0.1 -192.0.2.1"]),
+        Reply::ok()
+    );
+    assert_eq!(server.raw().cmd(&["PING"]), Reply::Simple("PONG".into()));
+    // redis-server answers the refusal in the same words.
+    if let Some(redis) = Redis::or_skip("config_set_bind_moves_the_listeners_or_rolls_back") {
+        let mut r = Raw::connect(redis.port);
+        assert_eq!(
+            r.cmd(&["CONFIG", "SET", "bind", "192.0.2.1", "hz", "30"]),
+            Reply::err(BIND_FAILED)
+        );
+    }
+}

@@ -100,6 +100,17 @@ fn connect_with(
     with_cert: bool,
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> std::io::Result<TlsClient> {
+    connect_at(certs, "127.0.0.1", port, with_cert, versions)
+}
+
+/// [`connect_with`] to address `ip`.
+fn connect_at(
+    certs: &Certs,
+    ip: &str,
+    port: u16,
+    with_cert: bool,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> std::io::Result<TlsClient> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in pem_certs(&certs.dir.join("ca.crt")) {
         roots.add(cert).unwrap();
@@ -120,7 +131,7 @@ fn connect_with(
     let conn =
         rustls::ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap())
             .unwrap();
-    let sock = TcpStream::connect(("127.0.0.1", port))?;
+    let sock = TcpStream::connect((ip, port))?;
     sock.set_read_timeout(Some(Duration::from_secs(10)))?;
     Ok(TlsClient {
         tls: rustls::StreamOwned::new(conn, sock),
@@ -406,4 +417,361 @@ fn redis_rs_talks_rediss_to_the_tls_port() {
         .query(&mut con)
         .unwrap();
     assert_eq!(pipelined, [1, 2]);
+}
+
+/// `server.key` encrypted by openssl with `pass` (OpenSSL 3's `pkey
+/// -aes256`: PKCS#8, PBES2 with PBKDF2 and AES-256-CBC), or None without
+/// openssl.
+fn encrypted_key(certs: &Certs, pass: &str) -> Option<String> {
+    let out = certs.path("server-enc.key");
+    let made = std::process::Command::new("openssl")
+        .args(["pkey", "-in", &certs.path("server.key"), "-aes256"])
+        .args(["-passout", &format!("pass:{pass}"), "-out", &out])
+        .status();
+    match made {
+        Ok(s) if s.success() => {
+            let text = std::fs::read_to_string(&out).unwrap();
+            assert!(text.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+            Some(out)
+        }
+        _ => {
+            eprintln!("skipped: no openssl to encrypt a key with");
+            None
+        }
+    }
+}
+
+#[test]
+fn an_encrypted_key_file_opens_with_tls_key_file_pass() {
+    let certs = Certs::make();
+    let Some(key) = encrypted_key(&certs, "s3kr1t") else {
+        return;
+    };
+    let port = free_port();
+    let conf = |pass: Option<&str>| {
+        let mut text = format!(
+            "tls-port {port}\ntls-cert-file {}\ntls-key-file {key}\ntls-ca-cert-file {}\n",
+            certs.path("server.crt"),
+            certs.path("ca.crt")
+        );
+        if let Some(pass) = pass {
+            text.push_str(&format!("tls-key-file-pass {pass}\n"));
+        }
+        text
+    };
+    // A wrong or missing password stops start-up, naming the file and not
+    // the password.
+    let (status, stderr) = run_with_bad_config(&conf(Some("wrong-one")));
+    assert!(!status.success());
+    assert!(
+        stderr.contains("Failed to load private key") && stderr.contains("server-enc.key"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad decrypt"), "{stderr}");
+    assert!(!stderr.contains("wrong-one"), "{stderr}");
+    let (status, stderr) = run_with_bad_config(&conf(None));
+    assert!(!status.success());
+    assert!(stderr.contains("no password"), "{stderr}");
+
+    let server = Server::start_with_config(1, &conf(Some("s3kr1t")));
+    let mut c = connect(&certs, port, true).unwrap();
+    assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    // CONFIG GET shows the password, as redis-server 7.0.15 does.
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "tls-key-file-pass"]),
+        bulks(&["tls-key-file-pass", "s3kr1t"])
+    );
+    // A wrong one by CONFIG SET: refused, the old set-up and value kept.
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-key-file-pass", "nope"]),
+        Reply::Error("ERR CONFIG SET failed (possibly related to argument 'tls-key-file-pass') - Unable to update TLS configuration. Check server logs.".into())
+    );
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "tls-key-file-pass"]),
+        bulks(&["tls-key-file-pass", "s3kr1t"])
+    );
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+    // Back to the plain key and no password, in one CONFIG SET.
+    assert_eq!(
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "tls-key-file",
+            &certs.path("server.key"),
+            "tls-key-file-pass",
+            ""
+        ]),
+        Reply::ok()
+    );
+    assert!(connect(&certs, port, true).unwrap().cmd(&[b"PING"]).is_ok());
+    // The password is redacted in SLOWLOG, as Redis does.
+    admin.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    admin.cmd(&["CONFIG", "SET", "tls-key-file-pass", ""]);
+    let entry = admin.cmd(&["SLOWLOG", "GET", "1"]).items()[0].items()[3].items();
+    assert_eq!(entry[3].text(), "(redacted)");
+}
+
+/// What makes a server a replica that speaks TLS to its master, showing
+/// the server certificate as its client certificate (Redis's default
+/// where no `tls-client-cert-file` is set).
+fn tls_replica_flags(certs: &Certs) -> Vec<String> {
+    [
+        ("--tls-replication", "yes".to_string()),
+        ("--tls-cert-file", certs.path("server.crt")),
+        ("--tls-key-file", certs.path("server.key")),
+        ("--tls-ca-cert-file", certs.path("ca.crt")),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
+}
+
+/// Keys for the full sync, written before the replica links.
+fn write_before(master: &mut Raw) {
+    for i in 0..50 {
+        assert_eq!(
+            master.cmd(&["SET", &format!("before:{i}"), &i.to_string()]),
+            Reply::ok()
+        );
+    }
+}
+
+/// The keys of [`write_before`] reached the replica (the full sync), a
+/// key written now does too (the stream), and its link is up.
+fn replicates(master: &mut Raw, replica: &mut Raw) {
+    let synced = wait_until(Duration::from_secs(20), || {
+        replica.cmd(&["GET", "before:49"]) == Reply::bulk("49")
+    });
+    assert!(
+        synced,
+        "no full sync over TLS: {:?}",
+        replica.info_field("replication", "master_link_status")
+    );
+    assert_eq!(master.cmd(&["SET", "after", "streamed"]), Reply::ok());
+    // A value past rustls's 64 KiB of buffered plaintext goes out whole.
+    let big = "x".repeat(300_000);
+    assert_eq!(master.cmd(&["SET", "big", &big]), Reply::ok());
+    assert!(wait_until(Duration::from_secs(10), || {
+        replica.cmd(&["GET", "after"]) == Reply::bulk("streamed")
+            && replica.cmd(&["STRLEN", "big"]) == int(300_000)
+    }));
+    assert_eq!(
+        replica
+            .info_field("replication", "master_link_status")
+            .as_deref(),
+        Some("up")
+    );
+    assert_eq!(replica.cmd(&["DBSIZE"]), int(52));
+}
+
+#[test]
+fn an_ember_replica_of_ember_over_tls() {
+    let certs = Certs::make();
+    let (master, tls_port) = start(&certs, "yes");
+    let flags = tls_replica_flags(&certs);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(1, &flags);
+    let (mut m, mut r) = (master.raw(), replica.raw());
+    write_before(&mut m);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &tls_port.to_string()]),
+        Reply::ok()
+    );
+    replicates(&mut m, &mut r);
+    assert_eq!(
+        m.info_field("replication", "connected_slaves").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "tls-replication"]),
+        bulks(&["tls-replication", "yes"])
+    );
+}
+
+#[test]
+fn a_replica_the_master_does_not_trust_does_not_link() {
+    let certs = Certs::make();
+    // tls-replication without a certificate: the TLS set-up does not
+    // build and start-up stops, as in Redis.
+    let conf = format!(
+        "tls-replication yes\ntls-ca-cert-file {}\n",
+        certs.path("ca.crt")
+    );
+    let (status, stderr) = run_with_bad_config(&conf);
+    assert!(!status.success());
+    assert!(stderr.contains("tls-cert-file"), "{stderr}");
+    // A certificate another CA signed: the master refuses it, the link
+    // stays down.
+    let (master, tls_port) = start(&certs, "yes");
+    let other = Certs::make();
+    let flags = [
+        "--tls-replication".to_string(),
+        "yes".into(),
+        "--tls-cert-file".into(),
+        other.path("server.crt"),
+        "--tls-key-file".into(),
+        other.path("server.key"),
+        "--tls-ca-cert-file".into(),
+        certs.path("ca.crt"),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(1, &flags);
+    let mut r = replica.raw();
+    master.raw().cmd(&["SET", "k", "v"]);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &tls_port.to_string()]),
+        Reply::ok()
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        r.info_field("replication", "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(r.cmd(&["GET", "k"]), Reply::Nil);
+}
+
+/// redis-server's arguments for TLS with the test's certificates.
+fn redis_tls_args(certs: &Certs) -> Vec<String> {
+    [
+        ("--tls-cert-file", certs.path("server.crt")),
+        ("--tls-key-file", certs.path("server.key")),
+        ("--tls-ca-cert-file", certs.path("ca.crt")),
+        ("--repl-diskless-sync-delay", "0".into()),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
+}
+
+#[test]
+fn an_ember_replica_of_a_redis_tls_master() {
+    let certs = Certs::make();
+    let redis_tls = free_port();
+    let mut args = redis_tls_args(&certs);
+    args.extend(["--tls-port".into(), redis_tls.to_string()]);
+    let Some(redis) = common::reference::Redis::start(&args) else {
+        eprintln!("redis-server did not start with TLS: test skipped (CI installs it)");
+        return;
+    };
+    let flags = tls_replica_flags(&certs);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let replica = Server::start(2, &flags);
+    let (mut m, mut r) = (Raw::connect(redis.port), replica.raw());
+    write_before(&mut m);
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &redis_tls.to_string()]),
+        Reply::ok()
+    );
+    replicates(&mut m, &mut r);
+}
+
+#[test]
+fn a_redis_replica_of_an_ember_tls_master() {
+    let certs = Certs::make();
+    let (master, tls_port) = start(&certs, "yes");
+    let mut m = master.raw();
+    write_before(&mut m);
+    let mut args = redis_tls_args(&certs);
+    args.extend(["--tls-replication".into(), "yes".into()]);
+    args.extend([
+        "--replicaof".into(),
+        "127.0.0.1".into(),
+        tls_port.to_string(),
+    ]);
+    let Some(redis) = common::reference::Redis::start(&args) else {
+        eprintln!("redis-server did not start with TLS: test skipped (CI installs it)");
+        return;
+    };
+    replicates(&mut m, &mut Raw::connect(redis.port));
+    assert_eq!(
+        m.info_field("replication", "connected_slaves").as_deref(),
+        Some("1")
+    );
+}
+
+/// redis-py's TLS client (`ssl=True`) against the TLS port: SET, GET and a
+/// pipeline, with the CA given and, when `cert`, the client certificate.
+/// Prints what failed; exits non-zero then.
+const REDIS_PY_TLS: &str = r#"
+import sys, redis
+port, ca, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+kw = dict(host="localhost", port=port, ssl=True, ssl_ca_certs=ca, socket_timeout=5)
+if cert:
+    kw.update(ssl_certfile=cert, ssl_keyfile=key)
+r = redis.Redis(**kw)
+r.set("py", "tls")
+assert r.get("py") == b"tls", r.get("py")
+p = r.pipeline(transaction=False)
+p.incr("pyn")
+p.incr("pyn")
+assert p.execute() == [1, 2]
+if cert:
+    url = redis.from_url(f"rediss://localhost:{port}/0", ssl_ca_certs=ca,
+                         ssl_certfile=cert, ssl_keyfile=key, socket_timeout=5)
+    assert url.get("py") == b"tls"
+print("ok")
+"#;
+
+/// Runs [`REDIS_PY_TLS`]; None where python3 has no redis module.
+fn redis_py(certs: &Certs, port: u16, with_cert: bool) -> Option<(bool, String)> {
+    let has_module = std::process::Command::new("python3")
+        .args(["-c", "import redis"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_module {
+        eprintln!(
+            "skipped: python3 with redis-py is not installed (pip install redis; CI installs it)"
+        );
+        return None;
+    }
+    let (cert, key) = if with_cert {
+        (certs.path("client.crt"), certs.path("client.key"))
+    } else {
+        (String::new(), String::new())
+    };
+    let out = std::process::Command::new("python3")
+        .args(["-c", REDIS_PY_TLS, &port.to_string(), &certs.path("ca.crt")])
+        .args([cert, key])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    Some((out.status.success(), text))
+}
+
+#[test]
+fn redis_py_talks_ssl_to_the_tls_port() {
+    let certs = Certs::make();
+    // The server's certificate checked, no client certificate asked for.
+    let (_server, port) = start(&certs, "no");
+    let Some((ok, text)) = redis_py(&certs, port, false) else {
+        return;
+    };
+    assert!(ok, "{text}");
+    // A client certificate required: shown, it works; not shown, refused.
+    let (_server, port) = start(&certs, "yes");
+    let (ok, text) = redis_py(&certs, port, true).unwrap();
+    assert!(ok, "{text}");
+    let (ok, text) = redis_py(&certs, port, false).unwrap();
+    assert!(!ok, "a client without a certificate was served: {text}");
+    assert!(text.to_lowercase().contains("certificate"), "{text}");
+}
+
+#[test]
+fn config_set_bind_moves_the_tls_listeners_too() {
+    let certs = Certs::make();
+    let (server, port) = start(&certs, "yes");
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "bind", "127.0.0.2"]),
+        Reply::ok()
+    );
+    for _ in 0..6 {
+        let mut c = connect_at(&certs, "127.0.0.2", port, true, rustls::DEFAULT_VERSIONS).unwrap();
+        assert_eq!(c.cmd(&[b"PING"]).unwrap(), b"+PONG\r\n");
+    }
+    assert!(wait_until(Duration::from_secs(5), || {
+        TcpStream::connect(("127.0.0.1", port)).is_err()
+    }));
 }

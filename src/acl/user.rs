@@ -20,9 +20,56 @@ pub struct KeyPattern {
     pub pattern: Bytes,
     /// [`READ`] | [`WRITE`].
     pub perms: u8,
+    /// What the pattern is, worked out once (see [`Shape`]).
+    shape: Shape,
+}
+
+/// A key pattern's form, so the check on every command of a restricted
+/// user need not run the glob matcher for the patterns people write:
+/// `~key:*` is a prefix test, `~config` a comparison. Anything else
+/// (`?`, `[...]`, `\`, a `*` not at the end) is matched as a glob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// No special byte: the key is the pattern.
+    Literal,
+    /// Literal bytes then one `*`: the key starts with them. (Not the
+    /// empty key, which no pattern but the empty one matches in Redis.)
+    Prefix,
+    Glob,
+}
+
+impl Shape {
+    fn of(pattern: &[u8]) -> Shape {
+        let special = |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\');
+        match pattern.split_last() {
+            _ if !pattern.iter().any(special) => Shape::Literal,
+            Some((b'*', head)) if !head.iter().any(special) => Shape::Prefix,
+            _ => Shape::Glob,
+        }
+    }
 }
 
 impl KeyPattern {
+    pub fn new(pattern: Bytes, perms: u8) -> KeyPattern {
+        let shape = Shape::of(&pattern);
+        KeyPattern {
+            pattern,
+            perms,
+            shape,
+        }
+    }
+
+    /// Whether `key` matches, as `glob_match` (case-sensitive) says.
+    pub fn matches(&self, key: &[u8]) -> bool {
+        match self.shape {
+            Shape::Literal => key == self.pattern.as_ref(),
+            Shape::Prefix => {
+                !key.is_empty() && key.starts_with(&self.pattern[..self.pattern.len() - 1])
+            }
+            Shape::Glob => glob_match(&self.pattern, key, false),
+        }
+    }
+
     /// As ACL LIST writes it: `~p`, `%R~p`, `%W~p`.
     pub fn describe(&self) -> String {
         let prefix = match self.perms {
@@ -83,7 +130,7 @@ impl Selector {
             || self
                 .keys
                 .iter()
-                .any(|p| p.perms & need == need && glob_match(&p.pattern, key, false))
+                .any(|p| p.perms & need == need && p.matches(key))
     }
 
     /// Whether `channel` (a pattern itself when `is_pattern`: PSUBSCRIBE
@@ -187,14 +234,8 @@ mod tests {
     fn key_permissions_and_patterns() {
         let sel = Selector {
             keys: vec![
-                KeyPattern {
-                    pattern: Bytes::from_static(b"r*"),
-                    perms: READ,
-                },
-                KeyPattern {
-                    pattern: Bytes::from_static(b"a*"),
-                    perms: READ | WRITE,
-                },
+                KeyPattern::new(Bytes::from_static(b"r*"), READ),
+                KeyPattern::new(Bytes::from_static(b"a*"), READ | WRITE),
             ],
             ..Selector::default()
         };
@@ -203,6 +244,31 @@ mod tests {
         assert!(sel.key_allowed(b"ax", READ | WRITE));
         assert!(!sel.key_allowed(b"zz", 0));
         assert_eq!(sel.describe_keys(), "%R~r* ~a*");
+    }
+
+    /// The shapes answer as the glob matcher does, on the cases where they
+    /// could differ (empty keys, escapes, stars elsewhere).
+    #[test]
+    fn pattern_shapes_match_as_the_glob_does() {
+        let patterns = [
+            "", "*", "key:*", "key", "k*y", "key:\\*", "k?y:*", "[k]ey:*", "key:**", "*:x",
+        ];
+        let keys = [
+            "", "key", "key:", "key:1", "kEy:1", "k", "key:*", "kxy:1", "x:x", "ke",
+        ];
+        for pattern in patterns {
+            let p = KeyPattern::new(Bytes::from(pattern), READ);
+            for key in keys {
+                assert_eq!(
+                    p.matches(key.as_bytes()),
+                    glob_match(pattern.as_bytes(), key.as_bytes(), false),
+                    "pattern {pattern:?} key {key:?}"
+                );
+            }
+        }
+        assert_eq!(Shape::of(b"key:*"), Shape::Prefix);
+        assert_eq!(Shape::of(b"key"), Shape::Literal);
+        assert_eq!(Shape::of(b"key:\\*"), Shape::Glob);
     }
 
     #[test]

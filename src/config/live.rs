@@ -26,14 +26,16 @@ pub struct Live {
     /// The config file's `user` lines (and `--user` flags), each the
     /// user's name then its rules: ACL users to create at start.
     pub(super) user_lines: Mutex<Vec<Vec<String>>>,
-    /// Moves the server's listeners to a new `port` (installed by the
-    /// shard layer once they exist, [`Live::set_rebind`]); CONFIG SET of
-    /// `port` runs it and rolls back when it fails.
+    /// Moves the server's listeners to a new `port` or `bind` (installed
+    /// by the shard layer once they exist, [`Live::set_rebind`]); CONFIG
+    /// SET of either runs it and rolls back when it fails.
     pub(super) rebind: std::sync::OnceLock<Rebind>,
 }
 
 /// See [`Live::set_rebind`]: `Err` is the line to log, in Redis's words.
-pub type Rebind = Box<dyn Fn(u16) -> Result<(), String> + Send + Sync>;
+/// Its arguments: the plain port to listen on, and whether `tls-port`'s
+/// listeners move too (a new `bind`).
+pub type Rebind = Box<dyn Fn(u16, bool) -> Result<(), String> + Send + Sync>;
 
 /// The slots, named after their parameters. Their `Default` (zeros) is
 /// never seen: [`Live::new`] stores every row's default before anyone reads.
@@ -113,6 +115,11 @@ pub(super) struct Slots {
     pub tls_port: AtomicU64,
     pub tls_cert_file: RwLock<String>,
     pub tls_key_file: RwLock<String>,
+    pub tls_key_file_pass: RwLock<String>,
+    pub tls_client_cert_file: RwLock<String>,
+    pub tls_client_key_file: RwLock<String>,
+    pub tls_client_key_file_pass: RwLock<String>,
+    pub tls_replication: AtomicBool,
     pub tls_ca_cert_file: RwLock<String>,
     pub tls_ca_cert_dir: RwLock<String>,
     pub tls_auth_clients: AtomicU8,

@@ -46,6 +46,7 @@ pub mod repl;
 pub mod rewrite;
 pub mod shutdown;
 pub mod tls;
+mod tls_key;
 
 use std::path::PathBuf;
 

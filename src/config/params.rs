@@ -45,7 +45,7 @@ pub enum Set {
     /// Set it to the value it has, which changes nothing, as Redis's
     /// CONFIG SET of an unchanged value does; another value is refused as
     /// immutable. For what Redis can change at run time but ember not yet
-    /// (`bind`, `tls-port`) and for `shards` (the threads are started
+    /// (`tls-port`) and for `shards` (the threads are started
     /// once). Tools that write back
     /// every value CONFIG GET gave them, as Redis's own tests do, work.
     StartUp,
@@ -223,7 +223,7 @@ pub static PARAMS: &[Param] = &[
         doc: "TCP port (0: any free port)",
     },
     Param {
-        name: "bind", aliases: &[], set: Set::StartUp, apply: None,
+        name: "bind", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&BIND),
         doc: "listen addresses (`-` before one: optional; `*` every IPv4, `::*` every IPv6 address)",
     },
@@ -1082,18 +1082,18 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-client-cert-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_CERT_FILE),
+        doc: "the certificate a replica shows its master (empty: tls-cert-file)",
     },
     Param {
         name: "tls-client-key-file", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_KEY_FILE),
+        doc: "the private key of tls-client-cert-file",
     },
     Param {
         name: "tls-client-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::CLIENT_KEY_FILE_PASS),
+        doc: "the password of an encrypted tls-client-key-file",
     },
     Param {
         name: "tls-dh-params-file", aliases: &[], set: Set::Yes, apply: None,
@@ -1103,12 +1103,12 @@ pub static PARAMS: &[Param] = &[
     Param {
         name: "tls-key-file", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Custom(&tls::KEY_FILE),
-        doc: "the server's PEM private key (unencrypted)",
+        doc: "the server's PEM private key (encrypted: see tls-key-file-pass)",
     },
     Param {
         name: "tls-key-file-pass", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "", check: |_| Ok(()) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Custom(&tls::KEY_FILE_PASS),
+        doc: "the password of an encrypted tls-key-file (PKCS#8, PBES2)",
     },
     Param {
         name: "tls-protocols", aliases: &[], set: Set::Yes, apply: None,
@@ -1122,8 +1122,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "tls-replication", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "no", check: |v| compat::boolean(v) },
-        doc: "accepted, not acted on: ember's TLS takes rustls's defaults",
+        kind: Kind::Bool { default: false, slot: |l| &l.v.tls_replication },
+        doc: "a replica connects to its master over TLS (the next link it makes)",
     },
     Param {
         name: "tls-prefer-server-ciphers", aliases: &[], set: Set::Yes, apply: None,

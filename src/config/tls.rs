@@ -1,19 +1,22 @@
-//! The TLS parameters and the TLS set-up they make. `net::tls` runs
-//! connections with it; it is built at start and again by a CONFIG SET of
-//! any `tls-*` parameter (Redis reloads its TLS context the same way), and
-//! a set-up that does not build refuses the CONFIG SET and keeps the old.
+//! The TLS parameters and the TLS set-ups they make: the server's, that
+//! `net::tls` runs `tls-port`'s connections with, and (`tls-replication
+//! yes`) the client's, that a replica's link to its master connects with.
+//! Both are built at start and again by a CONFIG SET of any `tls-*`
+//! parameter (Redis reloads its TLS contexts the same way), and a set-up
+//! that does not build refuses the CONFIG SET and keeps the old.
 //!
 //! What rustls does not have is refused by name: TLS 1.0 and 1.1, cipher
-//! names it does not know, encrypted key files (`tls-key-file-pass`).
+//! names it does not know. Encrypted key files (`tls-key-file-pass`) are
+//! decrypted by `tls_key`.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::CertificateDer;
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{CipherSuite, RootCertStore, ServerConfig, SupportedProtocolVersion};
+use rustls::{CipherSuite, ClientConfig, RootCertStore, ServerConfig, SupportedProtocolVersion};
 
 use super::kind::{Custom, Value};
 use super::live::Live;
@@ -24,21 +27,38 @@ pub const AUTH_CLIENTS: &[&str] = &["no", "yes", "optional"];
 /// The set-up new TLS connections start from (None: no `tls-port`).
 static CURRENT: RwLock<Option<Arc<ServerConfig>>> = RwLock::new(None);
 
+/// The client set-up a link to a master starts from (None: no
+/// `tls-replication`).
+static CLIENT: RwLock<Option<Arc<ClientConfig>>> = RwLock::new(None);
+
 /// The TLS set-up a new connection of `tls-port` starts from.
 pub fn current() -> Option<Arc<ServerConfig>> {
     CURRENT.read().ok().and_then(|c| c.clone())
 }
 
-/// Builds the set-up from the parameters now and makes it current (new
-/// connections take it; those open keep theirs). Nothing to build without
-/// `tls-port`.
+/// The TLS set-up a replica connects to its master with, while
+/// `tls-replication` is on.
+pub fn client() -> Option<Arc<ClientConfig>> {
+    CLIENT.read().ok().and_then(|c| c.clone())
+}
+
+/// Builds the set-ups from the parameters now and makes them current (new
+/// connections take them; those open keep theirs). Nothing to build
+/// without `tls-port` or `tls-replication` (Redis's condition too); with
+/// either, the server's set-up is built, since Redis needs
+/// `tls-cert-file` and `tls-key-file` for both.
 pub fn rebuild(live: &Live) -> Result<(), String> {
-    if live.tls_port() == 0 {
+    let replication = live.tls_replication();
+    if live.tls_port() == 0 && !replication {
         return Ok(());
     }
-    let config = server_config(live)?;
+    let server = server_config(live)?;
+    let client = replication.then(|| client_config(live)).transpose()?;
     if let Ok(mut current) = CURRENT.write() {
-        *current = Some(config);
+        *current = Some(server);
+    }
+    if let Ok(mut current) = CLIENT.write() {
+        *current = client;
     }
     Ok(())
 }
@@ -71,6 +91,10 @@ macro_rules! text_param {
 
 text_param!(CERT_FILE, tls_cert_file, any_text);
 text_param!(KEY_FILE, tls_key_file, any_text);
+text_param!(KEY_FILE_PASS, tls_key_file_pass, any_text);
+text_param!(CLIENT_CERT_FILE, tls_client_cert_file, any_text);
+text_param!(CLIENT_KEY_FILE, tls_client_key_file, any_text);
+text_param!(CLIENT_KEY_FILE_PASS, tls_client_key_file_pass, any_text);
 text_param!(CA_CERT_FILE, tls_ca_cert_file, any_text);
 text_param!(CA_CERT_DIR, tls_ca_cert_dir, any_text);
 text_param!(PROTOCOLS, tls_protocols, |_, t| {
@@ -89,6 +113,11 @@ text_param!(CIPHERSUITES, tls_ciphersuites, |_, t| {
 impl Live {
     pub fn tls_port(&self) -> u16 {
         self.v.tls_port.load(Relaxed) as u16
+    }
+
+    /// `tls-replication`: a replica's link to its master speaks TLS.
+    pub fn tls_replication(&self) -> bool {
+        self.v.tls_replication.load(Relaxed)
     }
 }
 
@@ -212,19 +241,11 @@ fn server_config(live: &Live) -> Result<Arc<ServerConfig>, String> {
     let key_file = text(&live.v.tls_key_file);
     if cert_file.is_empty() || key_file.is_empty() {
         return Err(
-            "Failed to configure TLS: tls-port needs tls-cert-file and tls-key-file".into(),
+            "Failed to configure TLS: tls-port and tls-replication need tls-cert-file and tls-key-file".into(),
         );
     }
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_file)
-        .and_then(|certs| certs.collect())
-        .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "Failed to load certificate: {cert_file}: no certificate in it"
-        ));
-    }
-    let key = PrivateKeyDer::from_pem_file(&key_file)
-        .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
+    let certs = load_certs(&cert_file)?;
+    let key = super::tls_key::load(&key_file, &text(&live.v.tls_key_file_pass))?;
     let provider = Arc::new(provider(live)?);
     let versions = protocols(&text(&live.v.tls_protocols))?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
@@ -258,6 +279,113 @@ fn server_config(live: &Live) -> Result<Arc<ServerConfig>, String> {
         Arc::new(NoServerSessionStorage {})
     };
     Ok(Arc::new(config))
+}
+
+/// The certificate chain in `path`.
+fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect())
+        .map_err(|e| format!("Failed to load certificate: {path}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "Failed to load certificate: {path}: no certificate in it"
+        ));
+    }
+    Ok(certs)
+}
+
+/// The client's TLS set-up, for a replica's link to its master: the
+/// master's certificate must be signed by a CA of `tls-ca-cert-file` /
+/// `tls-ca-cert-dir`, and the replica shows `tls-client-cert-file` (with
+/// `tls-client-key-file`, `tls-client-key-file-pass`) or, where that is
+/// not set, the server's own `tls-cert-file`, as Redis does. The master's
+/// name is not checked against its certificate, only its chain: Redis's
+/// replica (OpenSSL's `SSL_VERIFY_PEER` without a host) checks no more,
+/// and TLS set-ups made for Redis (a certificate naming the master's DNS
+/// name, `replicaof` by IP) must keep working.
+fn client_config(live: &Live) -> Result<Arc<ClientConfig>, String> {
+    let (mut cert_file, mut key_file, mut pass) = (
+        text(&live.v.tls_client_cert_file),
+        text(&live.v.tls_client_key_file),
+        text(&live.v.tls_client_key_file_pass),
+    );
+    if cert_file.is_empty() {
+        cert_file = text(&live.v.tls_cert_file);
+        key_file = text(&live.v.tls_key_file);
+        pass = text(&live.v.tls_key_file_pass);
+    }
+    let provider = Arc::new(provider(live)?);
+    let roots = Arc::new(ca_roots(live)?);
+    let versions = protocols(&text(&live.v.tls_protocols))?;
+    let chain =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(roots, Arc::clone(&provider))
+            .build()
+            .map_err(|e| format!("Failed to configure TLS: master certificates: {e}"))?;
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("Failed to configure TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(ChainOnly(chain)));
+    let config = if cert_file.is_empty() || key_file.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        let certs = load_certs(&cert_file)?;
+        let key = super::tls_key::load(&key_file, &pass)?;
+        builder
+            .with_client_auth_cert(certs, key)
+            .map_err(|e| format!("Failed to configure TLS: {cert_file}: {e}"))?
+    };
+    Ok(Arc::new(config))
+}
+
+/// A master's certificate checked as Redis's replica checks it: a chain
+/// to a trusted CA, in its dates, for a server; the name it is for is not
+/// compared with the one `replicaof` gave (see [`client_config`]).
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::CertificateError::{NotValidForName, NotValidForNameContext};
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                NotValidForName | NotValidForNameContext { .. },
+            )) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }
 
 /// The CAs that sign client certificates: `tls-ca-cert-file`, and every

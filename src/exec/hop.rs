@@ -58,6 +58,9 @@ pub enum Msg {
     /// `port` (CONFIG SET port; none: stop listening on TCP, as Redis does
     /// for port 0). Those on `tls-port` stay.
     Listen(Vec<mio::net::TcpListener>),
+    /// Accept TLS clients on these instead of the `tls-port` listeners
+    /// held now (CONFIG SET bind moves both kinds).
+    ListenTls(Vec<mio::net::TcpListener>),
     /// Serve this socket as a client of this shard: the connection a
     /// replica applies its master's stream through (`master`), which the
     /// replication link thread writes on.

@@ -306,7 +306,7 @@ impl Responder {
 }
 
 /// See [`Action::Handoff`].
-pub type Handoff = Box<dyn FnOnce(std::net::TcpStream, Vec<u8>) + Send>;
+pub type Handoff = Box<dyn FnOnce(super::handoff::Detached) + Send>;
 
 impl From<Frame> for Action {
     fn from(f: Frame) -> Action {

@@ -22,6 +22,7 @@ pub mod busy;
 pub mod ctx;
 pub mod evict;
 pub mod feed;
+pub mod handoff;
 pub mod hop;
 pub mod job;
 pub mod locks;

@@ -136,32 +136,46 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     Ok((shared, handles))
 }
 
-/// What CONFIG SET port runs (`Live::set_rebind`): binds the new port on
-/// every `bind` address for every shard, then hands each shard its
-/// listeners, which replace those on the old port. Binding first means a
-/// port in use fails the command with the old listeners still open, and
-/// the new ones listen (the kernel queues connections) before the reply.
+/// What CONFIG SET port and bind run (`Live::set_rebind`): binds `port`
+/// (and, for a new `bind`, `tls-port` too) on every `bind` address for
+/// every shard, then hands each shard its listeners, which replace those
+/// it had. Binding everything first means an address or port that cannot
+/// be bound fails the command with the old listeners still open, and the
+/// new ones listen (the kernel queues connections) before the reply.
 /// Port 0 closes the TCP listeners, as Redis's CONFIG SET port 0 does.
 /// The closure holds the server weakly: the config it lives in is the
 /// server's.
 fn install_rebind(shared: &Arc<Shared>) {
     let server = Arc::downgrade(shared);
-    shared.config.set_rebind(Box::new(move |port| {
+    shared.config.set_rebind(Box::new(move |port, tls_too| {
         let shared = server.upgrade().ok_or("the server is stopping")?;
         let n = shared.nshards;
-        let per_shard = if port == 0 {
-            (0..n).map(|_| Vec::new()).collect()
-        } else {
+        let bind = |port: u16| {
             crate::net::listen_all(&shared.config.bind_addrs(), port, n).map_err(|e| {
                 format!(
                     "Warning: Could not create server TCP listening socket {}:{port}: bind: {}",
                     shared.config.bind(),
                     crate::net::os_reason(&e)
                 )
-            })?
+            })
         };
+        let per_shard = if port == 0 {
+            (0..n).map(|_| Vec::new()).collect()
+        } else {
+            bind(port)?
+        };
+        let tls_port = shared.config.tls_port();
+        let tls = match tls_too && tls_port != 0 {
+            true => Some(bind(tls_port)?),
+            false => None,
+        };
+        let mut tls = tls.map(Vec::into_iter);
         for (peer, listeners) in shared.peers().iter().zip(per_shard) {
-            if peer.inbox.send(vec![Msg::Listen(listeners)]).is_ok() {
+            let mut msgs = vec![Msg::Listen(listeners)];
+            if let Some(theirs) = tls.as_mut().and_then(Iterator::next) {
+                msgs.push(Msg::ListenTls(theirs));
+            }
+            if peer.inbox.send(msgs).is_ok() {
                 let _ = peer.waker.wake();
             }
         }
@@ -169,7 +183,8 @@ fn install_rebind(shared: &Arc<Shared>) {
     }));
 }
 
-/// With `tls-port`: the TLS set-up from the `tls-*` files, and each
+/// The TLS set-up from the `tls-*` files (with `tls-port` or
+/// `tls-replication`), and with `tls-port` each
 /// shard's listeners on that port after its plain ones; returns where they
 /// start in each shard's list.
 fn listen_tls(
@@ -178,11 +193,12 @@ fn listen_tls(
     n: usize,
     listeners: &mut [Vec<mio::net::TcpListener>],
 ) -> Result<Option<usize>, StartError> {
+    // tls-replication alone needs the set-up too (a replica's link).
+    crate::config::tls::rebuild(config).map_err(StartError::Tls)?;
     let port = config.tls_port();
     if port == 0 {
         return Ok(None);
     }
-    crate::config::tls::rebuild(config).map_err(StartError::Tls)?;
     let first = listeners.first().map_or(0, Vec::len);
     let on_port = crate::net::listen_all(bind, port, n).map_err(|source| StartError::Listen {
         addr: format!("{} tls-port {port}", config.bind()),

@@ -6,12 +6,15 @@
 //! passes lets the command run; otherwise the refusal reported is the
 //! most specific one (command < key < channel), at the last position.
 
+use std::cell::RefCell;
+
 use bytes::Bytes;
 
 use super::rules::{sub_id, sub_index};
 use crate::acl::user::{Selector, User, READ, WRITE};
 use crate::acl::Denial;
-use crate::cmd::meta::{keys::command_keys, CommandFlags, KeySpecFlags};
+use crate::cmd::meta::keys::{command_keys, command_keys_into, FoundKey};
+use crate::cmd::meta::{CommandFlags, KeySpecFlags};
 use crate::cmd::CommandSpec;
 
 /// A refusal: why, and the argument it is about (0 for the command).
@@ -81,24 +84,56 @@ fn channels(spec: &CommandSpec, argv: &[Bytes]) -> Vec<(usize, bool)> {
     }
 }
 
+thread_local! {
+    /// The keys of the command being checked: one buffer per thread,
+    /// reused, so a restricted user's command allocates nothing here.
+    static KEYS: RefCell<Vec<FoundKey>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Checks `argv` (whose command is `spec`) against `user`'s selectors.
 pub fn check(user: &User, spec: &'static CommandSpec, argv: &[Bytes]) -> Result<(), Refusal> {
-    let (id, meta, first_arg_at) = match argv.get(1).and_then(|sub| sub_index(spec, sub)) {
-        Some(i) if spec.container => (sub_id(spec, i), &spec.meta.subcommands[i], 2),
-        _ => (spec.id(), spec.meta, 1),
+    let sub = match argv.get(1) {
+        Some(sub) if spec.container => sub_index(spec, sub),
+        _ => None,
     };
-    let keys = if meta.has_keys() {
-        command_keys(meta, argv).unwrap_or_default()
-    } else {
-        Vec::new()
+    let (id, meta, first_arg_at) = match sub {
+        Some(i) => (sub_id(spec, i), &spec.meta.subcommands[i], 2),
+        None => (spec.id(), spec.meta, 1),
     };
+    // Every selector may read every key: the bits alone decide.
+    let keys_free = user.root.all_keys && user.selectors.iter().all(|s| s.all_keys);
+    if !meta.has_keys() || keys_free {
+        return check_with(user, spec, id, first_arg_at, argv, &[]);
+    }
+    KEYS.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut keys) => {
+            command_keys_into(meta, argv, &mut keys);
+            check_with(user, spec, id, first_arg_at, argv, &keys)
+        }
+        // Not reentered today; a fresh list if it ever is.
+        Err(_) => {
+            let keys = command_keys(meta, argv).unwrap_or_default();
+            check_with(user, spec, id, first_arg_at, argv, &keys)
+        }
+    })
+}
+
+/// [`check`] once the keys are found.
+fn check_with(
+    user: &User,
+    spec: &'static CommandSpec,
+    id: usize,
+    first_arg_at: usize,
+    argv: &[Bytes],
+    keys: &[FoundKey],
+) -> Result<(), Refusal> {
     let chans = channels(spec, argv);
     let mut worst = Refusal {
         why: Denial::Command,
         pos: 0,
     };
     for sel in std::iter::once(&user.root).chain(&user.selectors) {
-        match check_selector(sel, spec, id, first_arg_at, argv, &keys, &chans) {
+        match check_selector(sel, spec, id, first_arg_at, argv, keys, &chans) {
             Ok(()) => return Ok(()),
             Err(r) => {
                 if r.why > worst.why || (r.why == worst.why && r.pos > worst.pos) {

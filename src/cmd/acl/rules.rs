@@ -238,10 +238,9 @@ fn key_rule(sel: &mut Selector, rule: &[u8]) -> Result<(), RuleError> {
     }
     match sel.keys.iter_mut().find(|k| k.pattern.as_ref() == pattern) {
         Some(existing) => existing.perms |= perms,
-        None => sel.keys.push(KeyPattern {
-            pattern: Bytes::copy_from_slice(pattern),
-            perms,
-        }),
+        None => sel
+            .keys
+            .push(KeyPattern::new(Bytes::copy_from_slice(pattern), perms)),
     }
     Ok(())
 }

@@ -41,11 +41,20 @@ pub type FoundKey = (usize, KeySpecFlags);
 /// fit the specs or name no key: Redis's "Invalid arguments specified for
 /// command".
 pub fn command_keys(meta: &CommandMeta, argv: &[Bytes]) -> Option<Vec<FoundKey>> {
+    let mut keys = Vec::new();
+    command_keys_into(meta, argv, &mut keys).then_some(keys)
+}
+
+/// [`command_keys`] into `keys` (emptied first), for the request path's
+/// callers (the ACL check), which reuse one buffer rather than allocate a
+/// list per command: false, `keys` empty, where `command_keys` is None.
+pub fn command_keys_into(meta: &CommandMeta, argv: &[Bytes], keys: &mut Vec<FoundKey>) -> bool {
+    keys.clear();
     // SORT's specs are incomplete (BY and GET name keys from the data), so
     // Redis asks its getkeys function: the source, and the last STORE's
     // destination (SORT_RO has none).
     if matches!(meta.name, "sort" | "sort_ro") {
-        let keys = match meta.name {
+        let found = match meta.name {
             "sort" => crate::cmd::sort::keys(argv),
             _ => crate::cmd::sort::ro_keys(argv),
         };
@@ -53,48 +62,88 @@ pub fn command_keys(meta: &CommandMeta, argv: &[Bytes]) -> Option<Vec<FoundKey>>
             KeySpecFlags::RO | KeySpecFlags::ACCESS,
             KeySpecFlags::OW | KeySpecFlags::UPDATE,
         ];
-        return Some(keys.into_iter().zip(flags).collect());
+        keys.extend(found.into_iter().zip(flags));
+        return true;
     }
     // MIGRATE's specs are incomplete too (the key, or the KEYS option's
     // list): Redis asks its getkeys function, whose keys are all RW,
     // access and delete.
     if meta.name == "migrate" {
         let flags = KeySpecFlags::RW | KeySpecFlags::ACCESS | KeySpecFlags::DELETE;
-        let keys = crate::cmd::migrate::keys(argv);
-        return (!keys.is_empty()).then(|| keys.into_iter().map(|k| (k, flags)).collect());
+        keys.extend(
+            crate::cmd::migrate::keys(argv)
+                .into_iter()
+                .map(|k| (k, flags)),
+        );
+        return !keys.is_empty();
     }
-    match by_specs(meta, argv, strict_count) {
-        Some(keys) if !keys.is_empty() => Some(keys),
-        _ if meta.flags.contains(CommandFlags::MOVABLEKEYS) => legacy(meta, argv),
-        _ => None,
+    // Most commands (GET, SET, HSET, INCR, ...) have one spec: the key at
+    // a fixed place. What the general path below would find, found
+    // directly.
+    if let [spec] = meta.key_specs {
+        let single = matches!(
+            spec.find,
+            FindKeys::Range {
+                lastkey: 0,
+                keystep: 1,
+                limit: 0
+            }
+        );
+        if let (true, BeginSearch::Index(pos)) = (single, spec.begin) {
+            let pos = usize::try_from(pos).unwrap_or(usize::MAX);
+            let fixed = !spec.flags.contains(KeySpecFlags::NOT_KEY) && pos > 0;
+            if fixed && pos < argv.len() {
+                let flags = if spec.flags.contains(KeySpecFlags::VARIABLE_FLAGS) {
+                    variable_flags(meta, argv, spec.flags)
+                } else {
+                    spec.flags
+                };
+                keys.push((pos, flags));
+                return true;
+            }
+        }
     }
+    if by_specs(meta, argv, strict_count, keys) && !keys.is_empty() {
+        return true;
+    }
+    keys.clear();
+    if meta.flags.contains(CommandFlags::MOVABLEKEYS) {
+        if let Some(found) = legacy(meta, argv) {
+            keys.extend(found);
+            return true;
+        }
+    }
+    false
 }
 
-/// The keys as the specs find them, each with its spec's flags; None when
-/// a spec does not fit the arguments.
+/// The keys as the specs find them, each with its spec's flags, pushed on
+/// `keys`; false when a spec does not fit the arguments.
 fn by_specs(
     meta: &CommandMeta,
     argv: &[Bytes],
     count: fn(&[u8]) -> Option<i64>,
-) -> Option<Vec<FoundKey>> {
-    let mut keys = Vec::new();
+    keys: &mut Vec<FoundKey>,
+) -> bool {
     for spec in meta.key_specs {
         if spec.flags.contains(KeySpecFlags::NOT_KEY) {
             continue;
         }
-        let Some(start) = begin(spec.begin, argv)? else {
-            continue;
+        let start = match begin(spec.begin, argv) {
+            None => return false,
+            Some(None) => continue,
+            Some(Some(start)) => start,
         };
         let flags = if spec.flags.contains(KeySpecFlags::VARIABLE_FLAGS) {
             variable_flags(meta, argv, spec.flags)
         } else {
             spec.flags
         };
-        for position in find(spec.find, start, argv, count)? {
-            keys.push((position, flags));
-        }
+        let Some(positions) = find(spec.find, start, argv, count) else {
+            return false;
+        };
+        keys.extend(positions.map(|position| (position, flags)));
     }
-    Some(keys)
+    true
 }
 
 /// The flags of the keys of a `variable_flags` spec, which Redis works out
@@ -343,6 +392,37 @@ mod tests {
             keys(&backward, &["y", "store", "a", "STORE", "k"]),
             Some(vec![4])
         );
+    }
+
+    /// The single-key shortcut finds what the specs do, for every command
+    /// of the table and argument counts around its arity (with GET among
+    /// the arguments, for SET's variable flags).
+    #[test]
+    fn the_single_key_shortcut_agrees_with_the_specs() {
+        let metas = crate::cmd::table::COMMANDS
+            .iter()
+            .flat_map(|c| std::iter::once(c.meta).chain(c.meta.subcommands.iter()));
+        for meta in metas {
+            for n in 1..6 {
+                let mut words = vec![meta.name];
+                words.extend(std::iter::repeat_n("get", n));
+                let argv = argv(&words);
+                let mut fast = Vec::new();
+                let found = command_keys_into(meta, &argv, &mut fast);
+                let mut general = Vec::new();
+                let general =
+                    if by_specs(meta, &argv, strict_count, &mut general) && !general.is_empty() {
+                        Some(general)
+                    } else if meta.flags.contains(CommandFlags::MOVABLEKEYS) {
+                        legacy(meta, &argv)
+                    } else {
+                        None
+                    };
+                if !matches!(meta.name, "sort" | "sort_ro" | "migrate") {
+                    assert_eq!(found.then_some(fast), general, "{} with {n}", meta.name);
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! # The link
 //!
-//! 1. Connect; PING; AUTH with `masteruser`/`masterauth` when set;
+//! 1. Connect (through TLS with `tls-replication yes`: `master_stream`); PING; AUTH with `masteruser`/`masterauth` when set;
 //!    `REPLCONF listening-port`, `REPLCONF capa eof capa psync2`.
 //! 2. `PSYNC <replid> <offset+1>` of the history this server holds
 //!    (`PSYNC ? -1` without one). `+CONTINUE`: the stream goes on from
@@ -34,6 +34,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::master_stream::MasterStream;
 use crate::exec::repl::{Ids, Link};
 use crate::exec::{Msg, Shared};
 
@@ -83,10 +84,10 @@ fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
     }
 }
 
-/// Reads lines and bulks from the master.
+/// Reads lines and bulks from the master; writes go through
+/// `reader.get_mut()`, the one stream (TLS or not) under the buffer.
 struct MasterConn {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
+    reader: BufReader<MasterStream>,
 }
 
 impl MasterConn {
@@ -99,7 +100,9 @@ impl MasterConn {
                 .map(|a| bytes::Bytes::copy_from_slice(a))
                 .collect::<Vec<_>>(),
         );
-        self.writer.write_all(&out)?;
+        let stream = self.reader.get_mut();
+        stream.write_all(&out)?;
+        stream.flush()?;
         self.line()
     }
 
@@ -131,9 +134,18 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     let _ = stream.set_nodelay(true);
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
+    // tls-replication: the master's TLS port, with the client set-up
+    // config::tls built (its CAs, this server's certificate).
+    let tls = if shared.config.tls_replication() {
+        let config = crate::config::tls::client().ok_or_else(|| {
+            std::io::Error::other("tls-replication is on but the TLS set-up did not build")
+        })?;
+        Some(config)
+    } else {
+        None
+    };
     let mut m = MasterConn {
-        reader: BufReader::with_capacity(64 * 1024, stream.try_clone()?),
-        writer: stream,
+        reader: BufReader::with_capacity(64 * 1024, MasterStream::new(stream, tls, &link.host)?),
     };
     // PING: an error for missing authentication is fine here, as Redis
     // takes it (AUTH follows).
@@ -157,7 +169,13 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
             )));
         }
     }
-    let port = shared.config.port().to_string();
+    // The port the master would reach this server on, the TLS one when
+    // replication speaks TLS (Redis announces the same).
+    let port = match shared.config.tls_port() {
+        tls_port if shared.config.tls_replication() && tls_port != 0 => tls_port,
+        _ => shared.config.port(),
+    }
+    .to_string();
     let _ = m.command(&[b"REPLCONF", b"listening-port", port.as_bytes()])?;
     let _ = m.command(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
     // PSYNC with the history this server holds.
@@ -272,9 +290,9 @@ fn stream_commands(
     mut m: MasterConn,
 ) -> std::io::Result<()> {
     let timeout_ms = shared.config.repl_timeout_s().max(1) * 1000;
-    m.writer.set_read_timeout(None)?;
     m.reader
         .get_ref()
+        .socket()
         .set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
@@ -287,7 +305,7 @@ fn stream_commands(
             return Err(std::io::Error::other("the master client was closed"));
         }
         if last_ack.elapsed() >= ACK_EVERY || shared.repl.ack_requested.swap(false, Relaxed) {
-            send_ack(&mut m.writer, shared)?;
+            send_ack(m.reader.get_mut(), shared)?;
             last_ack = Instant::now();
         }
         // What the BufReader holds first, then the socket.
@@ -336,7 +354,7 @@ fn stream_commands(
             buf.drain(..at);
         }
         if shared.repl.ack_requested.swap(false, Relaxed) {
-            send_ack(&mut m.writer, shared)?;
+            send_ack(m.reader.get_mut(), shared)?;
             last_ack = Instant::now();
         }
     }
@@ -344,7 +362,7 @@ fn stream_commands(
 
 /// `REPLCONF ACK <offset>`: what this replica applied, up to its last
 /// command outside a transaction (its backlog's end).
-fn send_ack(writer: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
+fn send_ack(writer: &mut impl Write, shared: &Shared) -> std::io::Result<()> {
     let offset = shared.repl.backlog().end.to_string();
     let mut out = Vec::new();
     crate::exec::feed::write_command(
@@ -355,7 +373,8 @@ fn send_ack(writer: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
             bytes::Bytes::from(offset),
         ],
     );
-    writer.write_all(&out)
+    writer.write_all(&out)?;
+    writer.flush()
 }
 
 /// The length of the whole command at the start of `buf`; None until it

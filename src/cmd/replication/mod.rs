@@ -27,6 +27,7 @@
 
 pub mod info;
 pub mod link;
+mod master_stream;
 pub mod serve;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -166,14 +167,8 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 shared.repl.sync_partial_ok.fetch_add(1, Relaxed);
                 let info = new_replica(shard, session, from);
                 let psync2 = session.hello.psync2;
-                return Action::Handoff(Box::new(move |stream, unread| {
-                    serve::spawn(
-                        shared,
-                        stream,
-                        unread,
-                        info,
-                        serve::Start::Continue { psync2 },
-                    )
+                return Action::Handoff(Box::new(move |detached| {
+                    serve::spawn(shared, detached, info, serve::Start::Continue { psync2 })
                 }));
             }
         }
@@ -296,11 +291,10 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             )
         };
         let mark = mark.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Action::Handoff(Box::new(move |stream, unread| {
+        Action::Handoff(Box::new(move |detached| {
             serve::spawn(
                 shared,
-                stream,
-                unread,
+                detached,
                 info,
                 serve::Start::Full {
                     slot,

@@ -5,7 +5,6 @@
 //! other way round: the shards append and go on.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
@@ -15,6 +14,7 @@ use bytes::BytesMut;
 
 use crate::config::ObufClass;
 use crate::exec::feed::SinkId;
+use crate::exec::handoff::{Detached, Half};
 use crate::exec::repl::{ReplicaInfo, StartSlot};
 use crate::exec::Shared;
 use crate::persist::Part;
@@ -50,20 +50,14 @@ const CHUNK: usize = 64 * 1024;
 /// flag, its output limit and the PING period.
 const IDLE: Duration = Duration::from_millis(100);
 
-pub fn spawn(
-    shared: Arc<Shared>,
-    stream: TcpStream,
-    unread: Vec<u8>,
-    info: Arc<ReplicaInfo>,
-    start: Start,
-) {
+pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, start: Start) {
     let thread = {
         let (shared, info) = (Arc::clone(&shared), Arc::clone(&info));
         std::thread::Builder::new()
             .name("ember-replica".into())
             .spawn(move || {
                 let addr = format!("{}:{}", info.ip, info.port);
-                match serve(&shared, stream, unread, &info, start) {
+                match serve(&shared, detached, &info, start) {
                     Ok(()) => log::info!("Connection with replica {addr} lost."),
                     Err(e) => log::warn!("Connection with replica {addr} lost: {e}"),
                 }
@@ -79,16 +73,17 @@ pub fn spawn(
 
 fn serve(
     shared: &Arc<Shared>,
-    mut stream: TcpStream,
-    unread: Vec<u8>,
+    detached: Detached,
     info: &Arc<ReplicaInfo>,
     start: Start,
 ) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    let _ = stream.set_nodelay(true);
+    detached.stream.set_nonblocking(false)?;
+    let _ = detached.stream.set_nodelay(true);
     let timeout = Duration::from_secs(shared.config.repl_timeout_s().max(1));
-    stream.set_write_timeout(Some(timeout))?;
-    let reader = stream.try_clone()?;
+    detached.stream.set_write_timeout(Some(timeout))?;
+    // A replica of `tls-port` keeps its TLS session: both threads write
+    // and read through it (`exec::handoff`).
+    let (mut stream, reader, unread) = detached.split()?;
     {
         let (shared, info) = (Arc::clone(shared), Arc::clone(info));
         std::thread::Builder::new()
@@ -154,7 +149,6 @@ fn serve(
         }
     };
     info.set_state("online");
-    stream.set_write_timeout(Some(timeout))?;
     let mut soft_since: Option<Instant> = None;
     loop {
         if info.kill.load(Relaxed) {
@@ -215,7 +209,7 @@ fn ping_if_due(shared: &Shared) {
 /// Waits for the background save's file, sending a newline each second
 /// meanwhile (the replica takes them as keepalives before the file).
 fn wait_file(
-    stream: &mut TcpStream,
+    stream: &mut impl Write,
     rx: &Receiver<Option<Arc<Vec<u8>>>>,
     info: &ReplicaInfo,
 ) -> std::io::Result<Arc<Vec<u8>>> {
@@ -237,7 +231,7 @@ fn wait_file(
 
 /// The file as a bulk: `$<len>` then the bytes, or (diskless) `$EOF:` with
 /// a 40-byte mark, the bytes and the mark again.
-fn send_file(stream: &mut TcpStream, bytes: &[u8], diskless: bool) -> std::io::Result<()> {
+fn send_file(stream: &mut impl Write, bytes: &[u8], diskless: bool) -> std::io::Result<()> {
     if diskless {
         let mark = crate::exec::shared::new_replid();
         stream.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
@@ -252,11 +246,13 @@ fn send_file(stream: &mut TcpStream, bytes: &[u8], diskless: bool) -> std::io::R
 /// Reads what the replica sends: `REPLCONF ACK <offset>` (the rest is
 /// ignored, as Redis ignores a replica's other commands). Ends the
 /// replica when its side closes.
-fn read_acks(shared: &Shared, mut stream: TcpStream, unread: Vec<u8>, info: &ReplicaInfo) {
+fn read_acks(shared: &Shared, mut stream: Half, unread: Vec<u8>, info: &ReplicaInfo) {
     let mut parser = Parser::new(ParseLimits::default());
     let mut buf = BytesMut::from(&unread[..]);
     let mut scratch = vec![0u8; 16 * 1024];
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    let _ = stream
+        .socket()
+        .set_read_timeout(Some(Duration::from_millis(500)));
     let timeout_ms = shared.config.repl_timeout_s().max(1) * 1000;
     loop {
         while let Ok(Some(argv)) = parser.next_command(&mut buf) {
@@ -282,7 +278,7 @@ fn read_acks(shared: &Shared, mut stream: TcpStream, unread: Vec<u8>, info: &Rep
                 );
                 info.kill.store(true, Relaxed);
                 shared.repl.wake();
-                let _ = stream.shutdown(std::net::Shutdown::Both);
+                let _ = stream.socket().shutdown(std::net::Shutdown::Both);
                 return;
             }
             let is_ack = argv.len() >= 3 && argv[1].eq_ignore_ascii_case(b"ack");
@@ -297,7 +293,7 @@ fn read_acks(shared: &Shared, mut stream: TcpStream, unread: Vec<u8>, info: &Rep
             }
         }
         if info.kill.load(Relaxed) {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
+            let _ = stream.socket().shutdown(std::net::Shutdown::Both);
             return;
         }
         match stream.read(&mut scratch) {
@@ -319,6 +315,6 @@ fn read_acks(shared: &Shared, mut stream: TcpStream, unread: Vec<u8>, info: &Rep
         }
     }
     info.kill.store(true, Relaxed);
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    let _ = stream.socket().shutdown(std::net::Shutdown::Both);
     shared.repl.wake();
 }

@@ -94,6 +94,21 @@ impl Worker {
         self.register_listeners();
     }
 
+    /// Replaces the `tls-port` listeners (CONFIG SET bind); the plain
+    /// ones stay. Nothing without `tls-port`, which has none.
+    pub(super) fn listen_tls_on(&mut self, listeners: Vec<TcpListener>) {
+        let Some(first) = self.tls_from else {
+            return;
+        };
+        let registry = self.poll.registry();
+        for listener in &mut self.listeners {
+            let _ = registry.deregister(listener);
+        }
+        self.listeners.truncate(first);
+        self.listeners.extend(listeners);
+        self.register_listeners();
+    }
+
     /// Accepts what listener `which` has waiting.
     pub(super) fn accept(&mut self, which: usize) {
         if let Some(listener) = self.listeners.get(which) {
@@ -236,7 +251,7 @@ impl Worker {
 
     /// A connection leaves the loop for a thread of its own (a replica,
     /// `exec::Action::Handoff`): forgotten here as a closed client is, its
-    /// socket and unread input handed on.
+    /// socket, TLS session and unread input handed on.
     pub(super) fn hand_off(&mut self, token: usize) {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
@@ -247,9 +262,11 @@ impl Worker {
         let Some(conn) = self.forget(token) else {
             return;
         };
-        let unread = conn.rbuf.to_vec();
-        let stream: std::net::TcpStream = conn.stream.into();
-        handoff(stream, unread);
+        handoff(crate::exec::handoff::Detached {
+            unread: conn.rbuf.to_vec(),
+            tls: conn.tls,
+            stream: conn.stream.into(),
+        });
     }
 
     pub(super) fn clients_op(&mut self, op: ClientsOp) -> Out {

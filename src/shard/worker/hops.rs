@@ -474,6 +474,7 @@ impl Worker {
                         addr,
                     } => self.adopt(stream, master, addr),
                     Msg::Listen(listeners) => self.listen_on(listeners),
+                    Msg::ListenTls(listeners) => self.listen_tls_on(listeners),
                     Msg::Serve { db, tx, f } => {
                         f(&mut Ctx::new(&mut self.data, db));
                         self.data.publish_records(tx);
