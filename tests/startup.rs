@@ -245,3 +245,24 @@ fn daemonize_pidfile_and_logfile_as_redis_server() {
     assert!(log.contains("ready to exit"), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A port someone listens on stops start-up with Redis's lines.
+#[test]
+fn a_busy_port_fails_start_up_as_redis_server_does() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ember"));
+    command.args(["--port", &port, "--bind", "127.0.0.1", "--save", ""]);
+    let (status, stderr) = common::run_to_exit(command);
+    assert!(!status.success());
+    assert!(
+        stderr.contains(&format!(
+            "Warning: Could not create server TCP listening socket 127.0.0.1:{port}: bind: Address already in use"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("Failed listening on port {port} (TCP), aborting.")),
+        "{stderr}"
+    );
+}

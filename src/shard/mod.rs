@@ -22,9 +22,13 @@ pub const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
 /// Failures starting the server.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("could not listen on {addr}: {source}")]
+    /// Redis's two lines: the bind error, then the abort.
+    #[error("Warning: Could not create server TCP listening socket {bind}:{port}: bind: {}\nFailed listening on port {port} ({kind}), aborting.", crate::net::os_reason(source))]
     Listen {
-        addr: String,
+        bind: String,
+        port: u16,
+        /// `TCP` or `TLS`.
+        kind: &'static str,
         source: std::io::Error,
     },
     #[error("could not set up the event loop: {0}")]
@@ -74,7 +78,6 @@ fn loopback(config: &Live) -> String {
 /// core i (mod the number of cores) when the platform allows it.
 pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<()>>), StartError> {
     let n = config.shards();
-    let addr = format!("{} port {}", config.bind(), config.port());
     let (bind, port) = (config.bind_addrs(), config.port());
     let shared = Arc::new(Shared::new(config));
     crate::cmd::acl::file::load_at_startup(&shared.acl, &shared.config).map_err(StartError::Acl)?;
@@ -93,11 +96,16 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     // Bind every listener before any thread runs, so a port in use fails start-up.
     let mut listeners =
         crate::net::listen_all(&bind, port, n).map_err(|source| StartError::Listen {
-            addr: addr.clone(),
+            bind: shared.config.bind(),
+            port,
+            kind: "TCP",
             source,
         })?;
     let tls_from = listen_tls(&shared.config, &bind, n, &mut listeners)?;
     install_rebind(&shared);
+    // Redis's line (at warning level, as Redis logs it) once it listens,
+    // before the data loads.
+    log::warn!("Server initialized");
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
@@ -201,7 +209,9 @@ fn listen_tls(
     }
     let first = listeners.first().map_or(0, Vec::len);
     let on_port = crate::net::listen_all(bind, port, n).map_err(|source| StartError::Listen {
-        addr: format!("{} tls-port {port}", config.bind()),
+        bind: config.bind(),
+        port,
+        kind: "TLS",
         source,
     })?;
     for (mine, theirs) in listeners.iter_mut().zip(on_port) {
