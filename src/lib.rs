@@ -104,14 +104,8 @@ pub fn run(config: config::Live) -> Result<(), shard::StartError> {
     let addr = format!("{} port {}", config.bind(), config.port());
     let shards = config.shards();
     if config.always_show_logo() {
-        // redis-server's banner names its PID on a line of its own.
+        // The banner itself comes once the ports are bound (`shard::start`).
         logging::use_stdout(true);
-        println!(
-            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n",
-            env!("CARGO_PKG_VERSION"),
-            config.port(),
-            std::process::id()
-        );
     }
     let (_shared, handles) = shard::start(config)?;
     log::info!(

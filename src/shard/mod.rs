@@ -21,7 +21,9 @@ pub const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
 /// Failures starting the server.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("could not listen on {addr}: {source}")]
+    /// Printed before any PID line: Redis's test suite looks for
+    /// "Failed listening on port" to try another port.
+    #[error("could not listen on {addr}: {source} (Failed listening on port, aborting)")]
     Listen {
         addr: String,
         source: std::io::Error,
@@ -96,6 +98,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             source,
         })?;
     let tls_from = listen_tls(&shared.config, &bind, n, &mut listeners)?;
+    crate::logging::banner(port);
     install_rebind(&shared);
     crate::util::memory::start_memory_sampler();
     // Before any shard pins itself: a thread inherits its creator's cores.
