@@ -42,6 +42,7 @@ use crate::exec::feed::Sink;
 use crate::exec::{Action, Job, Need, Op, Out, Shared};
 use crate::persist::aof::writer::{Settings, Stats, Switch, Writer};
 use crate::persist::aof::{self, Manifest, Rewrite};
+use crate::persist::child::SaveChild;
 use crate::persist::Part;
 use crate::resp::Frame;
 
@@ -251,7 +252,10 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
             ));
         }
     };
-    log::info!("Background append only file rewriting started");
+    match shared.persist.start_child() {
+        Some(pid) => log::info!("Background append only file rewriting started by pid {pid}"),
+        None => log::info!("Background append only file rewriting started"),
+    }
     let hold = shared.feed.hold();
     let n = shared.nshards;
     let compress = shared.config.rdbcompression();
@@ -382,11 +386,12 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
 /// it): writes the base and swaps the manifest, on a thread of its own.
 pub fn snapshot_done(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
     let shared = Arc::clone(shared);
+    let (child, ended) = shared.persist.take_child();
     let spawned = std::thread::Builder::new()
         .name("ember-aof-rewrite".into())
         .spawn({
             let shared = Arc::clone(&shared);
-            move || finish_rewrite(&shared, parts)
+            move || finish_rewrite(&shared, parts, child, ended)
         });
     if let Err(e) = spawned {
         log::warn!("Can't rewrite append only file in background: {e}");
@@ -399,7 +404,12 @@ pub fn snapshot_done(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
 /// started it has committed).
 const SWITCH_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
+fn finish_rewrite(
+    shared: &Arc<Shared>,
+    parts: Option<Vec<Part>>,
+    child: Option<SaveChild>,
+    ended: Option<std::process::ExitStatus>,
+) {
     // The switch to the new incr file runs on the writer thread once the
     // starting transaction commits; the manifest may change here only
     // after it, or the old incr files would stay listed.
@@ -416,12 +426,21 @@ fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let ok = match parts {
-        None => {
+    let ok = match (parts, ended) {
+        (_, Some(status)) => {
+            // The save process was killed: the rewrite failed.
+            log::warn!("Background AOF rewrite {}", crate::persist::child::describe(status));
+            false
+        }
+        (None, None) => {
+            // FLUSHALL (or a new rewrite) ended it, as it kills Redis's child.
+            if let Some(child) = child {
+                child.stop();
+            }
             log::warn!("Background AOF rewrite terminated by signal 10");
             false
         }
-        Some(parts) => match write_base(shared, &parts) {
+        (Some(parts), None) => match write_base(shared, &parts, child) {
             Ok(()) => true,
             Err(e) => {
                 log::warn!("Background AOF rewrite failed: {e}");
@@ -434,7 +453,11 @@ fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
 
 /// Builds the base from the parts, writes it into place and swaps the
 /// manifest; the history files go unless `aof-disable-auto-gc`.
-fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
+fn write_base(
+    shared: &Arc<Shared>,
+    parts: &[Part],
+    child: Option<SaveChild>,
+) -> Result<(), String> {
     let config = &shared.config;
     let rdb = config.aof_use_rdb_preamble();
     let bytes = if rdb {
@@ -464,6 +487,7 @@ fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
         &base,
         &bytes,
         config.aof_rewrite_incremental_fsync(),
+        child,
     )
     .map_err(|e| {
         format!("Error trying to rename the temporary AOF base file {temp} into {base}: {e}")
@@ -865,7 +889,19 @@ pub fn debug_loadaof(shard: &ShardData) -> Action {
         writer.flush();
     }
     let (dir, manifest) = {
-        let st = shared.aof.state();
+        let mut st = shared.aof.state();
+        // The manifest is read back from disk, as Redis's DEBUG LOADAOF
+        // does: the sequence numbers given out next follow the files it
+        // lists (none listed, the next incr file is number 1 again).
+        if st.rewrite.is_none() {
+            let path = st.dir.join(aof::manifest_name(&st.prefix));
+            if let Some(m) = std::fs::read(path)
+                .ok()
+                .and_then(|text| Manifest::parse(&text).ok())
+            {
+                st.manifest = m;
+            }
+        }
         (st.dir.clone(), st.manifest.clone())
     };
     let n = shared.nshards;

@@ -144,31 +144,24 @@ pub fn persist_manifest(dir: &Path, prefix: &str, m: &Manifest) -> std::io::Resu
         &manifest_name(prefix),
         m.to_text().as_bytes(),
         false,
+        None,
     )
 }
 
 /// Writes `bytes` to `temp` in `dir`, synced (every 4 MB too when
-/// `incremental`), then renames it to `name` and syncs the directory.
+/// `incremental`), then renames it to `name` and syncs the directory;
+/// the save process writes the file when there is one (`child`).
 pub fn write_atomically(
     dir: &Path,
     temp: &str,
     name: &str,
     bytes: &[u8],
     incremental: bool,
+    child: Option<crate::persist::child::SaveChild>,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    const CHUNK: usize = 4 * 1024 * 1024;
     let temp_path = dir.join(temp);
     let result = (|| {
-        let mut f = std::fs::File::create(&temp_path)?;
-        for chunk in bytes.chunks(CHUNK) {
-            f.write_all(chunk)?;
-            if incremental && chunk.len() == CHUNK {
-                f.sync_data()?;
-            }
-        }
-        f.sync_all()?;
-        drop(f);
+        crate::persist::disk::write_temp(&temp_path, bytes, incremental, child)?;
         std::fs::rename(&temp_path, dir.join(name))?;
         sync_dir(dir);
         Ok(())

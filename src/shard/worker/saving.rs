@@ -15,6 +15,15 @@ const KEYS_PER_CHECK: usize = 32;
 
 impl Worker {
     pub(super) fn snapshot_slice(&mut self) {
+        // The save process died (`kill -9`): the snapshot is given up on
+        // every shard, each at its next slice.
+        if self.data.shared.persist.child_died(self.data.now_ms) {
+            self.save_paced_at = None;
+            if self.data.store.abort_snapshot() {
+                crate::cmd::save::shard_aborted(&self.data.shared);
+            }
+            return;
+        }
         let delay_us = self.data.shared.config.rdb_key_save_delay_us();
         if delay_us > 0 {
             // `rdb-key-save-delay`: one key once that long has passed
