@@ -28,8 +28,8 @@ use super::{CommandSpec, Session, ShardData};
 use crate::cmd::meta::CommandFlags;
 use crate::exec::scripts::RestorePolicy;
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, Shared};
-use crate::persist::file::{self, Aux};
 use crate::persist::child::SaveChild;
+use crate::persist::file::{self, Aux};
 use crate::persist::{disk, snapshot, Part};
 use crate::resp::Frame;
 
@@ -258,7 +258,10 @@ pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
     if !shared.persist.try_begin_bgsave(now_ms()) {
         return None;
     }
-    match shared.persist.start_child() {
+    match shared
+        .persist
+        .start_child(shared.config.rdb_key_save_delay_us())
+    {
         Some(pid) => log::info!("Background saving started by pid {pid}"),
         None => log::info!("Background saving started"),
     }

@@ -54,6 +54,9 @@ pub struct State {
     child_checked_ms: AtomicU64,
     /// Save processes started (INFO `total_forks`: Redis's forks).
     pub forks: AtomicU64,
+    /// `rdb-key-save-delay` as the running background save started with
+    /// (Redis's child keeps the value it was forked with), in µs.
+    pub key_delay_us: AtomicU64,
 }
 
 /// How often the shards' slices look at the save process, in ms.
@@ -82,6 +85,7 @@ impl State {
             child_lost: AtomicBool::new(false),
             child_checked_ms: AtomicU64::new(0),
             forks: AtomicU64::new(0),
+            key_delay_us: AtomicU64::new(0),
         }
     }
 
@@ -90,9 +94,11 @@ impl State {
     }
 
     /// Starts the save process of a background save (BGSAVE, an AOF
-    /// rewrite); its pid, or None when it could not start (the save then
-    /// writes its file itself).
-    pub fn start_child(&self) -> Option<u32> {
+    /// rewrite), which runs with `key_delay_us` of `rdb-key-save-delay`;
+    /// its pid, or None when it could not start (the save then writes its
+    /// file itself).
+    pub fn start_child(&self, key_delay_us: u64) -> Option<u32> {
+        self.key_delay_us.store(key_delay_us, Relaxed);
         let mut slot = self.child_slot();
         if let Some(old) = slot.take() {
             old.stop();
