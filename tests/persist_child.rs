@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{temp_dir, wait_until, Raw, Reply, Server};
+use common::{wait_until, Raw, Reply, Server};
 
 /// The processes whose parent is `pid` (from /proc, as `pgrep -P` reads).
 fn children(pid: u32) -> Vec<u32> {

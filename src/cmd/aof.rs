@@ -246,10 +246,17 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
         return Ok(Frame::Simple("Background append only file rewriting scheduled").into());
     }
     shared.aof.scheduled.store(false, Relaxed);
+    // The save process first: INFO shows the rewrite running from the
+    // swap above, and the rewrite keeps the `rdb-key-save-delay` of that
+    // moment (a CONFIG SET right after is not its, as for a forked child).
+    let pid = shared
+        .persist
+        .start_child(shared.config.rdb_key_save_delay_us());
     let prepared = prepare_rewrite(&shared);
     let sink = match prepared {
         Ok(sink) => sink,
         Err(e) => {
+            drop(shared.persist.take_child());
             shared.aof.rewriting.store(false, Relaxed);
             log::warn!("Can't rewrite append only file in background: {e}");
             return Err(format!(
@@ -257,10 +264,7 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
             ));
         }
     };
-    match shared
-        .persist
-        .start_child(shared.config.rdb_key_save_delay_us())
-    {
+    match pid {
         Some(pid) => log::info!("Background append only file rewriting started by pid {pid}"),
         None => log::info!("Background append only file rewriting started"),
     }

@@ -105,7 +105,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                         .iter()
                         .any(|(k, _)| k.eq_ignore_ascii_case(b"aof-disable-auto-gc"))
                     {
-                        super::aof::gc_history(&shared);
+                        super::aof::gc_history(shared);
                     }
                     if shared.config.appendonly() != appendonly_was {
                         return super::aof::appendonly_changed(shard, Frame::OK);
