@@ -107,14 +107,8 @@ pub fn run(config: config::Live) -> Result<(), shard::StartError> {
         logging::use_file(&config.logfile());
     }
     if config.always_show_logo() {
-        // redis-server's banner names its PID on a line of its own.
+        // The banner itself comes once the ports are bound (`shard::start`).
         logging::use_stdout(true);
-        logging::raw(&format!(
-            "ember {} (Redis 7.0.15 compatible)\n Port: {}\n PID: {}\n\n",
-            env!("CARGO_PKG_VERSION"),
-            config.port(),
-            std::process::id()
-        ));
     }
     if let Some(path) = config.pidfile() {
         util::pidfile::write(&path);

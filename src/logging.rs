@@ -44,6 +44,20 @@ pub fn raw(text: &str) {
     }
 }
 
+/// redis-server's banner under `always-show-logo`: its PID on a line of
+/// its own. Printed once the listeners are bound and before the data is
+/// loaded, where redis-server prints it: whoever waits for the line (Redis's
+/// test suite) may connect at once and is answered, `-LOADING` meanwhile.
+pub fn banner(port: u16) {
+    if TO_STDOUT.load(Relaxed) {
+        raw(&format!(
+            "ember {} (Redis 7.0.15 compatible)\n Port: {port}\n PID: {}\n\n",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id()
+        ));
+    }
+}
+
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 struct StderrLogger;

@@ -85,7 +85,12 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         let text = super::scripting::busy_text(&shard.shared);
         return Admitted::Answered(err::frame(text));
     }
-    if let Some(refusal) = super::replication::refusal(shard, session, spec) {
+    // The AOF's commands are this server's own history: a read-only
+    // replica replays them too (Redis's AOF client is obeyed).
+    if let Some(refusal) = (!loader)
+        .then(|| super::replication::refusal(shard, session, spec))
+        .flatten()
+    {
         fail_queued_transaction(session);
         return Admitted::Answered(refusal);
     }

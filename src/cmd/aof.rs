@@ -42,6 +42,7 @@ use crate::exec::feed::Sink;
 use crate::exec::{Action, Job, Need, Op, Out, Shared};
 use crate::persist::aof::writer::{Settings, Stats, Switch, Writer};
 use crate::persist::aof::{self, Manifest, Rewrite};
+use crate::persist::child::SaveChild;
 use crate::persist::Part;
 use crate::resp::Frame;
 
@@ -192,6 +193,11 @@ pub fn appendonly_changed(shard: &mut ShardData, reply: Frame) -> Action {
             }
         };
     }
+    if !on {
+        // Nothing scheduled survives `appendonly no` (a retry of the
+        // rewrite that was turning it on included), as in Redis.
+        shared.aof.scheduled.store(false, Relaxed);
+    }
     if !on && running {
         stop(&shared);
     }
@@ -240,10 +246,17 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
         return Ok(Frame::Simple("Background append only file rewriting scheduled").into());
     }
     shared.aof.scheduled.store(false, Relaxed);
+    // The save process first: INFO shows the rewrite running from the
+    // swap above, and the rewrite keeps the `rdb-key-save-delay` of that
+    // moment (a CONFIG SET right after is not its, as for a forked child).
+    let pid = shared
+        .persist
+        .start_child(shared.config.rdb_key_save_delay_us());
     let prepared = prepare_rewrite(&shared);
     let sink = match prepared {
         Ok(sink) => sink,
         Err(e) => {
+            drop(shared.persist.take_child());
             shared.aof.rewriting.store(false, Relaxed);
             log::warn!("Can't rewrite append only file in background: {e}");
             return Err(format!(
@@ -251,7 +264,10 @@ fn start_rewrite(shard: &ShardData, reply: Frame) -> Result<Action, String> {
             ));
         }
     };
-    log::info!("Background append only file rewriting started");
+    match pid {
+        Some(pid) => log::info!("Background append only file rewriting started by pid {pid}"),
+        None => log::info!("Background append only file rewriting started"),
+    }
     let hold = shared.feed.hold();
     let n = shared.nshards;
     let compress = shared.config.rdbcompression();
@@ -382,11 +398,12 @@ fn prepare_rewrite(shared: &Arc<Shared>) -> std::io::Result<Option<Box<dyn Sink>
 /// it): writes the base and swaps the manifest, on a thread of its own.
 pub fn snapshot_done(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
     let shared = Arc::clone(shared);
+    let (child, ended) = shared.persist.take_child();
     let spawned = std::thread::Builder::new()
         .name("ember-aof-rewrite".into())
         .spawn({
             let shared = Arc::clone(&shared);
-            move || finish_rewrite(&shared, parts)
+            move || finish_rewrite(&shared, parts, child, ended)
         });
     if let Err(e) = spawned {
         log::warn!("Can't rewrite append only file in background: {e}");
@@ -399,7 +416,12 @@ pub fn snapshot_done(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
 /// started it has committed).
 const SWITCH_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
+fn finish_rewrite(
+    shared: &Arc<Shared>,
+    parts: Option<Vec<Part>>,
+    child: Option<SaveChild>,
+    ended: Option<std::process::ExitStatus>,
+) {
     // The switch to the new incr file runs on the writer thread once the
     // starting transaction commits; the manifest may change here only
     // after it, or the old incr files would stay listed.
@@ -416,12 +438,24 @@ fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let ok = match parts {
-        None => {
+    let ok = match (parts, ended) {
+        (_, Some(status)) => {
+            // The save process was killed: the rewrite failed.
+            log::warn!(
+                "Background AOF rewrite {}",
+                crate::persist::child::describe(status)
+            );
+            false
+        }
+        (None, None) => {
+            // FLUSHALL (or a new rewrite) ended it, as it kills Redis's child.
+            if let Some(child) = child {
+                child.stop();
+            }
             log::warn!("Background AOF rewrite terminated by signal 10");
             false
         }
-        Some(parts) => match write_base(shared, &parts) {
+        (Some(parts), None) => match write_base(shared, &parts, child) {
             Ok(()) => true,
             Err(e) => {
                 log::warn!("Background AOF rewrite failed: {e}");
@@ -434,7 +468,11 @@ fn finish_rewrite(shared: &Arc<Shared>, parts: Option<Vec<Part>>) {
 
 /// Builds the base from the parts, writes it into place and swaps the
 /// manifest; the history files go unless `aof-disable-auto-gc`.
-fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
+fn write_base(
+    shared: &Arc<Shared>,
+    parts: &[Part],
+    child: Option<SaveChild>,
+) -> Result<(), String> {
     let config = &shared.config;
     let rdb = config.aof_use_rdb_preamble();
     let bytes = if rdb {
@@ -464,6 +502,7 @@ fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
         &base,
         &bytes,
         config.aof_rewrite_incremental_fsync(),
+        child,
     )
     .map_err(|e| {
         format!("Error trying to rename the temporary AOF base file {temp} into {base}: {e}")
@@ -491,17 +530,49 @@ fn write_base(shared: &Arc<Shared>, parts: &[Part]) -> Result<(), String> {
     }
     aof::persist_manifest(&dir, &prefix, &next)
         .map_err(|e| format!("Can't write the AOF manifest file: {e}"))?;
-    if !config.aof_disable_auto_gc() && !next.history.is_empty() {
-        for old in next.take_history() {
-            log::info!("Removing the history file {} in the background", old.name);
-            let _ = std::fs::remove_file(dir.join(&old.name));
-        }
-        aof::persist_manifest(&dir, &prefix, &next)
-            .map_err(|e| format!("Can't write the AOF manifest file: {e}"))?;
+    if !config.aof_disable_auto_gc() {
+        delete_history(&dir, &prefix, &mut next)?;
     }
     st.manifest = next;
     st.rewrite_base_size = st.sizes().0;
     Ok(())
+}
+
+/// Deletes the history files `manifest` lists and writes it without them
+/// (Redis's `aofDelHistoryFiles`).
+fn delete_history(
+    dir: &std::path::Path,
+    prefix: &str,
+    manifest: &mut Manifest,
+) -> Result<(), String> {
+    if manifest.history.is_empty() {
+        return Ok(());
+    }
+    for old in manifest.take_history() {
+        log::info!("Removing the history file {} in the background", old.name);
+        let _ = std::fs::remove_file(dir.join(&old.name));
+    }
+    aof::persist_manifest(dir, prefix, manifest)
+        .map_err(|e| format!("Can't write the AOF manifest file: {e}"))
+}
+
+/// The history files go now, unless `aof-disable-auto-gc` keeps them or a
+/// rewrite is changing the manifest (its end deletes them): CONFIG SET
+/// aof-disable-auto-gc no and DEBUG LOADAOF, as Redis's do.
+pub fn gc_history(shared: &Shared) {
+    if shared.config.aof_disable_auto_gc() || shared.aof.rewriting.load(Relaxed) {
+        return;
+    }
+    let mut st = shared.aof.state();
+    let (dir, prefix) = (st.dir.clone(), st.prefix.clone());
+    if dir.as_os_str().is_empty() {
+        return;
+    }
+    let mut next = st.manifest.clone();
+    match delete_history(&dir, &prefix, &mut next) {
+        Ok(()) => st.manifest = next,
+        Err(line) => log::warn!("{line}"),
+    }
 }
 
 /// The base as an RDB file marked `aof-base 1`.
@@ -583,14 +654,21 @@ fn base_commands(shared: &Shared, parts: &[Part]) -> Result<Vec<u8>, String> {
 /// turns the AOF off again.
 fn end_rewrite(shared: &Arc<Shared>, ok: bool) {
     let now = now_ms();
-    let mut disable = false;
+    let mut retry = false;
     {
         let mut st = shared.aof.state();
         let rw = st.rewrite.take();
         if let Some(rw) = &rw {
             st.last_rewrite_time_s = (now.saturating_sub(rw.started_ms) / 1000) as i64;
             if !ok && rw.enabling && !rw.cancelled {
-                disable = true;
+                // The AOF stays on its way to being on: the temporary incr
+                // file goes and a new rewrite is scheduled, as Redis's
+                // AOF_WAIT_REWRITE retries.
+                retry = true;
+                log::info!(
+                    "Removing the temp incr aof file {} in the background",
+                    rw.incr
+                );
                 let _ = std::fs::remove_file(st.dir.join(&rw.incr));
             }
         }
@@ -606,11 +684,11 @@ fn end_rewrite(shared: &Arc<Shared>, ok: bool) {
             log::warn!("Background AOF rewrite terminated with error");
         }
     }
-    shared.aof.rewriting.store(false, Relaxed);
-    if disable {
-        shared.config.set_appendonly(false);
+    if retry {
         stop(shared);
+        shared.aof.scheduled.store(true, Relaxed);
     }
+    shared.aof.rewriting.store(false, Relaxed);
 }
 
 /// INFO persistence's AOF fields, in Redis 7.0's order.
@@ -710,25 +788,36 @@ pub fn rewrite_due(shared: &Shared) -> bool {
     if shared.aof.rewriting.load(Relaxed) || shared.persist.bgsave_in_progress.load(Relaxed) {
         return false;
     }
-    if shared.aof.scheduled.load(Relaxed) {
-        return true;
-    }
-    if !shared.config.appendonly() {
+    let scheduled = shared.aof.scheduled.load(Relaxed);
+    if !scheduled && !shared.config.appendonly() {
         return false;
     }
-    let (percentage, min_size) = shared.config.auto_aof_rewrite();
-    let st = shared.aof.state();
-    if st.writer.is_none() {
+    let mut st = shared.aof.state();
+    let growth = if scheduled || st.writer.is_none() {
+        None
+    } else {
+        let (percentage, min_size) = shared.config.auto_aof_rewrite();
+        let (current, _) = st.sizes();
+        let base = st.rewrite_base_size;
+        aof::auto_rewrite_due(current, base, percentage, min_size)
+            .then(|| current.saturating_sub(base) * 100 / base.max(1))
+    };
+    if !scheduled && growth.is_none() {
         return false;
     }
-    let (current, _) = st.sizes();
-    let base = st.rewrite_base_size;
-    let due = aof::auto_rewrite_due(current, base, percentage, min_size);
-    if due {
-        let growth = current.saturating_sub(base) * 100 / base.max(1);
+    // Only a rewrite that would start now meets the limit, as in Redis.
+    let failures = st.consecutive_failures;
+    let (limited, minutes) = st.limit.check(failures, now_ms() / 1000);
+    if let Some(minutes) = minutes {
+        log::warn!("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {minutes} minutes");
+    }
+    if limited {
+        return false;
+    }
+    if let Some(growth) = growth {
         log::info!("Starting automatic rewriting of AOF on {growth}% growth");
     }
-    due
+    true
 }
 
 /// Starts the writer on `file` as the current one, in a new epoch.
@@ -865,8 +954,29 @@ pub fn debug_loadaof(shard: &ShardData) -> Action {
         writer.flush();
     }
     let (dir, manifest) = {
-        let st = shared.aof.state();
+        let mut st = shared.aof.state();
+        // The manifest is read back from disk, as Redis's DEBUG LOADAOF
+        // does: the sequence numbers given out next follow the files it
+        // lists (none listed, the next incr file is number 1 again).
+        if st.rewrite.is_none() {
+            let path = st.dir.join(aof::manifest_name(&st.prefix));
+            if let Some(m) = std::fs::read(path)
+                .ok()
+                .and_then(|text| Manifest::parse(&text).ok())
+            {
+                st.manifest = m;
+            }
+        }
         (st.dir.clone(), st.manifest.clone())
+    };
+    gc_history(&shared);
+    let manifest = {
+        let st = shared.aof.state();
+        if st.rewrite.is_none() {
+            st.manifest.clone()
+        } else {
+            manifest
+        }
     };
     let n = shared.nshards;
     let opts = super::save::load_options(&shared, true);
@@ -914,14 +1024,22 @@ pub fn debug_loadaof(shard: &ShardData) -> Action {
             let steps = steps.next().unwrap_or_default();
             let op = move |ctx: &mut super::Ctx| {
                 reload_shard(ctx, keys, &steps);
-                Out::Count(0)
+                Out::Count(ctx.shard.store.stats.notify.dirty as i64)
             };
             (s, Op::store(0, op))
         })
         .collect();
     let plan = (0..n).map(|s| (s, Need::Whole)).collect();
+    let done = Arc::clone(&shared);
     Action::Job(
-        Job::new(ops, |_| {
+        Job::new(ops, move |outs| {
+            // What was loaded is what the files hold: no change since a
+            // save (Redis's `server.dirty = 0` after DEBUG LOADAOF).
+            let changes = outs.iter().fold(0u64, |sum, o| match o {
+                Out::Count(n) => sum.wrapping_add(*n as u64),
+                _ => sum,
+            });
+            done.persist.update(|s| s.changes_at_save = changes);
             log::info!("DB reloaded by DEBUG LOADAOF");
             Action::Reply(Frame::OK)
         })

@@ -102,6 +102,7 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
     let at = deadline_from(amount, unit, now)
         .ok_or_else(|| Frame::Error(format!("ERR invalid expire time in '{name}' command")))?;
     let key = &argv[1];
+    let loading = ctx.shard.shared.aof.is_loading();
     let mut ks = ctx.ks();
     let Some(entry) = ks.peek(key) else {
         return Ok(Frame::Integer(0));
@@ -109,7 +110,10 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
     if !conditions.allow(entry.expire_at(), at) {
         return Ok(Frame::Integer(0));
     }
-    if at <= now as i64 {
+    // While the AOF replays, a past deadline is kept as logged (Redis's
+    // `checkAlreadyExpired` is false while loading): the commands after
+    // it in the file meet the key as it was then, and it expires after.
+    if at <= now as i64 && !loading {
         // A deadline already past deletes the key at once (a `del`, not an
         // expiry, though Redis frees it as `lazyfree-lazy-expire` says).
         if let Some(old) = ks.remove(key) {

@@ -292,9 +292,14 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     pubsub.shard_channel_count().to_string(),
                 );
                 // ember never forks (snapshots are taken in slices by the
-                // shards) and has no MIGRATE, so these are truly zero.
+                // shards): no fork stall to report. `total_forks` counts the
+                // save processes that wrote background saves'
+                // files (`persist::child`), where Redis's children do.
                 line("latest_fork_usec", "0".into());
-                line("total_forks", "0".into());
+                line(
+                    "total_forks",
+                    shared.persist.forks.load(Relaxed).to_string(),
+                );
                 line(
                     "migrate_cached_sockets",
                     super::migrate::cached_sockets().to_string(),

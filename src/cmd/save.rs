@@ -28,6 +28,7 @@ use super::{CommandSpec, Session, ShardData};
 use crate::cmd::meta::CommandFlags;
 use crate::exec::scripts::RestorePolicy;
 use crate::exec::{Action, Job, LockPlan, Need, Op, Out, Shared};
+use crate::persist::child::SaveChild;
 use crate::persist::file::{self, Aux};
 use crate::persist::{disk, snapshot, Part};
 use crate::resp::Frame;
@@ -46,10 +47,35 @@ pub fn refuses_writes(shard: &ShardData, spec: &CommandSpec) -> bool {
         && !shared.config.save_text().is_empty()
 }
 
+/// A script's write (or a script that declares it may write) refused as
+/// Redis's `writeCommandsDeniedByDiskError` refuses it from a script: the
+/// same MISCONF, on the same conditions as [`refuses_writes`].
+pub fn script_write_refusal(shard: &ShardData) -> Option<Frame> {
+    let shared = &shard.shared;
+    let refused = shared.persist.bgsave_failed.load(Relaxed)
+        && shared.config.stop_writes_on_bgsave_error()
+        && !shared.config.save_text().is_empty();
+    refused.then(|| err::frame(MISCONF))
+}
+
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The instant a snapshot leaves expired keys out at (the seeds' rule),
+/// or 0, which keeps them all, after DEBUG SET-ACTIVE-EXPIRE 0: that
+/// debugging switch keeps logically expired keys stored as Redis keeps
+/// them, file included, so that a load's skipping of expired keys
+/// (`rdb_last_load_keys_expired`) can be seen, as Redis's suite does.
+fn filter_instant(shard: &ShardData) -> u64 {
+    let active = shard.shared.active_expire.load(Relaxed);
+    if active {
+        shard.now_ms
+    } else {
+        0
+    }
 }
 
 /// Every shard whole, for the instant a snapshot starts.
@@ -73,7 +99,7 @@ fn snapshot_every_shard(
     let ops = (0..n)
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
-                let now = ctx.shard.now_ms;
+                let now = filter_instant(ctx.shard);
                 if s == 0 {
                     super::replication::mark_snapshot(&ctx.shard.shared);
                 }
@@ -103,7 +129,7 @@ fn snapshot_every_shard(
 /// Returns the change count it was taken at, or the log line of the failure.
 pub fn write_parts(shared: &Shared, parts: &[Part]) -> Result<u64, String> {
     let (bytes, changes) = file_bytes(shared, parts);
-    write_file(shared, &bytes)?;
+    write_file(shared, &bytes, None)?;
     Ok(changes)
 }
 
@@ -133,10 +159,10 @@ pub fn file_bytes(shared: &Shared, parts: &[Part]) -> (Vec<u8>, u64) {
 }
 
 /// Writes a built file into place (`dir/dbfilename`).
-fn write_file(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
+fn write_file(shared: &Shared, bytes: &[u8], child: Option<SaveChild>) -> Result<(), String> {
     let config = &shared.config;
     let dir = config.dir();
-    disk::write_atomically(&dir, &config.dbfilename(), bytes, "ember").map_err(|e| {
+    disk::write_atomically(&dir, &config.dbfilename(), bytes, "ember", child).map_err(|e| {
         format!(
             "Failed opening the temp RDB file temp-ember-{}.rdb (in server root dir {dir}) for saving: {e}",
             std::process::id()
@@ -232,13 +258,19 @@ pub fn start_bgsave(shard: &ShardData) -> Option<Action> {
     if !shared.persist.try_begin_bgsave(now_ms()) {
         return None;
     }
-    log::info!("Background saving started");
+    match shared
+        .persist
+        .start_child(shared.config.rdb_key_save_delay_us())
+    {
+        Some(pid) => log::info!("Background saving started by pid {pid}"),
+        None => log::info!("Background saving started"),
+    }
     let n = shared.nshards;
     let compress = shared.config.rdbcompression();
     let ops = (0..n)
         .map(|s| {
             let op = move |ctx: &mut super::Ctx| {
-                let now = ctx.shard.now_ms;
+                let now = filter_instant(ctx.shard);
                 if s == 0 {
                     super::replication::mark_snapshot(&ctx.shard.shared);
                 }
@@ -277,7 +309,23 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
         super::aof::snapshot_done(shared, parts);
         return;
     }
+    let (child, ended) = shared.persist.take_child();
+    if let Some(status) = ended {
+        // The save process was killed: the save failed (MISCONF follows
+        // under `stop-writes-on-bgsave-error`), as when Redis's child is.
+        log::warn!(
+            "Background saving {}",
+            crate::persist::child::describe(status)
+        );
+        shared.repl.diskless_save.store(false, Relaxed);
+        shared.persist.finish_save(false, true, 0, now_ms());
+        hand_to_replicas(shared, None);
+        return;
+    }
     let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
+        // FLUSHALL ended it, as it kills Redis's child with SIGUSR1: no
+        // file, and no error.
+        drop(child);
         log::warn!("Background saving terminated by signal 10");
         shared.repl.diskless_save.store(false, Relaxed);
         shared.persist.abort_bgsave();
@@ -287,7 +335,7 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     let writer = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
         .name("ember-bgsave".into())
-        .spawn(move || finish_bgsave(&writer, &parts));
+        .spawn(move || finish_bgsave(&writer, &parts, child));
     if let Err(e) = spawned {
         log::warn!("Can't save in background: {e}");
         shared.persist.finish_save(false, true, 0, now_ms());
@@ -299,17 +347,18 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
 /// file for the replicas whose full sync waited for this save (a save
 /// started for a diskless sync only writes no file, as Redis's socket
 /// target does not).
-fn finish_bgsave(shared: &Shared, parts: &[Part]) {
+fn finish_bgsave(shared: &Shared, parts: &[Part], child: Option<SaveChild>) {
     let (bytes, changes) = file_bytes(shared, parts);
     let bytes = Arc::new(bytes);
     let diskless = shared.repl.diskless_save.swap(false, Relaxed);
     if diskless {
+        drop(child);
         shared.persist.abort_bgsave();
         hand_to_replicas(shared, Some(bytes));
         log::info!("Background RDB transfer terminated with success");
         return;
     }
-    match write_file(shared, &bytes) {
+    match write_file(shared, &bytes, child) {
         Ok(()) => {
             log::info!("DB saved on disk");
             shared.persist.finish_save(true, true, changes, now_ms());

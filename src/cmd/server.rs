@@ -99,6 +99,14 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                     {
                         super::acl::apply_requirepass(&shared.acl, &shared.config.requirepass());
                     }
+                    // Turning the AOF's auto gc back on deletes the history
+                    // at once, as Redis's apply function does.
+                    if pairs
+                        .iter()
+                        .any(|(k, _)| k.eq_ignore_ascii_case(b"aof-disable-auto-gc"))
+                    {
+                        super::aof::gc_history(shared);
+                    }
                     if shared.config.appendonly() != appendonly_was {
                         return super::aof::appendonly_changed(shard, Frame::OK);
                     }

@@ -274,7 +274,9 @@ impl SaveLines {
 /// How deep `include` lines may nest.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Splits a config line into words, honouring double and single quotes.
+/// Splits a config line into words as Redis's `sdssplitargs` does:
+/// double quotes take the escapes `\n \r \t \b \a \xHH` (and `\c` for any
+/// other c), single quotes only `\'`.
 fn split_config_line(line: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut chars = line.chars().peekable();
@@ -291,7 +293,8 @@ fn split_config_line(line: &str) -> Option<Vec<String>> {
             loop {
                 match chars.next()? {
                     c if c == first => break,
-                    '\\' if first == '"' => word.push(chars.next()?),
+                    '\\' if first == '"' => word.push(unescape(&mut chars)?),
+                    '\\' if chars.peek() == Some(&'\'') => word.push(chars.next()?),
                     c => word.push(c),
                 }
             }
@@ -306,6 +309,29 @@ fn split_config_line(line: &str) -> Option<Vec<String>> {
         }
         words.push(word);
     }
+}
+
+/// The character after a backslash inside double quotes.
+fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+    Some(match chars.next()? {
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'b' => '\u{8}',
+        'a' => '\u{7}',
+        'x' => {
+            let mut ahead = chars.clone();
+            let hex: String = [ahead.next()?, ahead.next()?].iter().collect();
+            match u8::from_str_radix(&hex, 16) {
+                Ok(b) if hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+                    *chars = ahead;
+                    char::from(b)
+                }
+                _ => 'x',
+            }
+        }
+        c => c,
+    })
 }
 
 /// `--help`: the usage, then every parameter from its row.
@@ -578,6 +604,18 @@ mod tests {
             vec!["save", "", "x", "a b", "c\"d"]
         );
         assert_eq!(split_config_line("a 'b"), None);
+    }
+
+    #[test]
+    fn double_quotes_take_sdssplitargs_escapes() {
+        assert_eq!(
+            split_config_line(r#"appendfilename " file seq \n\n.aof ""#).unwrap(),
+            vec!["appendfilename", " file seq \n\n.aof "]
+        );
+        assert_eq!(
+            split_config_line(r#"x "a\tb\x41\xzz\\" 'it\'s'"#).unwrap(),
+            vec!["x", "a\tbAxzz\\", "it's"]
+        );
     }
 
     #[test]

@@ -114,9 +114,14 @@ impl ShardData {
 
     /// How lookups treat logically expired keys: a replica never removes
     /// them itself (its master's DEL does); its clients read them as
-    /// missing, its master's commands as live.
+    /// missing, its master's commands as live. While the AOF replays at
+    /// start-up nothing expires either (only the replay runs commands):
+    /// its commands meet the keys as they were when they were logged, as
+    /// Redis's loading does; the keys expire once loading ends.
     pub fn expiry(&self) -> Expiry {
-        if !self.shared.repl.is_replica() {
+        if self.shared.aof.is_loading() {
+            Expiry::Keep
+        } else if !self.shared.repl.is_replica() {
             Expiry::Remove
         } else if self.from_master {
             Expiry::Keep

@@ -108,12 +108,14 @@ impl Shared {
     }
 
     /// Whether the active expiry sweep runs: not after DEBUG
-    /// SET-ACTIVE-EXPIRE 0, and never on a replica (its master's DELs
-    /// remove its expired keys).
+    /// SET-ACTIVE-EXPIRE 0, never on a replica (its master's DELs
+    /// remove its expired keys), and not while the AOF replays (see
+    /// `ShardData::expiry`).
     pub fn sweeping(&self) -> bool {
         self.active_expire
             .load(std::sync::atomic::Ordering::Relaxed)
             && !self.repl.is_replica()
+            && !self.aof.is_loading()
     }
 
     pub fn peers(&self) -> &[Peer] {

@@ -14,10 +14,14 @@
 //! - [`snapshot`]: one shard's part: its live keys, serialized.
 //! - [`disk`]: the temporary file renamed into place, and the start-up load
 //!   into the shards' stores.
-//! - [`state`]: last save, background save status, the `save` rules.
+//! - [`state`]: last save, background save status, the `save` rules, the
+//!   running save's process.
+//! - [`child`]: the save process that writes a background save's file (a
+//!   `kill -9` of it fails the save, as of Redis's child).
 //! - [`aof`]: the append-only file: manifest, command files, the writer.
 
 pub mod aof;
+pub mod child;
 pub mod disk;
 pub mod file;
 pub mod snapshot;

@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use super::child::SaveChild;
+
 /// What the last saves did.
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -42,7 +44,23 @@ pub struct State {
     /// Each shard's change counter as of its last tick, for the `save`
     /// rules, which one thread checks for all.
     pub shard_changes: Vec<AtomicU64>,
+    /// The running background save's process (`persist::child`).
+    child: Mutex<Option<SaveChild>>,
+    /// It ended before it was handed the file (killed): every shard's
+    /// snapshot aborts at its next slice. Reset when the next one starts.
+    pub child_lost: AtomicBool,
+    /// Unix ms of the last look at whether it lives (one `waitpid` per
+    /// [`CHILD_CHECK_MS`] for all shards).
+    child_checked_ms: AtomicU64,
+    /// Save processes started (INFO `total_forks`: Redis's forks).
+    pub forks: AtomicU64,
+    /// `rdb-key-save-delay` as the running background save started with
+    /// (Redis's child keeps the value it was forked with), in µs.
+    pub key_delay_us: AtomicU64,
 }
+
+/// How often the shards' slices look at the save process, in ms.
+const CHILD_CHECK_MS: u64 = 10;
 
 impl State {
     pub fn new(nshards: usize, now_s: u64) -> State {
@@ -63,7 +81,73 @@ impl State {
             bgsave_in_progress: AtomicBool::new(false),
             bgsave_failed: AtomicBool::new(false),
             shard_changes: (0..nshards).map(|_| AtomicU64::new(0)).collect(),
+            child: Mutex::new(None),
+            child_lost: AtomicBool::new(false),
+            child_checked_ms: AtomicU64::new(0),
+            forks: AtomicU64::new(0),
+            key_delay_us: AtomicU64::new(0),
         }
+    }
+
+    fn child_slot(&self) -> std::sync::MutexGuard<'_, Option<SaveChild>> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts the save process of a background save (BGSAVE, an AOF
+    /// rewrite), which runs with `key_delay_us` of `rdb-key-save-delay`;
+    /// its pid, or None when it could not start (the save then writes its
+    /// file itself).
+    pub fn start_child(&self, key_delay_us: u64) -> Option<u32> {
+        self.key_delay_us.store(key_delay_us, Relaxed);
+        let mut slot = self.child_slot();
+        if let Some(old) = slot.take() {
+            old.stop();
+        }
+        self.child_lost.store(false, Relaxed);
+        match SaveChild::spawn() {
+            Ok(child) => {
+                let pid = child.pid();
+                *slot = Some(child);
+                self.forks.fetch_add(1, Relaxed);
+                Some(pid)
+            }
+            Err(e) => {
+                log::warn!("Can't start the save process ({e}): the server writes the file itself");
+                None
+            }
+        }
+    }
+
+    /// Whether the save process died before it was handed the file;
+    /// looks (`waitpid`) at most once per [`CHILD_CHECK_MS`] for all
+    /// shards, which ask at every snapshot slice.
+    pub fn child_died(&self, now_ms: u64) -> bool {
+        if self.child_lost.load(Relaxed) {
+            return true;
+        }
+        let last = self.child_checked_ms.load(Relaxed);
+        if now_ms.saturating_sub(last) < CHILD_CHECK_MS
+            || self
+                .child_checked_ms
+                .compare_exchange(last, now_ms, Relaxed, Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        let mut slot = self.child_slot();
+        let died = slot.as_mut().is_some_and(|c| c.exited().is_some());
+        if died {
+            self.child_lost.store(true, Relaxed);
+        }
+        died
+    }
+
+    /// The save process, for the file (or to stop it); with how it ended
+    /// when it already has (a kill).
+    pub fn take_child(&self) -> (Option<SaveChild>, Option<std::process::ExitStatus>) {
+        let mut child = self.child_slot().take();
+        let ended = child.as_mut().and_then(SaveChild::exited);
+        (child, ended)
     }
 
     /// A copy of the status.

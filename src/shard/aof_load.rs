@@ -128,7 +128,7 @@ fn create_new(shared: &Shared, dir: &Path, prefix: &str) -> Result<Manifest, Sta
     };
     let temp = format!("temp-rewriteaof-{}.aof", std::process::id());
     let incr = m.new_incr(prefix);
-    let written = aof::write_atomically(dir, &temp, &base, &bytes, false)
+    let written = aof::write_atomically(dir, &temp, &base, &bytes, false, None)
         .and_then(|()| aof::open_append(&dir.join(&incr)).map(drop))
         .and_then(|()| aof::persist_manifest(dir, prefix, &m));
     written.map_err(|e| {

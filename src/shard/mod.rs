@@ -102,6 +102,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
             source,
         })?;
     let tls_from = listen_tls(&shared.config, &bind, n, &mut listeners)?;
+    crate::logging::banner(port);
     install_rebind(&shared);
     // Redis's line (at warning level, as Redis logs it) once it listens,
     // before the data loads.

@@ -632,10 +632,11 @@ pub fn restore_info(shared: &crate::exec::Shared, id: Option<&str>, offset: Opti
 
 /// A script's write refused for replication's sake: too few good
 /// replicas (`-NOREPLICAS`), or a read-only replica (`-READONLY`), unless
-/// the master's stream runs it.
+/// the master's stream runs it, or the AOF's replay (only the loader's
+/// connection runs scripts while the AOF loads).
 pub fn script_write_refusal(shard: &ShardData) -> Option<Frame> {
     let shared = &shard.shared;
-    if shard.from_master {
+    if shard.from_master || shared.aof.is_loading() {
         return None;
     }
     if shared.repl.is_replica() {

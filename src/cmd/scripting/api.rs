@@ -225,6 +225,9 @@ fn execute(call: &mut Call, argv: &[Bytes]) -> Frame {
         if let Some(refusal) = crate::cmd::replication::script_write_refusal(call.ctx.shard) {
             return refusal;
         }
+        if let Some(refusal) = crate::cmd::save::script_write_refusal(call.ctx.shard) {
+            return refusal;
+        }
     }
     let ctx = &mut *call.ctx;
     let nshards = ctx.shard.shared.nshards;

@@ -330,6 +330,9 @@ pub(super) fn fcall_in(
         if let Some(refusal) = crate::cmd::replication::script_write_refusal(ctx.shard) {
             return Err(refusal);
         }
+        if let Some(refusal) = crate::cmd::save::script_write_refusal(ctx.shard) {
+            return Err(refusal);
+        }
     }
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];

@@ -333,6 +333,9 @@ fn eval_in(
         if let Some(refusal) = crate::cmd::replication::script_write_refusal(ctx.shard) {
             return Err(refusal);
         }
+        if let Some(refusal) = crate::cmd::save::script_write_refusal(ctx.shard) {
+            return Err(refusal);
+        }
     }
     if flags.shebang && refused_for_memory(ctx, !flags.no_writes, flags.allow_oom) {
         return Err(Frame::Error(crate::exec::evict::OOM.into()));

@@ -79,6 +79,46 @@ pub struct State {
     pub last_bgrewrite_ok: bool,
     pub rewrites: u64,
     pub consecutive_failures: u64,
+    /// The back-off of automatic and scheduled rewrites after failures.
+    pub limit: RewriteLimit,
+}
+
+/// Redis's limit on rewrites that keep failing (`aofRewriteLimited`):
+/// after [`LIMIT_THRESHOLD`] failures in a row, automatic and scheduled
+/// rewrites wait 1 minute, then 2, 4, ... up to [`LIMIT_MAX_MINUTES`];
+/// BGREWRITEAOF still runs at once. A success (failures back under the
+/// threshold) resets it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RewriteLimit {
+    delay_minutes: u64,
+    /// Unix seconds before which rewrites wait (0: not waiting).
+    until_s: u64,
+}
+
+/// Failures in a row that start the limit.
+pub const LIMIT_THRESHOLD: u64 = 3;
+/// The longest wait, in minutes.
+pub const LIMIT_MAX_MINUTES: u64 = 60;
+
+impl RewriteLimit {
+    /// Whether a rewrite must wait now, after `failures` in a row; the
+    /// minutes of a wait that starts with this call (to log).
+    pub fn check(&mut self, failures: u64, now_s: u64) -> (bool, Option<u64>) {
+        if failures < LIMIT_THRESHOLD {
+            *self = RewriteLimit::default();
+            return (false, None);
+        }
+        if self.until_s != 0 {
+            if now_s < self.until_s {
+                return (true, None);
+            }
+            self.until_s = 0;
+            return (false, None);
+        }
+        self.delay_minutes = (self.delay_minutes * 2).clamp(1, LIMIT_MAX_MINUTES);
+        self.until_s = now_s + self.delay_minutes * 60;
+        (true, Some(self.delay_minutes))
+    }
 }
 
 /// A rewrite under way.
@@ -144,31 +184,24 @@ pub fn persist_manifest(dir: &Path, prefix: &str, m: &Manifest) -> std::io::Resu
         &manifest_name(prefix),
         m.to_text().as_bytes(),
         false,
+        None,
     )
 }
 
 /// Writes `bytes` to `temp` in `dir`, synced (every 4 MB too when
-/// `incremental`), then renames it to `name` and syncs the directory.
+/// `incremental`), then renames it to `name` and syncs the directory;
+/// the save process writes the file when there is one (`child`).
 pub fn write_atomically(
     dir: &Path,
     temp: &str,
     name: &str,
     bytes: &[u8],
     incremental: bool,
+    child: Option<crate::persist::child::SaveChild>,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    const CHUNK: usize = 4 * 1024 * 1024;
     let temp_path = dir.join(temp);
     let result = (|| {
-        let mut f = std::fs::File::create(&temp_path)?;
-        for chunk in bytes.chunks(CHUNK) {
-            f.write_all(chunk)?;
-            if incremental && chunk.len() == CHUNK {
-                f.sync_data()?;
-            }
-        }
-        f.sync_all()?;
-        drop(f);
+        crate::persist::disk::write_temp(&temp_path, bytes, incremental, child)?;
         std::fs::rename(&temp_path, dir.join(name))?;
         sync_dir(dir);
         Ok(())
@@ -459,6 +492,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         root
+    }
+
+    #[test]
+    fn rewrites_failing_in_a_row_wait_one_minute_then_twice_as_long() {
+        let mut limit = RewriteLimit::default();
+        assert_eq!(limit.check(2, 1000), (false, None));
+        assert_eq!(limit.check(3, 1000), (true, Some(1)));
+        assert_eq!(limit.check(3, 1059), (true, None));
+        // The wait is over: one try, then a wait twice as long.
+        assert_eq!(limit.check(3, 1060), (false, None));
+        assert_eq!(limit.check(4, 1061), (true, Some(2)));
+        for _ in 0..10 {
+            limit.until_s = 0;
+            limit.check(5, 2000);
+        }
+        assert_eq!(limit.delay_minutes, LIMIT_MAX_MINUTES);
+        // A success resets it.
+        assert_eq!(limit.check(0, 3000), (false, None));
+        assert_eq!(limit, RewriteLimit::default());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! loop writes keys for a bounded time after the clients were served, as
 //! the expiry sweep does, so no client waits behind a whole table.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use super::Worker;
@@ -15,14 +16,26 @@ const KEYS_PER_CHECK: usize = 32;
 
 impl Worker {
     pub(super) fn snapshot_slice(&mut self) {
-        let delay_us = self.data.shared.config.rdb_key_save_delay_us();
+        // The save process died (`kill -9`): the snapshot is given up on
+        // every shard, each at its next slice.
+        if self.data.shared.persist.child_died(self.data.now_ms) {
+            self.save_paced_at = None;
+            if self.data.store.abort_snapshot() {
+                crate::cmd::save::shard_aborted(&self.data.shared);
+            }
+            return;
+        }
+        let delay_us = self.data.shared.persist.key_delay_us.load(Relaxed);
         if delay_us > 0 {
-            // `rdb-key-save-delay`: one key once that long has passed
-            // since the last, without ever sleeping the shard.
-            let due = self
-                .save_paced_at
-                .is_none_or(|at| at.elapsed() >= Duration::from_micros(delay_us));
-            if due {
+            // `rdb-key-save-delay` (as the save started with): one key
+            // once that long has passed since the last (the first once it
+            // passed since the start, as Redis's child sleeps that long
+            // per key), without ever sleeping the shard.
+            let Some(at) = self.save_paced_at else {
+                self.save_paced_at = Some(Instant::now());
+                return;
+            };
+            if at.elapsed() >= Duration::from_micros(delay_us) {
                 self.save_paced_at = Some(Instant::now());
                 if let Some(done) = self.data.store.snapshot_slice(1) {
                     self.save_paced_at = None;
