@@ -39,6 +39,7 @@ pub mod list_move;
 pub mod memory;
 pub mod meta;
 pub mod migrate;
+pub mod module;
 pub mod monitor;
 pub mod multi;
 pub mod pause;

@@ -309,7 +309,39 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
             "stop" => Frame::Bulk(shard.shared.feed.stop().into()).into(),
             _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
         },
-        _ => err::frame("ERR Syntax error, try DEBUG HELP").into(),
+        // A new replication history, the old one forgotten (Redis's
+        // changeReplicationId and clearReplicationId2).
+        "change-repl-id" if argv.len() == 2 => {
+            log::warn!("Changing replication IDs after receiving DEBUG change-repl-id");
+            shard.shared.repl.set_ids(crate::exec::repl::Ids {
+                replid: crate::exec::shared::new_replid(),
+                ..Default::default()
+            });
+            Frame::OK.into()
+        }
+        // DEBUG ERROR: the text as an error reply, as Redis's tests use it.
+        "error" if argv.len() == 3 => {
+            Frame::Error(String::from_utf8_lossy(&argv[2]).into_owned()).into()
+        }
+        // Redis's switches for its own structures and timers; ember's
+        // lists and cron do not have them, so they are taken and change
+        // nothing (the value is still checked as Redis checks it).
+        "quicklist-packed-threshold" if argv.len() == 3 => {
+            match crate::config::kind::parse_memory_in(&lower(&argv[2]), 1, (1 << 32) - 1) {
+                Ok(_) => Frame::OK.into(),
+                Err(_) => err::frame(
+                    "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
+                )
+                .into(),
+            }
+        }
+        "set-skip-checksum-validation" | "pause-cron" if argv.len() == 3 => Frame::OK.into(),
+        "replybuffer" if argv.len() == 4 => Frame::OK.into(),
+        _ => err::frame(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            String::from_utf8_lossy(&argv[1])
+        ))
+        .into(),
     }
 }
 

@@ -13,8 +13,9 @@ use super::list_move;
 use super::meta::{self, CommandFlags, CommandMeta};
 use super::{
     acl, aof, bitfield, bitmap, blocking, command, connection, container, dump, expire, geo, hash,
-    hash_ttl, hll, keys, latency, list, memory, migrate, monitor, multi, pubsub, replication, save,
-    scripting, server, set, slowlog, sort, stream, strings, transaction, zset, Ctx, Session,
+    hash_ttl, hll, keys, latency, list, memory, migrate, module, monitor, multi, pubsub,
+    replication, save, scripting, server, set, slowlog, sort, stream, strings, transaction, zset,
+    Ctx, Session,
 };
 use crate::cmd::ShardData;
 use crate::exec::Action;
@@ -572,6 +573,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("info", server::info),
     conn("config", server::config).with_subcommands(&["get", "help", "resetstat", "rewrite", "set"]),
     conn("time", server::time),
+    conn("module", module::module).with_subcommands(&["help", "list", "load", "loadex", "unload"]),
+    conn("lolwut", module::lolwut),
     // Scripting
     keyed("eval", scripting::eval, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
     keyed("evalsha", scripting::evalsha, Split::Computed(scripting::declares_no_keys, scripting::across)).with_movable_keys(scripting::eval_keys),
@@ -682,7 +685,7 @@ mod tests {
             containers,
             [
                 "xinfo", "xgroup", "object", "memory", "client", "pubsub", "command", "config",
-                "function", "script", "latency", "slowlog", "cluster", "acl"
+                "module", "function", "script", "latency", "slowlog", "cluster", "acl"
             ]
         );
     }

@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 244] = [
+pub static META: [CommandMeta; 246] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -1948,6 +1948,31 @@ pub static META: [CommandMeta; 244] = [
     cmd("time", 1, "loading stale fast", "fast", (0, 0, 0))
         .tips(&["nondeterministic_output"])
         .docs("Return the current server time", "2.6.0", "server", "O(1)"),
+    cmd("module", -2, "", "slow", (0, 0, 0))
+        .docs("A container for module commands", "4.0.0", "server", "Depends on subcommand.")
+        .subcommands(&[
+            cmd("module|help", 2, "loading stale", "slow", (0, 0, 0))
+                .docs("Show helpful text about the different subcommands", "5.0.0", "server", "O(1)"),
+            cmd("module|list", 2, "admin noscript", "admin slow dangerous", (0, 0, 0))
+                .tips(&["nondeterministic_output_order"])
+                .docs("List all modules loaded by the server", "4.0.0", "server", "O(N) where N is the number of loaded modules."),
+            cmd("module|load", -3, "admin noscript no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Load a module", "4.0.0", "server", "O(1)")
+                .args(&[string("path"), string("arg").flags("optional multiple")]),
+            cmd("module|loadex", -3, "admin noscript no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Load a module with extended parameters", "7.0.0", "server", "O(1)")
+                .args(&[
+                    string("path"),
+                    block("configs", &[string("name"), string("value")]).token("CONFIG").flags("optional multiple multiple_token"),
+                    block("args", &[string("arg")]).token("ARGS").flags("optional multiple"),
+                ]),
+            cmd("module|unload", 3, "admin noscript no_async_loading", "admin slow dangerous", (0, 0, 0))
+                .docs("Unload a module", "4.0.0", "server", "O(1)")
+                .args(&[string("name")]),
+        ]),
+    cmd("lolwut", -1, "readonly fast", "read fast", (0, 0, 0))
+        .docs("Display some computer art and the Redis version", "5.0.0", "server", "")
+        .args(&[integer("version").token("VERSION").flags("optional")]),
     cmd("eval", -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", "slow scripting", (0, 0, 0))
         .key_specs(&[
             spec("RW access update", index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
