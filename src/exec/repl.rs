@@ -72,6 +72,8 @@ pub struct Repl {
     pub ack_requested: AtomicBool,
     /// The offset at the last snapshot's instant (its file's `repl-offset`).
     pub snapshot_offset: AtomicU64,
+    /// FAILOVER's state (`cmd::replication::failover` drives it).
+    pub failover: Mutex<super::failover::Failover>,
 }
 
 /// This server's replication IDs: its history's (`master_replid`, a
@@ -285,6 +287,11 @@ impl Repl {
 
     pub fn set_master_conn(&self, id: u64) {
         self.master_conn.store(id, Relaxed);
+    }
+
+    /// FAILOVER's state.
+    pub fn failover(&self) -> MutexGuard<'_, super::failover::Failover> {
+        self.failover.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn backlog(&self) -> MutexGuard<'_, Backlog> {

@@ -169,7 +169,16 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     } else {
         ("?".to_string(), "-1".to_string())
     };
-    let reply = m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?;
+    // A master failing over hands its role to this master (`failover`).
+    let reply = if super::failover::handing_over(shared) {
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])?
+    } else {
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?
+    };
+    super::failover::handover_answered(
+        shared,
+        reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE"),
+    );
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
         link.set_state("sync");
         let mut words = rest.split(' ');
@@ -205,6 +214,12 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
                 replid2: ids.replid.clone(),
                 second_offset: offset as i64 + 1,
             });
+            // This server's replicas learn the new ID by reconnecting
+            // (and continue: it is their history's second ID here).
+            for r in shared.repl.list() {
+                r.kill.store(true, Relaxed);
+            }
+            shared.repl.wake();
         }
         link.read_offset.store(offset, Relaxed);
         apply.resume_db()?;
