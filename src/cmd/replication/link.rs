@@ -58,6 +58,12 @@ fn now_ms() -> u64 {
 
 fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
     while !link.stop.load(Relaxed) {
+        // Redis's replica connects from its event loop, so not while the
+        // server is blocked (DEBUG SLEEP, a long script): nor does this
+        // one while a shard is, which could not apply the stream anyway.
+        if !shards_answer(shared, link) {
+            break;
+        }
         // A master client per connection to the master: when the link
         // ends, what it was given is all applied (or its half transaction
         // dropped) before the next PSYNC names the offset.
@@ -81,6 +87,34 @@ fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
         }
         std::thread::sleep(RETRY);
     }
+}
+
+/// Waits until every shard ran a message of this thread's (false: the
+/// link was stopped meanwhile).
+fn shards_answer(shared: &Shared, link: &Link) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let peers = shared.peers();
+    for peer in peers {
+        let tx = tx.clone();
+        let op = crate::exec::Op::keyless(move |_| {
+            let _ = tx.send(());
+            crate::exec::Out::Count(0)
+        });
+        let _ = peer.inbox.send(vec![Msg::Post(op)]);
+        let _ = peer.waker.wake();
+    }
+    drop(tx);
+    let mut answered = 0;
+    while answered < peers.len() {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(()) => answered += 1,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !link.stop.load(Relaxed) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return false,
+            // A shard dropped the message (it is stopping).
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return true,
+        }
+    }
+    true
 }
 
 /// Reads lines and bulks from the master.

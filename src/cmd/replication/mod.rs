@@ -552,6 +552,9 @@ pub fn promote(shared: &crate::exec::Shared) {
     });
     repl.set_master_conn(0);
     repl.set_replica(false);
+    // `repl-backlog-ttl` counts from the promotion, not from before it.
+    repl.no_replicas_since_ms
+        .store(super::save::now_ms(), Relaxed);
     // A replica that never served a full sync has no backlog in the feed:
     // from now on its own writes are the stream a replica continues with.
     let unfed = {
@@ -577,6 +580,32 @@ pub fn promote(shared: &crate::exec::Shared) {
         r.kill.store(true, Relaxed);
     }
     repl.wake();
+}
+
+/// Once a second or so (shard 0's cron): a master whose last replica
+/// left `repl-backlog-ttl` seconds ago frees its backlog, which also
+/// takes it out of the feed, and goes on under a new replication ID with
+/// no second one, as Redis does: writes from then on are in no backlog,
+/// so no replica of the old history may continue past them.
+pub fn backlog_cron(shared: &crate::exec::Shared) {
+    let ttl_s = shared.config.repl_backlog_ttl_s();
+    let repl = &shared.repl;
+    if ttl_s == 0 || repl.is_replica() || !repl.list().is_empty() {
+        return;
+    }
+    let since = repl.no_replicas_since_ms.load(Relaxed);
+    if since == 0 || super::save::now_ms().saturating_sub(since) <= ttl_s * 1000 {
+        return;
+    }
+    let Some(sink) = repl.backlog().free() else {
+        return;
+    };
+    shared.feed.detach(sink);
+    repl.set_ids(crate::exec::repl::Ids {
+        replid: crate::exec::shared::new_replid(),
+        ..Default::default()
+    });
+    log::info!("Replication backlog freed after {ttl_s} seconds without connected replicas.");
 }
 
 /// ROLE: `master`, its offset and its online replicas; or `slave`, the

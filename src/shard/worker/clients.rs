@@ -30,6 +30,9 @@ impl Worker {
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
         cmd::migrate::close_idle();
+        if self.data.id == 0 {
+            cmd::replication::backlog_cron(&self.data.shared);
+        }
         let now = self.data.now_ms;
         for (_, c) in self.conns.iter_mut() {
             c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);
