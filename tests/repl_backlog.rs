@@ -57,7 +57,10 @@ fn the_backlog_goes_after_its_ttl_as_redis_frees_it() {
     let ember = Server::start(2, &[]);
     assert_eq!(returning_replica(ember.port, 1), "FULLRESYNC");
     assert_eq!(ember.raw().info_int("stats", "sync_partial_err"), 1);
-    let Some(redis) = Redis::or_skip("the_backlog_goes_after_its_ttl_as_redis_frees_it") else {
+    // Its full sync saves a file: in a directory of its own.
+    let dir = common::temp_dir();
+    let Some(redis) = Redis::start(&["--dir", &dir.display().to_string()]) else {
+        eprintln!("redis-server is not installed or did not start: test skipped (CI installs it)");
         return;
     };
     assert_eq!(returning_replica(redis.port, 1), "FULLRESYNC");

@@ -279,7 +279,14 @@ impl Worker {
                     .collect();
                 let count = victims.len() as i64;
                 for token in victims {
-                    if self.conns[token].session.id == filter.asker {
+                    let conn = &self.conns[token];
+                    // A replica's master client in the middle of a command
+                    // over several shards finishes it first: its offset
+                    // already counts the command (Redis's single thread is
+                    // never killed mid-command), so the link resumes after it.
+                    let mid_command =
+                        conn.session.master && (conn.has_pending() || conn.tx.is_some());
+                    if conn.session.id == filter.asker || mid_command {
                         // As Redis: the reply to CLIENT KILL goes out, then
                         // the connection closes; it reads nothing more.
                         self.conns[token].closing = true;
