@@ -605,6 +605,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     conn("slaveof", replication::replicaof),
     conn("role", replication::role),
     conn("wait", replication::wait),
+    conn("failover", replication::failover::failover),
     // Access control
     conn("acl", acl::acl).with_subcommands(&["cat", "deluser", "dryrun", "genpass", "getuser", "help", "list", "load", "log", "save", "setuser", "users", "whoami"]),
 ];

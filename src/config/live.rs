@@ -139,6 +139,7 @@ pub(super) struct Slots {
     pub repl_backlog_size: AtomicU64,
     pub repl_timeout: AtomicU64,
     pub repl_ping_replica_period: AtomicU64,
+    pub repl_backlog_ttl: AtomicU64,
     pub min_replicas_to_write: AtomicU64,
     pub min_replicas_max_lag: AtomicU64,
 }
@@ -754,6 +755,12 @@ impl Live {
 
     pub fn repl_ping_replica_period_s(&self) -> u64 {
         self.v.repl_ping_replica_period.load(Relaxed)
+    }
+
+    /// `repl-backlog-ttl`: seconds a master without replicas keeps its
+    /// backlog (0: for ever).
+    pub fn repl_backlog_ttl_s(&self) -> u64 {
+        self.v.repl_backlog_ttl.load(Relaxed)
     }
 
     pub fn min_replicas_to_write(&self) -> u64 {

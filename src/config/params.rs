@@ -923,8 +923,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-backlog-ttl", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "3600", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 3600, min: 0, max: i32::MAX as i64, fit: None, slot: |l| &l.v.repl_backlog_ttl },
+        doc: "seconds a master without replicas keeps its backlog (0: for ever)",
     },
     Param {
         name: "repl-timeout", aliases: &[], set: Set::Yes, apply: None,

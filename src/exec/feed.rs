@@ -195,6 +195,16 @@ impl Feed {
         id
     }
 
+    /// The next unit reader `id` gets starts with a SELECT: what it was
+    /// given before went nowhere (a replica's backlog drops the feed; a
+    /// promoted replica's stream must name its database, as Redis's does).
+    pub fn reselect(&self, id: SinkId) {
+        let mut state = self.state();
+        if let Some(reader) = state.readers.iter_mut().find(|r| r.id == id) {
+            reader.selected = None;
+        }
+    }
+
     /// Detaches a sink, attached or pending, and hands it back.
     pub fn detach(&self, id: SinkId) -> Option<Box<dyn Sink>> {
         let mut state = self.state();

@@ -9,6 +9,7 @@
 //! - [`locks`]: the key locks that make a job atomic across shards.
 //! - [`busy`]: the pass a shard's loop makes while its own script runs long.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
+//! - [`failover`]: FAILOVER's state and the decision its driver makes.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
 //! - [`monitors`]: the clients in MONITOR mode, which every shard feeds.
 //! - [`pause`]: CLIENT PAUSE's state, which every shard reads before a command.
@@ -21,6 +22,7 @@
 pub mod busy;
 pub mod ctx;
 pub mod evict;
+pub mod failover;
 pub mod feed;
 pub mod handoff;
 pub mod hop;

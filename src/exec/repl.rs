@@ -72,6 +72,11 @@ pub struct Repl {
     pub ack_requested: AtomicBool,
     /// The offset at the last snapshot's instant (its file's `repl-offset`).
     pub snapshot_offset: AtomicU64,
+    /// Unix ms the last replica left (or this server became a master):
+    /// `repl-backlog-ttl` counts from there. 0: not yet.
+    pub no_replicas_since_ms: AtomicU64,
+    /// FAILOVER's state (`cmd::replication::failover` drives it).
+    pub failover: Mutex<super::failover::Failover>,
 }
 
 /// This server's replication IDs: its history's (`master_replid`, a
@@ -234,6 +239,20 @@ impl Backlog {
         Some(self.buf.range(skip..skip + n).copied().collect())
     }
 
+    /// Frees the stream kept (`repl-backlog-ttl`): no PSYNC can continue
+    /// until a full sync starts a history again. Returns the sink to
+    /// detach from the feed (None: there is no backlog, or a full sync is
+    /// attaching one).
+    pub fn free(&mut self) -> Option<SinkId> {
+        if !self.history || !self.holds.is_empty() || matches!(self.sink, None | Some(0)) {
+            return None;
+        }
+        self.buf.clear();
+        self.start = self.end + 1;
+        self.history = false;
+        self.sink.take()
+    }
+
     /// Whether a partial resync from offset `from` (the replica's next
     /// byte is `from + 1`) can be served.
     pub fn can_continue(&self, from: u64) -> bool {
@@ -287,6 +306,11 @@ impl Repl {
         self.master_conn.store(id, Relaxed);
     }
 
+    /// FAILOVER's state.
+    pub fn failover(&self) -> MutexGuard<'_, super::failover::Failover> {
+        self.failover.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn backlog(&self) -> MutexGuard<'_, Backlog> {
         self.backlog.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -322,10 +346,12 @@ impl Repl {
     }
 
     pub fn remove(&self, replica: &Arc<ReplicaInfo>) {
-        self.replicas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|r| !Arc::ptr_eq(r, replica));
+        let mut replicas = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        replicas.retain(|r| !Arc::ptr_eq(r, replica));
+        if replicas.is_empty() {
+            self.no_replicas_since_ms.store(unix_ms(), Relaxed);
+        }
+        drop(replicas);
         let mut backlog = self.backlog();
         backlog.holds.retain(|h| !Arc::ptr_eq(h, &replica.sent));
         backlog.trim();
@@ -338,6 +364,12 @@ impl Repl {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+}
+
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// One connected replica, as INFO's `slaveN:` line shows it.

@@ -16,7 +16,7 @@ use super::{BeginSearch, FindKeys, CommandMeta};
 
 /// One row per command of the table, in the table's order. An array
 /// static (not a slice of one), so the table's rows point into it.
-pub static META: [CommandMeta; 246] = [
+pub static META: [CommandMeta; 247] = [
     cmd("get", 2, "readonly fast", "read string fast", (1, 1, 1))
         .key_specs(&[spec("RO access", index(1), range(0, 1, 0))])
         .docs("Get the value of a key", "1.0.0", "string", "O(1)")
@@ -2324,6 +2324,13 @@ pub static META: [CommandMeta; 246] = [
         .tips(&["request_policy:all_shards", "response_policy:agg_min"])
         .docs("Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", "generic", "O(1)")
         .args(&[integer("numreplicas"), integer("timeout")]),
+    cmd("failover", -1, "admin noscript stale", "admin slow dangerous", (0, 0, 0))
+        .docs("Start a coordinated failover between this server and one of its replicas.", "6.2.0", "server", "O(1)")
+        .args(&[
+            block("target", &[string("host"), integer("port"), pure_token("force", "FORCE").flags("optional")]).token("TO").flags("optional"),
+            pure_token("abort", "ABORT").flags("optional"),
+            integer("milliseconds").token("TIMEOUT").flags("optional"),
+        ]),
     cmd("acl", -2, "", "slow", (0, 0, 0))
         .docs("A container for Access List Control commands ", "6.0.0", "server", "Depends on subcommand.")
         .subcommands(&[

@@ -78,7 +78,10 @@ pub fn lines(shared: &Shared) -> Vec<(String, String)> {
             ),
         );
     }
-    put("master_failover_state", "no-failover".into());
+    put(
+        "master_failover_state",
+        super::failover::state_name(shared).into(),
+    );
     let ids = shared.repl.ids();
     put("master_replid", ids.replid);
     put("master_replid2", ids.replid2);

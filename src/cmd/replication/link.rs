@@ -59,6 +59,12 @@ fn now_ms() -> u64 {
 
 fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
     while !link.stop.load(Relaxed) {
+        // Redis's replica connects from its event loop, so not while the
+        // server is blocked (DEBUG SLEEP, a long script): nor does this
+        // one while a shard is, which could not apply the stream anyway.
+        if !shards_answer(shared, link) {
+            break;
+        }
         // A master client per connection to the master: when the link
         // ends, what it was given is all applied (or its half transaction
         // dropped) before the next PSYNC names the offset.
@@ -82,6 +88,34 @@ fn run(shared: &Arc<Shared>, link: &Arc<Link>) {
         }
         std::thread::sleep(RETRY);
     }
+}
+
+/// Waits until every shard ran a message of this thread's (false: the
+/// link was stopped meanwhile).
+fn shards_answer(shared: &Shared, link: &Link) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let peers = shared.peers();
+    for peer in peers {
+        let tx = tx.clone();
+        let op = crate::exec::Op::keyless(move |_| {
+            let _ = tx.send(());
+            crate::exec::Out::Count(0)
+        });
+        let _ = peer.inbox.send(vec![Msg::Post(op)]);
+        let _ = peer.waker.wake();
+    }
+    drop(tx);
+    let mut answered = 0;
+    while answered < peers.len() {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(()) => answered += 1,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !link.stop.load(Relaxed) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return false,
+            // A shard dropped the message (it is stopping).
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return true,
+        }
+    }
+    true
 }
 
 /// Reads lines and bulks from the master; writes go through
@@ -187,7 +221,16 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     } else {
         ("?".to_string(), "-1".to_string())
     };
-    let reply = m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?;
+    // A master failing over hands its role to this master (`failover`).
+    let reply = if super::failover::handing_over(shared) {
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])?
+    } else {
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?
+    };
+    super::failover::handover_answered(
+        shared,
+        reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE"),
+    );
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
         link.set_state("sync");
         let mut words = rest.split(' ');
@@ -223,6 +266,12 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
                 replid2: ids.replid.clone(),
                 second_offset: offset as i64 + 1,
             });
+            // This server's replicas learn the new ID by reconnecting
+            // (and continue: it is their history's second ID here).
+            for r in shared.repl.list() {
+                r.kill.store(true, Relaxed);
+            }
+            shared.repl.wake();
         }
         link.read_offset.store(offset, Relaxed);
         apply.resume_db()?;

@@ -25,6 +25,7 @@
 //!    the offset on. A partial resync (`+CONTINUE`) skips 1 to 3 and
 //!    sends the backlog from the replica's offset.
 
+pub mod failover;
 pub mod info;
 pub mod link;
 mod master_stream;
@@ -130,11 +131,17 @@ pub fn replconf(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) ->
 /// SYNC: a full sync for replicas older than PSYNC (no `+FULLRESYNC`
 /// line, the file in the `$<len>` form).
 pub fn sync(shard: &mut ShardData, session: &mut Session, _: &[Bytes]) -> Action {
+    if let Some(refusal) = failover::sync_refusal(&shard.shared) {
+        return refusal.into();
+    }
     full_sync(shard, session, false)
 }
 
-/// PSYNC replid offset.
+/// PSYNC replid offset [FAILOVER].
 pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
+    if let Some(refusal) = failover::psync_refusal(shard, session, argv) {
+        return refusal.into();
+    }
     let shared = Arc::clone(&shard.shared);
     // The replica's next byte is `offset`; the stream was sent up to
     // offset - 1.
@@ -159,10 +166,15 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     if waiting_for_master {
         return err::frame("NOMASTERLINK Can't SYNC while not connected with my master").into();
     }
+    let asked = String::from_utf8_lossy(&argv[1]);
+    let name = format!("{}:{}", replica_ip(session), session.hello.port);
     if known {
         if let Some(next) = wanted.filter(|&o| o > 0) {
             let from = next as u64 - 1;
             let ok = shared.repl.backlog().can_continue(from);
+            if !ok {
+                log::info!("Unable to partial resync with replica {name} for lack of backlog (Replica request was: {next}).");
+            }
             if ok {
                 shared.repl.sync_partial_ok.fetch_add(1, Relaxed);
                 let info = new_replica(shard, session, from);
@@ -174,7 +186,14 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
         }
         shared.repl.sync_partial_err.fetch_add(1, Relaxed);
     } else if argv[1].as_ref() != b"?" {
+        if asked != ids.replid && asked != ids.replid2 {
+            log::info!("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{asked}', my replication IDs are '{}' and '{}')", ids.replid, ids.replid2);
+        } else {
+            log::info!("Partial resynchronization not accepted: Requested offset for second ID was {}, but I can reply up to {}", wanted.unwrap_or(0), ids.second_offset);
+        }
         shared.repl.sync_partial_err.fetch_add(1, Relaxed);
+    } else {
+        log::info!("Full resync requested by replica {name}");
     }
     full_sync(shard, session, true)
 }
@@ -182,14 +201,7 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
 /// The replica's entry in the table INFO reads, holding the backlog from
 /// `sent` on (0 at a full sync: everything, until its offset is known).
 fn new_replica(shard: &ShardData, session: &Session, sent: u64) -> Arc<ReplicaInfo> {
-    let ip = session.hello.ip.clone().unwrap_or_else(|| {
-        session
-            .addr
-            .rsplit_once(':')
-            .map_or(session.addr.clone(), |(ip, _)| {
-                ip.trim_matches(['[', ']']).to_string()
-            })
-    });
+    let ip = replica_ip(session);
     let info = Arc::new(ReplicaInfo {
         id: session.id,
         ip,
@@ -204,6 +216,19 @@ fn new_replica(shard: &ShardData, session: &Session, sent: u64) -> Arc<ReplicaIn
     repl.backlog().holds.push(Arc::clone(&info.sent));
     repl.add(Arc::clone(&info));
     info
+}
+
+/// The address a replica is known by: its `REPLCONF ip-address`, else
+/// its connection's.
+fn replica_ip(session: &Session) -> String {
+    session.hello.ip.clone().unwrap_or_else(|| {
+        session
+            .addr
+            .rsplit_once(':')
+            .map_or(session.addr.clone(), |(ip, _)| {
+                ip.trim_matches(['[', ']']).to_string()
+            })
+    })
 }
 
 fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Action {
@@ -437,10 +462,11 @@ pub fn is_internal(argv: &[Bytes]) -> bool {
 pub fn replicaof(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Action {
     let shared = Arc::clone(&shard.shared);
     let repl = &shared.repl;
+    if repl.failover().phase != crate::exec::failover::Phase::None {
+        return err::frame("ERR REPLICAOF not allowed while failing over.").into();
+    }
     if argv[1].eq_ignore_ascii_case(b"no") && argv[2].eq_ignore_ascii_case(b"one") {
-        if let Some(link) = repl.link.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            link.stop.store(true, Relaxed);
-            promote(&shared);
+        if unset_master(&shared) {
             log::info!(
                 "MASTER MODE enabled (user request from 'id={} addr={}')",
                 session.id,
@@ -457,25 +483,53 @@ pub fn replicaof(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -
         _ => return err::frame("ERR Invalid master port").into(),
     };
     let host = String::from_utf8_lossy(&argv[1]).into_owned();
-    let mut current = repl.link.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(link) = current.as_ref() {
-        if link.host.eq_ignore_ascii_case(&host) && link.port == port {
-            log::info!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
-            return Frame::Simple("OK Already connected to specified master").into();
-        }
-        link.stop.store(true, Relaxed);
+    let same = repl
+        .current_link()
+        .is_some_and(|link| link.host.eq_ignore_ascii_case(&host) && link.port == port);
+    if same {
+        log::info!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        return Frame::Simple("OK Already connected to specified master").into();
     }
-    let link = Arc::new(crate::exec::repl::Link::new(host.clone(), port));
-    *current = Some(Arc::clone(&link));
-    drop(current);
-    repl.set_replica(true);
     log::info!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
         session.id,
         session.addr
     );
-    link::start(Arc::clone(&shared), link);
+    set_master(&shared, host, port);
     Frame::OK.into()
+}
+
+/// This server replicates `host:port` from now on (a link it had to
+/// another master ends); its own replicas stay, and continue with the
+/// new master's stream.
+pub fn set_master(shared: &Arc<crate::exec::Shared>, host: String, port: u16) {
+    let repl = &shared.repl;
+    let mut current = repl.link.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(link) = current.as_ref() {
+        link.stop.store(true, Relaxed);
+    }
+    let link = Arc::new(crate::exec::repl::Link::new(host, port));
+    *current = Some(Arc::clone(&link));
+    drop(current);
+    repl.set_replica(true);
+    link::start(Arc::clone(shared), link);
+}
+
+/// REPLICAOF NO ONE's work: the link ends and this server becomes a
+/// master ([`promote`]). False when it was one already.
+pub fn unset_master(shared: &crate::exec::Shared) -> bool {
+    let link = shared
+        .repl
+        .link
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let Some(link) = link else {
+        return false;
+    };
+    link.stop.store(true, Relaxed);
+    promote(shared);
+    true
 }
 
 /// REPLICAOF NO ONE: this server's history goes on under a new ID, the
@@ -492,11 +546,60 @@ pub fn promote(shared: &crate::exec::Shared) {
     });
     repl.set_master_conn(0);
     repl.set_replica(false);
+    // `repl-backlog-ttl` counts from the promotion, not from before it.
+    repl.no_replicas_since_ms
+        .store(super::save::now_ms(), Relaxed);
+    // A replica that never served a full sync has no backlog in the feed:
+    // from now on its own writes are the stream a replica continues with.
+    let unfed = {
+        let mut backlog = repl.backlog();
+        let unfed = backlog.sink.is_none();
+        if unfed {
+            backlog.sink = Some(0); // claimed; the id comes at attach
+        }
+        unfed
+    };
+    if unfed {
+        let sink = BacklogSink {
+            repl: Arc::clone(repl),
+            start: Arc::default(),
+        };
+        let id = shared.feed.attach(Box::new(sink));
+        repl.backlog().sink = Some(id);
+    } else if let Some(id) = repl.backlog().sink {
+        shared.feed.reselect(id);
+    }
     // Replicas of this server reconnect and continue under the new ID.
     for r in repl.list() {
         r.kill.store(true, Relaxed);
     }
     repl.wake();
+}
+
+/// Once a second or so (shard 0's cron): a master whose last replica
+/// left `repl-backlog-ttl` seconds ago frees its backlog, which also
+/// takes it out of the feed, and goes on under a new replication ID with
+/// no second one, as Redis does: writes from then on are in no backlog,
+/// so no replica of the old history may continue past them.
+pub fn backlog_cron(shared: &crate::exec::Shared) {
+    let ttl_s = shared.config.repl_backlog_ttl_s();
+    let repl = &shared.repl;
+    if ttl_s == 0 || repl.is_replica() || !repl.list().is_empty() {
+        return;
+    }
+    let since = repl.no_replicas_since_ms.load(Relaxed);
+    if since == 0 || super::save::now_ms().saturating_sub(since) <= ttl_s * 1000 {
+        return;
+    }
+    let Some(sink) = repl.backlog().free() else {
+        return;
+    };
+    shared.feed.detach(sink);
+    repl.set_ids(crate::exec::repl::Ids {
+        replid: crate::exec::shared::new_replid(),
+        ..Default::default()
+    });
+    log::info!("Replication backlog freed after {ttl_s} seconds without connected replicas.");
 }
 
 /// ROLE: `master`, its offset and its online replicas; or `slave`, the
@@ -574,7 +677,11 @@ pub fn wait(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Act
     if now >= wanted || session.multi.is_some() || session.exec.is_some() {
         return Frame::Integer(now).into();
     }
-    shared.repl.append(GETACK);
+    // Not while writes are paused (a FAILOVER waits for the offsets to
+    // meet): the replicas acknowledge each second anyway.
+    if shared.pause.active(shard.now_ms).is_none() {
+        shared.repl.append(GETACK);
+    }
     Action::Later(Box::new(move |reply| {
         let spawned = std::thread::Builder::new()
             .name("ember-wait".into())

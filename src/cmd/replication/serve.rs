@@ -57,11 +57,18 @@ pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, st
             .name("ember-replica".into())
             .spawn(move || {
                 let addr = format!("{}:{}", info.ip, info.port);
+                // Closed at once when its thread ends (the ACK reader holds
+                // a clone), so a replica dropped for an ID change
+                // reconnects without waiting for a timeout.
+                let closer = detached.stream.try_clone();
                 match serve(&shared, detached, &info, start) {
                     Ok(()) => log::info!("Connection with replica {addr} lost."),
                     Err(e) => log::warn!("Connection with replica {addr} lost: {e}"),
                 }
                 info.kill.store(true, Relaxed);
+                if let Ok(closer) = closer {
+                    let _ = closer.shutdown(std::net::Shutdown::Both);
+                }
                 shared.repl.remove(&info);
             })
     };
@@ -181,6 +188,11 @@ fn serve(
         if chunk.is_empty() {
             continue;
         }
+        // Killed while it waited (this server's ID changed): nothing of
+        // the stream after that may reach it.
+        if info.kill.load(Relaxed) {
+            return Ok(());
+        }
         stream.write_all(&chunk)?;
         sent += chunk.len() as u64;
         info.sent.store(sent, Relaxed);
@@ -194,8 +206,9 @@ fn ping_if_due(shared: &Shared) {
     let now = super::super::save::now_ms();
     let mut backlog = shared.repl.backlog();
     backlog.size = shared.config.repl_backlog_size() as usize;
-    // A replica passes its master's PINGs on and makes none of its own.
-    if shared.repl.is_replica() {
+    // A replica passes its master's PINGs on and makes none of its own;
+    // a master failing over stops its offset for the target to reach it.
+    if shared.repl.is_replica() || shared.pause.failover() {
         return;
     }
     if now.saturating_sub(backlog.last_ping_ms) >= period_ms {

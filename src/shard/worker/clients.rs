@@ -30,6 +30,9 @@ impl Worker {
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
         cmd::migrate::close_idle();
+        if self.data.id == 0 {
+            cmd::replication::backlog_cron(&self.data.shared);
+        }
         let now = self.data.now_ms;
         for (_, c) in self.conns.iter_mut() {
             c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);
@@ -293,7 +296,14 @@ impl Worker {
                     .collect();
                 let count = victims.len() as i64;
                 for token in victims {
-                    if self.conns[token].session.id == filter.asker {
+                    let conn = &self.conns[token];
+                    // A replica's master client in the middle of a command
+                    // over several shards finishes it first: its offset
+                    // already counts the command (Redis's single thread is
+                    // never killed mid-command), so the link resumes after it.
+                    let mid_command =
+                        conn.session.master && (conn.has_pending() || conn.tx.is_some());
+                    if conn.session.id == filter.asker || mid_command {
                         // As Redis: the reply to CLIENT KILL goes out, then
                         // the connection closes; it reads nothing more.
                         self.conns[token].closing = true;
