@@ -1285,3 +1285,35 @@ fn memory_purge_and_malloc_stats_answer_as_redis_with_jemalloc() {
     }
     assert_eq!(r.cmd(&["MEMORY", "PURGE"]), Reply::Simple("OK".into()));
 }
+
+/// MODULE on a server without modules, LOLWUT's version line, and the
+/// DEBUG subcommands Redis's tests call, answered as redis-server 7.0.15
+/// answers them.
+#[test]
+fn module_lolwut_and_debug_answer_as_redis() {
+    let Some(redis) = common::reference::Redis::start(&["--enable-debug-command", "yes"]) else {
+        eprintln!("redis-server is not installed: skipped (CI installs it)");
+        return;
+    };
+    let server = Server::start(2, &["--enable-debug-command", "yes"]);
+    let (mut ours, mut theirs) = (server.raw(), common::Raw::connect(redis.port));
+    for case in [
+        &["MODULE", "LIST"][..],
+        &["MODULE", "HELP"],
+        &["MODULE", "LOAD", "/x.so"],
+        &["MODULE", "UNLOAD", "x"],
+        &["MODULE", "LIST", "x"],
+        &["MODULE", "NOSUCH"],
+        &["MODULE"],
+        &["LOLWUT"],
+        &["LOLWUT", "VERSION", "x"],
+        &["DEBUG", "ERROR", "some text"],
+        &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100"],
+        &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "abc"],
+        &["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"],
+        &["DEBUG", "CHANGE-REPL-ID"],
+        &["DEBUG", "NOSUCH"],
+    ] {
+        assert_eq!(ours.cmd(case), theirs.cmd(case), "{case:?}");
+    }
+}
