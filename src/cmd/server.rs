@@ -131,7 +131,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {
-            match shared.config.rewrite(super::acl::user_lines(&shared)) {
+            match shared.config.rewrite(super::acl::user_lines(shared)) {
                 Ok(()) => Frame::OK.into(),
                 Err(text) => Frame::Error(text).into(),
             }
