@@ -23,21 +23,8 @@ command -v redis-server >/dev/null || { echo "apt-get install -y redis-server re
 port=7321
 hz=$(getconf CLK_TCK)
 
-serve() { # cmd...: starts it on $port, prints its pid
-  "$@" >/dev/null 2>&1 &
-  local pid=$!
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  echo "$pid"
-}
-
-stop() { # pid: kills it and waits until it is gone (its port free again)
-  kill "$1" 2>/dev/null || true
-  while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
-}
-
-cpu_ticks() { # pid -> utime + stime of every thread, in clock ticks
-  awk '{print $14 + $15}' "/proc/$1/stat"
-}
+# serve, stop, cpu_ticks
+. "$(dirname "$0")/serve.sh"
 
 run() { # pid test user-args... -> CPU microseconds per request
   local pid=$1 test=$2; shift 2
@@ -53,9 +40,9 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $requests requests per run
 printf '%-7s %-4s %-6s %12s %12s %8s\n' server test round "no ACL us" "ACL us" ratio
 for server in ember redis; do
   if [ "$server" = redis ]; then
-    pid=$(serve taskset -c 0 redis-server --port "$port" --save '' --appendonly no)
+    pid=$(serve "$port" taskset -c 0 redis-server --port "$port" --save '' --appendonly no)
   else
-    pid=$(serve taskset -c 0 target/release/ember --port "$port" --save '' --shards 1)
+    pid=$(serve "$port" taskset -c 0 target/release/ember --port "$port" --save '' --shards 1)
   fi
   redis-cli -p "$port" ACL SETUSER bench on '>benchpw' '~key:*' '+@all' >/dev/null
   for test in set get; do

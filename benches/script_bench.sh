@@ -19,22 +19,8 @@ cargo build --release --locked -q
 cores=$(nproc)
 wide="0-$((cores - 1))"
 
-serve() { # port cmd...
-  local port=$1; shift
-  "$@" >/dev/null 2>&1 &
-  local pid=$!
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  echo "$pid"
-}
-
-stop() { # pid: kills it and waits until it is gone (its port free again)
-  kill "$1" 2>/dev/null || true
-  while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
-}
-
-cpu_ticks() { # pid -> utime + stime of every thread, in clock ticks
-  awk '{print $14 + $15}' "/proc/$1/stat"
-}
+# serve, stop, cpu_ticks
+. "$(dirname "$0")/serve.sh"
 
 bench() { # label port pid pipeline args...
   local label=$1 port=$2 pid=$3 pipeline=$4; shift 4
