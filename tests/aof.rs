@@ -133,16 +133,6 @@ fn digest(c: &mut Raw) -> String {
     c.cmd(&["DEBUG", "DIGEST"]).text()
 }
 
-fn wait_rewrite(c: &mut Raw) {
-    assert!(
-        wait_until(Duration::from_secs(20), || {
-            c.info_int("persistence", "aof_rewrite_in_progress") == 0
-                && c.info_int("persistence", "aof_rewrite_scheduled") == 0
-        }),
-        "the rewrite did not end"
-    );
-}
-
 /// Starts ember in `dir` and waits for it to exit by itself: its status
 /// and what it logged.
 fn run_to_exit(dir: &Path, extra: &[&str]) -> (std::process::ExitStatus, String) {
@@ -231,7 +221,7 @@ fn bgrewriteaof_under_four_writing_clients_loses_nothing() {
                 r,
                 Reply::Simple("Background append only file rewriting started".into())
             );
-            wait_rewrite(&mut c);
+            c.wait_rewrite();
         }
         std::thread::sleep(Duration::from_millis(100));
         stop.store(true, Ordering::Relaxed);
@@ -357,7 +347,7 @@ fn config_set_appendonly_yes_writes_the_base_through_a_rewrite() {
         ok(c.cmd(&["CONFIG", "SET", "appendonly", "yes"]));
         assert_eq!(c.info_int("persistence", "aof_enabled"), 1);
         ok(c.cmd(&["SET", "during", "1"]));
-        wait_rewrite(&mut c);
+        c.wait_rewrite();
         ok(c.cmd(&["SET", "after", "1"]));
         assert_eq!(c.info_int("persistence", "aof_rewrites"), 1);
         state(&mut c)
@@ -424,7 +414,7 @@ fn rewrite_replies_and_config_answer_as_redis_does() {
     // A rewrite slowed down by rdb-key-save-delay on both.
     for c in [&mut ember, &mut redis] {
         ok(c.cmd(&["CONFIG", "SET", "appendonly", "yes"]));
-        wait_rewrite(c);
+        c.wait_rewrite();
         for i in 0..20 {
             ok(c.cmd(&["SET", &format!("k{i}"), "v"]));
         }
@@ -440,7 +430,7 @@ fn rewrite_replies_and_config_answer_as_redis_does() {
     }
     for c in [&mut ember, &mut redis] {
         ok(c.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]));
-        wait_rewrite(c);
+        c.wait_rewrite();
     }
     let fields = [
         "aof_enabled",
@@ -472,7 +462,7 @@ fn redis_server_loads_embers_directory_and_ember_loads_redis_servers() {
         let mut c = server.raw();
         populate(&mut c);
         ok(c.cmd(&["BGREWRITEAOF"]));
-        wait_rewrite(&mut c);
+        c.wait_rewrite();
         // Some after the rewrite, so both the base and an incr file count.
         ok(c.cmd(&["SELECT", "5"]));
         ok(c.cmd(&["SET", "after", "rewrite"]));

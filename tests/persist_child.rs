@@ -78,6 +78,16 @@ fn populate(c: &mut Raw, n: usize) {
     }
 }
 
+/// An AOF from the start, no save rules, DEBUG allowed.
+const AOF_ON: &[&str] = &[
+    "--appendonly",
+    "yes",
+    "--save",
+    "",
+    "--enable-debug-command",
+    "yes",
+];
+
 #[test]
 fn kill_9_of_the_save_process_fails_the_bgsave_and_writes_get_misconf() {
     let server = Server::start(2, &["--save", "3600 1000"]);
@@ -139,29 +149,9 @@ fn manifest(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap_or_default()
 }
 
-fn wait_rewrite(c: &mut Raw) {
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            c.info_int("persistence", "aof_rewrite_in_progress") == 0
-                && c.info_int("persistence", "aof_rewrite_scheduled") == 0
-        }),
-        "the rewrite did not end"
-    );
-}
-
 #[test]
 fn a_killed_rewrite_leaves_its_incr_file_listed() {
-    let server = Server::start(
-        2,
-        &[
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-            "--enable-debug-command",
-            "yes",
-        ],
-    );
+    let server = Server::start(2, AOF_ON);
     let mut c = server.raw();
     populate(&mut c, 10);
     c.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "10000000"]);
@@ -211,7 +201,7 @@ fn turning_the_aof_on_retries_a_killed_rewrite_without_its_temp_incr_file() {
     assert!(!dir.join("appendonly.aof.manifest").exists());
     c.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]);
     kill9(the_child(&server));
-    wait_rewrite(&mut c);
+    c.wait_rewrite();
     let text = manifest(&server.dir);
     assert!(
         text.contains("appendonly.aof.1.base.rdb seq 1 type b"),
@@ -226,23 +216,13 @@ fn turning_the_aof_on_retries_a_killed_rewrite_without_its_temp_incr_file() {
 
 #[test]
 fn auto_gc_back_on_deletes_the_history_and_loadaof_numbers_from_the_files() {
-    let server = Server::start(
-        2,
-        &[
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-            "--enable-debug-command",
-            "yes",
-        ],
-    );
+    let server = Server::start(2, AOF_ON);
     let mut c = server.raw();
     populate(&mut c, 3);
     c.cmd(&["CONFIG", "SET", "aof-disable-auto-gc", "yes"]);
     for _ in 0..2 {
         c.cmd(&["BGREWRITEAOF"]);
-        wait_rewrite(&mut c);
+        c.wait_rewrite();
     }
     assert!(manifest(&server.dir).contains("type h"));
     assert_eq!(
@@ -260,10 +240,10 @@ fn auto_gc_back_on_deletes_the_history_and_loadaof_numbers_from_the_files() {
     // reads that manifest back, so the next incr file is number 1.
     c.cmd(&["CONFIG", "SET", "appendonly", "no"]);
     c.cmd(&["BGREWRITEAOF"]);
-    wait_rewrite(&mut c);
+    c.wait_rewrite();
     assert_eq!(c.cmd(&["DEBUG", "LOADAOF"]).text(), "OK");
     c.cmd(&["CONFIG", "SET", "appendonly", "yes"]);
-    wait_rewrite(&mut c);
+    c.wait_rewrite();
     let text = manifest(&server.dir);
     assert!(
         text.contains("appendonly.aof.1.incr.aof seq 1 type i"),

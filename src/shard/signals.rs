@@ -47,19 +47,9 @@ pub fn start(shared: Arc<Shared>) {
 /// be asked (no TCP port, still loading its data, a default user that may
 /// not run it).
 fn shut_down(shared: &Shared, flags: ShutdownFlags) {
+    // The flags' words are SHUTDOWN's own (`default` stands for none).
     let mut command = vec!["SHUTDOWN"];
-    command.extend(
-        flags
-            .words()
-            .into_iter()
-            .filter(|&w| w != "default")
-            .map(|w| match w {
-                "save" => "SAVE",
-                "nosave" => "NOSAVE",
-                "now" => "NOW",
-                _ => "FORCE",
-            }),
-    );
+    command.extend(flags.words().into_iter().filter(|&w| w != "default"));
     let own = super::loopback(&shared.config);
     let password = shared.config.requirepass();
     // No answer: the server is exiting (it answers only when it stays up).

@@ -367,6 +367,17 @@ impl Raw {
             .unwrap_or_else(|_| panic!("{field}:{v} is not an integer"))
     }
 
+    /// Waits (at most 20 s) until no AOF rewrite runs or is scheduled.
+    pub fn wait_rewrite(&mut self) {
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                self.info_int("persistence", "aof_rewrite_in_progress") == 0
+                    && self.info_int("persistence", "aof_rewrite_scheduled") == 0
+            }),
+            "the rewrite did not end"
+        );
+    }
+
     /// Sends many commands in one write, then reads all their replies.
     pub fn pipeline(&mut self, cmds: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         let mut buf = Vec::new();
