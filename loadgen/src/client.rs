@@ -18,7 +18,7 @@
 //! buffer, replies are parsed in place by [`crate::resp::parse_reply`], and
 //! the bookkeeping of in-flight requests is a preallocated ring.
 
-use crate::keys::{below, rng, KeyGen, KeySpace, Pattern};
+use crate::keys::{below, rng, unit_f64, KeyGen, KeySpace, Pattern};
 use crate::progress::Progress;
 use crate::resp::{
     parse_reply, put_array_header, put_bulk, put_bulk_header, put_bulk_u64, put_key, Kind, Reply,
@@ -286,6 +286,11 @@ pub struct Workload {
     /// Cache-aside (`--cache-aside`): a GET that misses is followed by a
     /// SET of its key, as an application filling its cache would do.
     pub cache_aside: bool,
+    /// Scan pollution (`--scan-ratio`, `--scan-keys`): this share of GETs
+    /// walk, in order, a range of this many cold keys past the key range
+    /// (each connection its own stretch of it), as a batch job or crawler
+    /// reading everything once would.
+    pub scan: Option<(f64, u64)>,
 }
 
 impl Workload {
@@ -481,6 +486,9 @@ struct Conn {
     ver: Option<ConnVerify>,
     /// Keys whose GET missed, to SET next (cache-aside).
     refill: VecDeque<u64>,
+    /// The next cold key of this connection's scan (`Workload::scan`),
+    /// as an offset into the scan range.
+    scan_next: u64,
 }
 
 impl Conn {
@@ -538,6 +546,13 @@ impl Conn {
 
     /// The next key of `kind`'s pattern (under `--verify`, one this connection owns).
     fn next_key(&mut self, wl: &Workload, kind: u8) -> u64 {
+        if let Some((share, keys)) = wl.scan {
+            if wl.is_get(usize::from(kind)) && unit_f64(&mut self.rng) < share {
+                let key = wl.keys.max + 1 + self.scan_next % keys.max(1);
+                self.scan_next += 1;
+                return key;
+            }
+        }
         let key = self.gens[kind as usize].next_key(&mut self.rng);
         if self.ver.is_some() {
             wl.partition(key, self.gidx)
@@ -1011,6 +1026,7 @@ fn worker(
             interval,
             done_issuing: false,
             refill: VecDeque::new(),
+            scan_next: wl.scan.map_or(0, |(_, keys)| keys / nconns.max(1) * gidx),
             dead: false,
             ver: wl.verify.then(ConnVerify::default),
         });

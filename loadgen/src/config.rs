@@ -86,7 +86,7 @@ pub struct BenchArgs {
     #[arg(long = "key-median")]
     pub key_median: Option<f64>,
     /// Exponent of the Z pattern.
-    #[arg(long = "key-zipf-exp", default_value_t = 1.0)]
+    #[arg(long = "key-zipf-exp", default_value_t = 0.99)]
     pub key_zipf_exp: f64,
     /// Value size in bytes.
     #[arg(short = 'd', long = "data-size", default_value_t = 32)]
@@ -142,6 +142,14 @@ pub struct BenchArgs {
     /// (use with `--ratio 0:1`); the report gives the hit ratio.
     #[arg(long = "cache-aside")]
     pub cache_aside: bool,
+    /// Scan pollution: this share (0..1) of GETs read, in order, cold keys
+    /// past --key-maximum instead of the GET pattern's keys.
+    #[arg(long = "scan-ratio", default_value_t = 0.0)]
+    pub scan_ratio: f64,
+    /// How many cold keys the scan walks before it starts over (default:
+    /// as many as the key range).
+    #[arg(long = "scan-keys")]
+    pub scan_keys: Option<u64>,
     /// No progress output.
     #[arg(long = "quiet", short = 'q')]
     pub quiet: bool,
@@ -382,6 +390,12 @@ impl BenchArgs {
         } else {
             self.seed
         };
+        let scan = (self.scan_ratio > 0.0).then(|| {
+            (
+                self.scan_ratio.min(1.0),
+                self.scan_keys.unwrap_or(keys.range()),
+            )
+        });
         Ok(Workload {
             addr,
             threads: self.threads,
@@ -404,6 +418,7 @@ impl BenchArgs {
             epoch: None,
             drain: Duration::from_secs(5),
             cache_aside: self.cache_aside,
+            scan,
         })
     }
 }

@@ -479,6 +479,7 @@ pub fn background_workload(
         epoch,
         drain: Duration::from_secs(2),
         cache_aside: false,
+        scan: None,
     }
 }
 

@@ -426,7 +426,7 @@ mod tests {
             (
                 "maxmemory-policy",
                 "lru",
-                "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+                "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction, allkeys-tinylfu",
             ),
             (
                 "maxmemory-samples",

@@ -260,6 +260,8 @@ pub const POLICIES: &[&str] = &[
     "allkeys-lfu",
     "allkeys-random",
     "noeviction",
+    // ember's own, after Redis's eight (see `Policy::AllkeysTinylfu`).
+    "allkeys-tinylfu",
 ];
 
 /// The eviction policies, in the order of [`POLICIES`].
@@ -273,6 +275,11 @@ pub enum Policy {
     AllkeysLfu,
     AllkeysRandom,
     NoEviction,
+    /// Not Redis's: any key, the least often requested lately first by a
+    /// TinyLFU frequency sketch that remembers keys no longer stored, a
+    /// new key admitted past a window only over a less requested one
+    /// (`store::tinylfu`).
+    AllkeysTinylfu,
 }
 
 impl Policy {
@@ -286,6 +293,8 @@ impl Policy {
             AllkeysLru,
             AllkeysLfu,
             AllkeysRandom,
+            NoEviction,
+            AllkeysTinylfu,
         ]
         .get(usize::from(i))
         .copied()
@@ -306,7 +315,11 @@ impl Policy {
     pub fn tracks_access(self) -> bool {
         matches!(
             self,
-            Policy::VolatileLru | Policy::VolatileLfu | Policy::AllkeysLru | Policy::AllkeysLfu
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::AllkeysLru
+                | Policy::AllkeysLfu
+                | Policy::AllkeysTinylfu
         )
     }
 

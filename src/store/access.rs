@@ -152,6 +152,14 @@ pub fn evict_score(policy: Policy, word: u32, deadline: Option<u64>, now_ms: u64
     }
 }
 
+/// How evictable a key is under `allkeys-tinylfu`: fewer recent requests
+/// (`store::tinylfu`, 0..=15) go first, and among equals the longer idle.
+pub fn tinylfu_score(requests: u8, word: u32, now_ms: u64) -> u64 {
+    const IDLE_BITS: u32 = 48;
+    let idle = lru_idle_ms(word, now_ms).min((1 << IDLE_BITS) - 1);
+    (u64::from(15u8.saturating_sub(requests)) << IDLE_BITS) | idle
+}
+
 thread_local! {
     /// xorshift64* state for the LFU draws: statistical, not secret.
     static RNG: Cell<u64> = Cell::new(splitmix(thread_seed()));
@@ -235,5 +243,14 @@ mod tests {
             c = lfu_log_incr(c, 10, draw());
         }
         assert!((13..=24).contains(&c), "1K hits: {c}");
+    }
+
+    #[test]
+    fn tinylfu_scores_requests_first_and_idle_time_among_equals() {
+        let now = 1_700_000_000_000;
+        let (old, new) = (lru_clock(now - 60_000), lru_clock(now));
+        assert!(tinylfu_score(1, new, now) > tinylfu_score(2, old, now));
+        assert!(tinylfu_score(3, old, now) > tinylfu_score(3, new, now));
+        assert!(tinylfu_score(15, old, now) < tinylfu_score(0, new, now));
     }
 }

@@ -591,6 +591,12 @@ fn file_hash(buckets: &mut DeadlineBuckets, key_hash: u64, hash: &mut Hash, now_
 
 /// A database seen at one instant: every lookup first removes the key if its
 /// deadline has passed (lazy expiry) and accounts for it.
+/// `allkeys-tinylfu` is the policy (`store::tinylfu`).
+#[inline]
+fn tinylfu_on() -> bool {
+    crate::config::EVICTION.policy() == crate::config::Policy::AllkeysTinylfu
+}
+
 pub struct Keyspace<'a> {
     db: &'a mut Db,
     stats: &'a mut ExpiryStats,
@@ -754,6 +760,7 @@ impl<'a> Keyspace<'a> {
 
     /// Looks a key up for reading or in-place change; touches its access time.
     pub fn get(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.note_request(key);
         let pos = self.live(key)?;
         let entry = self.db.dict.entry_mut(pos);
         entry.access = super::access::touched(entry.access, self.now_ms);
@@ -762,6 +769,7 @@ impl<'a> Keyspace<'a> {
 
     /// Like [`get`](Self::get) but counts a keyspace hit or miss (read commands).
     pub fn read(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.note_request(key);
         let Some(pos) = self.live(key) else {
             self.stats.misses += 1;
             return None;
@@ -770,6 +778,15 @@ impl<'a> Keyspace<'a> {
         let entry = self.db.dict.entry_mut(pos);
         entry.access = super::access::touched(entry.access, self.now_ms);
         Some(entry)
+    }
+
+    /// Counts a request for `key`, found or not, in the frequency sketch
+    /// while `allkeys-tinylfu` evicts by it; one load and a compare else.
+    #[inline]
+    fn note_request(&mut self, key: &[u8]) {
+        if tinylfu_on() {
+            self.stats.tinylfu.record(self.index, key, self.db.len());
+        }
     }
 
     /// Looks a key up without touching its access time (OBJECT IDLETIME, TYPE).
@@ -800,6 +817,9 @@ impl<'a> Keyspace<'a> {
             self.stats.record_new(self.index, key);
         }
         let pos = pos.or_else(|| self.kept_expired(key));
+        if pos.is_none() && tinylfu_on() {
+            self.stats.tinylfu.created(self.index, key, self.db.len());
+        }
         self.db.put(pos, key, value, expire_at, self.now_ms);
     }
 

@@ -16,6 +16,11 @@
 //! 4. The random policies take a random key of the next database with
 //!    candidates, round robin.
 //!
+//! `allkeys-tinylfu`, ember's own, samples as LRU does but scores a key by
+//! how often it was requested lately, from the shard's frequency sketch
+//! (`store::sketch`), which counts misses as well as hits and so remembers
+//! keys evicted before; among keys of equal count the longest idle goes.
+//!
 //! An evicted key is gone as a deleted one is: its deletion is recorded for
 //! the propagation feed (DEL, UNLINK under `lazyfree-lazy-eviction`), it
 //! fires `evicted` (class `e`) and touches its watchers and waiters, and
@@ -27,7 +32,7 @@
 
 use bytes::Bytes;
 
-use super::access::evict_score;
+use super::access::{evict_score, tinylfu_score};
 use super::notify::EVICTED;
 use super::{Db, Store};
 use crate::config::Policy;
@@ -146,10 +151,14 @@ impl Store {
             // must not compete with this one's.
             self.evictor.clear_pool();
             self.evictor.scored_by = Some(policy);
+            if policy != Policy::AllkeysTinylfu {
+                self.stats.tinylfu.clear();
+            }
         }
         let chosen = match policy {
             Policy::NoEviction => None,
             Policy::AllkeysRandom | Policy::VolatileRandom => self.pick_random(policy, &locked),
+            Policy::AllkeysTinylfu => self.pick_tinylfu(samples, now_ms, &locked),
             _ => self.pick_from_pool(policy, samples, now_ms, &locked),
         };
         let (db, key) = chosen?;
@@ -218,7 +227,12 @@ impl Store {
                             None => continue,
                         }
                     };
-                    let score = evict_score(policy, entry.access, entry.expire_at(), now_ms);
+                    let score = if policy == Policy::AllkeysTinylfu {
+                        let requests = self.stats.tinylfu.sketch.estimate(i, key);
+                        tinylfu_score(requests, entry.access, now_ms)
+                    } else {
+                        evict_score(policy, entry.access, entry.expire_at(), now_ms)
+                    };
                     let key = key.to_vec();
                     self.evictor.offer(score, i, &key);
                 }
@@ -236,6 +250,43 @@ impl Store {
             }
         }
         None
+    }
+
+    /// `allkeys-tinylfu`: the sampled pool's victim, unless the admission
+    /// window has a candidate asked for no more often than it, which then
+    /// goes instead (`store::tinylfu`); the spared victim returns to the
+    /// pool.
+    fn pick_tinylfu(
+        &mut self,
+        samples: usize,
+        now_ms: u64,
+        locked: &impl Fn(usize, &[u8]) -> bool,
+    ) -> Option<(usize, Bytes)> {
+        let policy = Policy::AllkeysTinylfu;
+        let keys: usize = self.dbs.iter().map(Db::len).sum();
+        let victim = self.pick_from_pool(policy, samples, now_ms, locked);
+        while let Some((db, key)) = self.stats.tinylfu.candidate(keys) {
+            if self.dbs.get(db).and_then(|d| d.peek(&key)).is_none() {
+                continue; // deleted or evicted since it was written
+            }
+            let Some((victim_db, victim_key)) = victim.clone() else {
+                return (!locked(db, &key)).then_some((db, key));
+            };
+            if locked(db, &key) || (db, &key) == (victim_db, &victim_key) {
+                return Some((victim_db, victim_key));
+            }
+            let sketch = &self.stats.tinylfu.sketch;
+            if sketch.estimate(db, &key) > sketch.estimate(victim_db, &victim_key) {
+                return Some((victim_db, victim_key)); // the candidate stays
+            }
+            if let Some(spared) = self.dbs[victim_db].peek(&victim_key) {
+                let requests = sketch.estimate(victim_db, &victim_key);
+                let score = tinylfu_score(requests, spared.access, now_ms);
+                self.evictor.offer(score, victim_db, &victim_key);
+            }
+            return Some((db, key));
+        }
+        victim
     }
 
     /// Removes an evicted key (see the module docs); returns the bytes
@@ -346,5 +397,40 @@ mod tests {
         assert!(s
             .evict_one(Policy::AllkeysLru, 5, 0, |_, k| k == b"a")
             .is_none());
+    }
+
+    #[test]
+    fn tinylfu_keeps_the_often_requested_keys_whatever_their_idle_time() {
+        let now = 100_000;
+        // The often requested keys are the longest idle: LRU would take
+        // them first.
+        let names: Vec<String> = (0..200).map(|i| format!("k{i}")).collect();
+        let specs: Vec<(&str, Option<u64>, u32)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), None, if i < 100 { 1 } else { 9_000 }))
+            .collect();
+        let mut s = store_with(&specs);
+        for (i, k) in names.iter().enumerate() {
+            for _ in 0..if i < 100 { 6 } else { 1 } {
+                s.stats.tinylfu.record(0, k.as_bytes(), names.len());
+            }
+        }
+        for _ in 0..100 {
+            assert!(s
+                .evict_one(Policy::AllkeysTinylfu, 5, now, |_, _| false)
+                .is_some());
+        }
+        let kept = (0..100)
+            .filter(|i| s.dbs[0].peek(format!("k{i}").as_bytes()).is_some())
+            .count();
+        assert!(kept >= 95, "kept {kept} of the 100 often requested keys");
+        assert!(s.stats.tinylfu.sketch.bytes() > 0);
+        s.evict_one(Policy::AllkeysLru, 5, now, |_, _| false);
+        assert_eq!(
+            s.stats.tinylfu.sketch.bytes(),
+            0,
+            "another policy frees the sketch"
+        );
     }
 }

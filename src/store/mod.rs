@@ -37,6 +37,7 @@ pub mod ready;
 pub mod snapshot;
 pub mod stats;
 pub mod stream;
+pub mod tinylfu;
 pub mod tracking;
 pub mod value;
 pub mod watch;

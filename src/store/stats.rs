@@ -43,6 +43,10 @@ pub struct ExpiryStats {
     /// expires itself (Redis's `slaveKeysWithExpire`); the master's keys
     /// wait for the master's DEL.
     pub local_volatile: std::collections::HashSet<(usize, bytes::Bytes)>,
+    /// Requests per key lately, stored or not, and the keys written last,
+    /// while `allkeys-tinylfu` evicts by them (`store::tinylfu`): counted
+    /// at every lookup, as the hits and misses above are.
+    pub tinylfu: super::tinylfu::TinyLfu,
 }
 
 impl Default for ExpiryStats {
@@ -64,6 +68,7 @@ impl Default for ExpiryStats {
             propagate: Log::default(),
             expiry_paused: false,
             local_volatile: Default::default(),
+            tinylfu: Default::default(),
         }
     }
 }
