@@ -192,11 +192,44 @@ pub struct LoadOptions {
     pub limits: Limits,
 }
 
+/// The AUX fields at the head of `file` (before its first other record),
+/// which a loader shows before it has read the rest (INFO's
+/// `loading_rdb_used_mem` from `used-mem`). Nothing is checked here.
+pub fn head_aux(file: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(rest) = file.get(9..) else {
+        return out;
+    };
+    let mut r = Reader::new(rest);
+    while r.u8() == Ok(op::AUX) {
+        match (r.string(), r.string()) {
+            (Ok(name), Ok(value)) => out.push((
+                String::from_utf8_lossy(&name).into_owned(),
+                String::from_utf8_lossy(&value).into_owned(),
+            )),
+            _ => break,
+        }
+    }
+    out
+}
+
 /// Decodes `file`, giving each live key to `sink(db, key, value, deadline)`.
 pub fn load(
     file: &[u8],
     opts: &LoadOptions,
     mut sink: impl FnMut(usize, &[u8], Value, Option<u64>),
+) -> Result<Loaded, LoadError> {
+    load_at(file, opts, |db, key, value, deadline, _| {
+        sink(db, key, value, deadline)
+    })
+}
+
+/// [`load`], telling `sink` also how many bytes of the file are read once
+/// the key is (the start-up load's `loading_loaded_bytes`).
+pub fn load_at(
+    file: &[u8],
+    opts: &LoadOptions,
+    mut sink: impl FnMut(usize, &[u8], Value, Option<u64>, usize),
 ) -> Result<Loaded, LoadError> {
     if file.len() < 9 || &file[..5] != b"REDIS" {
         return Err(LoadError::Signature);
@@ -303,7 +336,7 @@ pub fn load(
                     }
                 }
                 loaded.keys_loaded += 1;
-                sink(db, &key, value, deadline);
+                sink(db, &key, value, deadline, offset(&r));
             }
         }
     }

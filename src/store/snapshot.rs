@@ -110,6 +110,10 @@ pub struct Cursor {
     /// The database the table was when the snapshot began (SWAPDB moves
     /// the table, its snapshot with it).
     pub db: usize,
+    /// Bytes written ahead of the cursor because a write was about to
+    /// change the key: what ember copies where a forked save's memory is
+    /// copied on write (INFO `current_cow_size`).
+    pub copied: u64,
 }
 
 impl Cursor {
@@ -122,6 +126,7 @@ impl Cursor {
             version: RDB_VERSION_7_0,
             compress,
             db,
+            copied: 0,
         }
     }
 
@@ -129,13 +134,14 @@ impl Cursor {
         self.next == 0
     }
 
-    /// Writes one key as of the start, if it was live then.
-    fn write(&mut self, key: &[u8], value: &Value, expire_at: Option<u64>) {
+    /// Writes one key as of the start, if it was live then (`compress`:
+    /// with `rdbcompression`'s LZF, when it is on).
+    fn write(&mut self, key: &[u8], value: &Value, expire_at: Option<u64>, compress: bool) {
         if !is_live(value, expire_at, self.start_ms) {
             return;
         }
         let out = &mut self.out;
-        let version = if self.compress {
+        let version = if compress && self.compress {
             out.put(key, value, expire_at)
         } else {
             without_compression(|| out.put(key, value, expire_at))
@@ -144,11 +150,15 @@ impl Cursor {
     }
 
     /// Before the key at `pos` changes: writes it first if the cursor has
-    /// yet to reach it and it was not written already.
+    /// yet to reach it and it was not written already. Uncompressed: this
+    /// runs inside a client's write, which should wait for a copy, not for
+    /// LZF (and the bytes copied are then what `copied` says).
     pub fn before_change(&mut self, pos: usize, key: &[u8], value: &Value, at: Option<u64>) {
         if pos < self.next && !self.early.contains(key) {
             self.early.insert(key.to_vec());
-            self.write(key, value, at);
+            let before = self.out.bytes.len();
+            self.write(key, value, at, false);
+            self.copied += (self.out.bytes.len() - before) as u64;
         }
     }
 
@@ -187,7 +197,7 @@ impl Cursor {
         if !self.early.is_empty() && self.early.remove(key) {
             return true;
         }
-        self.write(key, value, at);
+        self.write(key, value, at, true);
         true
     }
 
