@@ -14,7 +14,8 @@
 //!   |  every batch sent: one more op per shard, answered back, so every
 //!   |  key is in place before what comes next (the AOF's commands)
 //!   v
-//!   loading ends; the replication link (replicaof) starts only now
+//!   loading ends ("Ready to accept connections"); the replication link
+//!   (replicaof) starts only now
 //! ```
 //!
 //! A file that does not load stops the process with Redis's lines, as a
@@ -78,6 +79,7 @@ pub fn plan(shared: &Shared) -> Result<Plan, StartError> {
 /// replay), then ends loading and starts the replication link.
 pub fn start(shared: Arc<Shared>, plan: Plan, addr: String) {
     if matches!(plan, Plan::Nothing) {
+        log::info!("Ready to accept connections");
         crate::cmd::replication::start_from_config(&shared);
         return;
     }
@@ -96,6 +98,9 @@ pub fn start(shared: Arc<Shared>, plan: Plan, addr: String) {
                 std::process::exit(1);
             }
             shared.aof.loading.store(false, Relaxed);
+            // Redis's line once it serves everyone (its test suite waits
+            // for it before the first command).
+            log::info!("Ready to accept connections");
             crate::cmd::replication::start_from_config(&shared);
         });
     if let Err(e) = spawned {
