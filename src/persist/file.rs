@@ -120,7 +120,7 @@ pub fn build(
     checksum: bool,
     version: u16,
 ) -> Vec<u8> {
-    let body: usize = parts.iter().map(|p| p.bytes.len() + 16).sum();
+    let body: usize = parts.iter().map(|p| p.len() + 16).sum();
     let code: usize = libraries.iter().map(|c| c.len() + 8).sum();
     let mut out = Vec::with_capacity(body + code + 128);
     put_header(&mut out, version.max(RDB_VERSION_7_0), aux);
@@ -132,7 +132,9 @@ pub fn build(
             continue;
         }
         put_db_start(&mut out, db, part.keys, part.expires);
-        out.extend_from_slice(&part.bytes);
+        for chunk in part.chunks() {
+            out.extend_from_slice(chunk);
+        }
     }
     let crc = if checksum { crc64::crc64(0, &out) } else { 0 };
     let mut tail = Vec::with_capacity(9);
