@@ -152,7 +152,7 @@ impl<'a> Keys<'a> {
         let us = match self.delay {
             0 => return,
             d if d > 0 => d as u64,
-            d if self.count % d.unsigned_abs() == 0 => 1,
+            d if self.count.is_multiple_of(d.unsigned_abs()) => 1,
             _ => return,
         };
         std::thread::sleep(std::time::Duration::from_micros(us));

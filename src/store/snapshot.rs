@@ -302,6 +302,35 @@ mod tests {
         out
     }
 
+    #[test]
+    fn a_part_of_many_chunks_keeps_its_records_in_order_and_joins_without_copying() {
+        let value = |i: usize| Value::copy_of(&vec![b'v'; 100 + i % 7]);
+        let mut a = DbPart::default();
+        let mut b = DbPart::default();
+        // Uncompressed, so that 15,000 records of 100 bytes pass a chunk.
+        without_compression(|| {
+            for i in 0..30_000 {
+                let part = if i % 2 == 0 { &mut a } else { &mut b };
+                part.put(
+                    format!("k{i}").as_bytes(),
+                    &value(i),
+                    (i % 3 == 0).then_some(NOW),
+                );
+            }
+        });
+        assert!(a.chunks().count() > 1, "{} bytes in one chunk", a.len());
+        let mut joined = DbPart::default();
+        joined.append(&a);
+        joined.append(&b);
+        assert_eq!(joined.len(), a.len() + b.len());
+        assert_eq!(joined.expires, a.expires + b.expires);
+        let all = records(&joined);
+        assert_eq!(all.len(), 30_000);
+        assert_eq!(all[b"k29999".as_slice()].0, value(29_999));
+        // The full chunks are shared, not copied.
+        assert!(std::sync::Arc::ptr_eq(&joined.done[0], &a.done[0]));
+    }
+
     fn live_state(db: &Db, now: u64) -> BTreeMap<Vec<u8>, (Value, Option<u64>)> {
         db.iter()
             .filter(|(_, e)| is_live(&e.value, e.expire_at(), now))
