@@ -118,7 +118,8 @@ pub fn run(config: config::Live) -> Result<(), shard::StartError> {
         "ember {} on {addr} with {shards} shard(s)",
         env!("CARGO_PKG_VERSION")
     );
-    log::info!("Ready to accept connections");
+    // "Ready to accept connections" comes once the data set is loaded
+    // (`shard::loading`), as Redis logs it after its load.
     for handle in handles {
         let _ = handle.join();
     }

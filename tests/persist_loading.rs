@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::reference::Redis;
-use common::{temp_dir, wait_until, Raw, Reply, Server};
+use common::{info_field, temp_dir, wait_until, Raw, Reply, Server};
 
 fn resp(args: &[&str]) -> String {
     let mut out = format!("*{}\r\n", args.len());
@@ -212,4 +212,93 @@ fn the_port_answers_once_the_pid_line_is_out() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(connected.is_ok());
+}
+
+/// What a client meets while a long `dump.rdb` load runs, on ember and on
+/// redis-server from the same file: `-LOADING` to commands, INFO
+/// `loading:1` with the `loading_*` fields, `CONFIG SET dir` refused and
+/// other parameters set; then every key, once the load is done.
+#[test]
+fn a_long_rdb_load_answers_loading_then_serves_the_data() {
+    const KEYS: usize = 6000;
+    let dir = temp_dir();
+    {
+        let seed = Server::start_in(&dir, 2, &["--enable-debug-command", "yes"]);
+        let mut c = seed.raw();
+        assert_eq!(
+            c.cmd(&["DEBUG", "POPULATE", &KEYS.to_string()]),
+            Reply::ok()
+        );
+        assert_eq!(c.cmd(&["SAVE"]), Reply::ok());
+    }
+    let size = std::fs::metadata(dir.join("dump.rdb")).unwrap().len();
+    // 6000 keys at 500 µs each: about 3 s of loading (the events interval
+    // is for redis-server, which answers only that often while loading).
+    let slow = [
+        "--key-load-delay",
+        "500",
+        "--loading-process-events-interval-bytes",
+        "1024",
+        "--save",
+        "",
+        "--enable-protected-configs",
+        "yes",
+    ];
+    let loading_text = "LOADING Redis is loading the dataset in memory";
+    let ember = Server::start_loading(&dir, 2, &slow);
+    let mut c = ember.raw();
+    assert_eq!(c.cmd(&["PING"]), Reply::err(loading_text));
+    assert_eq!(c.cmd(&["GET", "key:1"]), Reply::err(loading_text));
+    let info = c.cmd(&["INFO", "persistence"]).text();
+    let field =
+        |name: &str| info_field(&info, name).unwrap_or_else(|| panic!("no {name} in {info}"));
+    assert_eq!(field("loading"), "1");
+    assert_eq!(field("async_loading"), "0");
+    assert_eq!(field("loading_total_bytes"), size.to_string());
+    assert!(field("loading_rdb_used_mem").parse::<u64>().unwrap() > 0);
+    assert!(field("loading_loaded_bytes").parse::<u64>().unwrap() <= size);
+    let perc: f64 = field("loading_loaded_perc").parse().unwrap();
+    assert!((0.0..=100.0).contains(&perc), "{perc}");
+    field("loading_eta_seconds").parse::<u64>().unwrap();
+    let started: u64 = field("loading_start_time").parse().unwrap();
+    assert!(started.abs_diff(common::unix_ms() / 1000) < 60);
+    assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "notice"]), Reply::ok());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dir", "/tmp"]),
+        Reply::err(loading_text)
+    );
+    let done = wait_until(Duration::from_secs(60), || {
+        c.cmd(&["PING"]) == common::simple("PONG")
+    });
+    assert!(done, "still loading");
+    assert_eq!(c.cmd(&["DBSIZE"]).int(), KEYS as i64);
+    assert_eq!(c.cmd(&["GET", "key:5"]), Reply::bulk("value:5"));
+    let info = c.cmd(&["INFO", "persistence"]).text();
+    assert_eq!(info_field(&info, "loading").as_deref(), Some("0"));
+    assert_eq!(
+        info_field(&info, "rdb_last_load_keys_loaded").as_deref(),
+        Some(KEYS.to_string().as_str())
+    );
+    drop(ember);
+
+    // redis-server, from the same file, with the same settings.
+    let mut args: Vec<String> = vec!["--dir".into(), dir.display().to_string()];
+    args.extend(slow.iter().map(|s| s.to_string()));
+    let Some(redis) = Redis::start(&args) else {
+        eprintln!("redis-server is not installed: its half skipped");
+        return;
+    };
+    let mut r = Raw::connect(redis.port);
+    assert_eq!(r.cmd(&["PING"]), Reply::err(loading_text));
+    let info = r.cmd(&["INFO", "persistence"]).text();
+    assert_eq!(info_field(&info, "loading").as_deref(), Some("1"));
+    assert_eq!(
+        info_field(&info, "loading_total_bytes"),
+        Some(size.to_string())
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "dir", "/tmp"]),
+        Reply::err(loading_text)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -53,11 +53,18 @@ pub fn admit(shard: &mut ShardData, session: &mut Session, argv: &mut Vec<Bytes>
         fail_queued_transaction(session);
         return Admitted::Answered(err::wrong_arity(spec.name));
     }
-    // While the append-only file replays at start-up, only its own
-    // connection and Redis's `loading` commands run; the replay passes
+    // While the data set loads (start-up, DEBUG LOADAOF), only the AOF's
+    // replay connection and Redis's `loading` commands run; the replay passes
     // the checks below, as Redis's AOF client does.
     let loader = shard.shared.aof.is_loading() && super::aof::is_loader(shard, session);
-    if shard.shared.aof.is_loading() && !loader && !spec.flags.contains(CommandFlags::LOADING) {
+    // A container's subcommand has its own flags (CONFIG SET runs while
+    // loading, CONFIG as such does not say).
+    if shard.shared.aof.is_loading()
+        && !loader
+        && !super::table::subcommand_row(spec, argv)
+            .flags
+            .contains(CommandFlags::LOADING)
+    {
         fail_queued_transaction(session);
         return Admitted::Answered(err::frame(super::aof::LOADING));
     }

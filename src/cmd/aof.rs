@@ -729,7 +729,10 @@ pub fn info_fields(shared: &Shared) -> Vec<(&'static str, String)> {
             "aof_last_write_status",
             ok(!stats.write_failed.load(Relaxed)),
         ),
-        ("aof_last_cow_size", "0".into()),
+        (
+            "aof_last_cow_size",
+            aof.last_cow_size.load(Relaxed).to_string(),
+        ),
         ("module_fork_in_progress", "0".into()),
         ("module_fork_last_cow_size", "0".into()),
     ];
@@ -759,7 +762,7 @@ pub fn info_fields(shared: &Shared) -> Vec<(&'static str, String)> {
     out
 }
 
-/// INFO persistence's `loading_*` fields while the start-up replay runs.
+/// INFO persistence's `loading_*` fields while the start-up load runs.
 pub fn loading_fields(shared: &Shared) -> Vec<(&'static str, String)> {
     let aof = &shared.aof;
     let start = aof.loading_start_s.load(Relaxed);
@@ -775,7 +778,10 @@ pub fn loading_fields(shared: &Shared) -> Vec<(&'static str, String)> {
     vec![
         ("loading_start_time", start.to_string()),
         ("loading_total_bytes", total.to_string()),
-        ("loading_rdb_used_mem", "0".into()),
+        (
+            "loading_rdb_used_mem",
+            aof.loading_used_mem.load(Relaxed).to_string(),
+        ),
         ("loading_loaded_bytes", done.to_string()),
         ("loading_loaded_perc", format!("{perc:.2}")),
         ("loading_eta_seconds", eta.to_string()),
@@ -1031,8 +1037,13 @@ pub fn debug_loadaof(shard: &ShardData) -> Action {
         .collect();
     let plan = (0..n).map(|s| (s, Need::Whole)).collect();
     let done = Arc::clone(&shared);
+    // Loading until the reload is over, as Redis is: other clients get
+    // LOADING from a slow script's busy passes meanwhile (`cmd::busy`).
+    shared.aof.loading_start_s.store(now_ms() / 1000, Relaxed);
+    shared.aof.loading.store(true, Relaxed);
     Action::Job(
         Job::new(ops, move |outs| {
+            done.aof.loading.store(false, Relaxed);
             // What was loaded is what the files hold: no change since a
             // save (Redis's `server.dirty = 0` after DEBUG LOADAOF).
             let changes = outs.iter().fold(0u64, |sum, o| match o {

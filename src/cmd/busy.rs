@@ -5,6 +5,8 @@
 //! script holds.
 //!
 //! - unknown command, wrong arity: Redis's errors, as always;
+//! - while loading (DEBUG LOADAOF's slow script): LOADING, as Redis answers
+//!   whatever is not flagged `loading` before it looks at the script;
 //! - anything not flagged `allow_busy`: BUSY (the EVAL or the FUNCTION
 //!   text); inside MULTI the transaction fails, and EXEC is discarded with
 //!   `EXECABORT Transaction discarded because of: BUSY ...`;
@@ -52,6 +54,16 @@ pub fn admit(shared: &Shared, session: &mut Session, argv: Vec<Bytes>) -> WhileB
     if !spec.arity_ok(argv.len()) && spec.name != "exec" {
         fail_queued(session);
         return reply(err::wrong_arity(spec.name));
+    }
+    // Loading comes first, as in Redis's processCommand: a slow script
+    // of the AOF (DEBUG LOADAOF, the start-up replay) leaves others LOADING.
+    if shared.aof.is_loading()
+        && !super::table::subcommand_row(spec, &argv)
+            .flags
+            .contains(crate::cmd::meta::CommandFlags::LOADING)
+    {
+        fail_queued(session);
+        return reply(err::frame(super::aof::LOADING));
     }
     let busy = scripting::busy_text(shared);
     if !scripting::allowed_when_busy(spec, &argv) {

@@ -157,22 +157,34 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as u64);
                 let in_progress = status.bgsave_started_ms;
-                // Redis 7.0.15's fields, in its order. The copy-on-write
-                // ones are 0: ember does not fork, it copies only the old
-                // value of a key written during a save.
+                // Redis 7.0.15's fields, in its order. ember forks nothing,
+                // so nothing is copied on write; what it copies instead is
+                // the old record of a key a write changes ahead of the
+                // snapshot's cursor, written early (`store::snapshot`):
+                // those bytes are its copy-on-write figures.
                 let loading = shared.aof.is_loading();
                 line("loading", u8::from(loading).to_string());
-                for (k, v) in [
-                    ("async_loading", "0"),
-                    ("current_cow_peak", "0"),
-                    ("current_cow_size", "0"),
-                    ("current_cow_size_age", "0"),
-                    ("current_fork_perc", "0.00"),
-                    ("current_save_keys_processed", "0"),
-                    ("current_save_keys_total", "0"),
-                ] {
-                    line(k, v.into());
+                line("async_loading", "0".into());
+                let saving = in_progress.is_some() || shared.aof.rewriting.load(Relaxed);
+                let mut save = crate::store::SnapshotProgress::default();
+                if saving {
+                    for r in reports {
+                        save.total += r.snapshot.total;
+                        save.processed += r.snapshot.processed;
+                        save.copied += r.snapshot.copied;
+                    }
                 }
+                let perc = if save.total == 0 {
+                    0.0
+                } else {
+                    save.processed.min(save.total) as f64 * 100.0 / save.total as f64
+                };
+                line("current_cow_peak", save.copied.to_string());
+                line("current_cow_size", save.copied.to_string());
+                line("current_cow_size_age", "0".into());
+                line("current_fork_perc", format!("{perc:.2}"));
+                line("current_save_keys_processed", save.processed.to_string());
+                line("current_save_keys_total", save.total.to_string());
                 line(
                     "rdb_changes_since_last_save",
                     changes.wrapping_sub(status.changes_at_save).to_string(),
@@ -197,7 +209,7 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                         .to_string(),
                 );
                 line("rdb_saves", status.saves.to_string());
-                line("rdb_last_cow_size", "0".into());
+                line("rdb_last_cow_size", status.last_cow_size.to_string());
                 line(
                     "rdb_last_load_keys_expired",
                     status.last_load_keys_expired.to_string(),

@@ -303,7 +303,9 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
     let Some(parts) = shared.persist.deposit(part, shared.nshards) else {
         return;
     };
+    let copied: u64 = parts.iter().flatten().map(|p| p.copied).sum();
     if shared.aof.rewriting.load(Relaxed) && !shared.persist.bgsave_in_progress.load(Relaxed) {
+        shared.aof.last_cow_size.store(copied, Relaxed);
         // The snapshot is an AOF rewrite's base (`cmd::aof`).
         let parts = parts.into_iter().collect::<Option<Vec<Part>>>();
         super::aof::snapshot_done(shared, parts);
@@ -332,6 +334,7 @@ fn hand_in(shared: &Arc<Shared>, part: Option<Part>) {
         hand_to_replicas(shared, None);
         return;
     };
+    shared.persist.update(|s| s.last_cow_size = copied);
     let writer = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
         .name("ember-bgsave".into())
@@ -401,7 +404,9 @@ pub fn shutdown_saving(shard: &ShardData, force_save: bool, nosave: bool, force:
     let shared = Arc::clone(&shard.shared);
     let rules = !shared.config.save_text().is_empty();
     super::aof::flush_for_exit(&shared);
-    if nosave || !(force_save || rules) {
+    // A keyspace still loading is not saved over the file it comes from
+    // (Redis forces NOSAVE while loading).
+    if nosave || !(force_save || rules) || shared.aof.is_loading() {
         exit_now();
     }
     snapshot_all(shard, move |parts| {

@@ -89,6 +89,22 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 .map(|pair| (pair[0].as_ref(), pair[1].as_ref()))
                 .collect();
             let local = session.addr.starts_with("127.") || session.addr.starts_with("[::1]");
+            // Redis's DENY_LOADING_CONFIG parameters: the directory and
+            // the AOF switch cannot move under a running load (a protected
+            // `dir` the client may not set gets that refusal instead).
+            let may_protected = match shared.config.protected_configs() {
+                crate::config::DebugCommand::Yes => true,
+                crate::config::DebugCommand::Local => local,
+                crate::config::DebugCommand::No => false,
+            };
+            if shared.aof.is_loading()
+                && pairs.iter().any(|(k, _)| {
+                    (k.eq_ignore_ascii_case(b"dir") && may_protected)
+                        || k.eq_ignore_ascii_case(b"appendonly")
+                })
+            {
+                return err::frame(super::aof::LOADING).into();
+            }
             let appendonly_was = shared.config.appendonly();
             match shared.config.set_many_as(&pairs, local) {
                 Ok(()) => {
@@ -203,6 +219,8 @@ const DEBUG_HELP: &[&str] = &[
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
     "    replicas. Cache master will be used if <size> is specified.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -317,6 +335,12 @@ pub fn debug(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 replid: crate::exec::shared::new_replid(),
                 ..Default::default()
             });
+            Frame::OK.into()
+        }
+        // DEBUG LOG: a line in the log, as Redis's tests mark it (while
+        // loading too: DEBUG runs during a load).
+        "log" if argv.len() == 3 => {
+            log::warn!("DEBUG LOG: {}", String::from_utf8_lossy(&argv[2]));
             Frame::OK.into()
         }
         // DEBUG ERROR: the text as an error reply, as Redis's tests use it.

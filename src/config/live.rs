@@ -92,6 +92,7 @@ pub(super) struct Slots {
     pub enable_protected_configs: AtomicU8,
     pub always_show_logo: AtomicBool,
     pub rdb_key_save_delay: AtomicU64,
+    pub key_load_delay: AtomicU64,
     // The append-only file (`config::persist`).
     pub appendonly: AtomicBool,
     pub appendfilename: RwLock<String>,
@@ -807,6 +808,12 @@ impl Live {
     pub fn rdb_key_save_delay_us(&self) -> u64 {
         let v = self.v.rdb_key_save_delay.load(Relaxed) as i64;
         v.max(0) as u64
+    }
+
+    /// `key-load-delay`: µs the start-up load waits per key, as Redis's
+    /// `debugDelay` reads it (negative -n: 1 µs once in n keys).
+    pub fn key_load_delay(&self) -> i64 {
+        self.v.key_load_delay.load(Relaxed) as i64
     }
 
     /// `appendonly`: writes are logged to the append-only file.

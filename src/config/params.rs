@@ -532,13 +532,13 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "key-load-delay", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "0", check: |v| super::kind::parse_int(v, i32::MIN as i64, INT_MAX).map(|_| ()) },
-        doc: "testing, accepted: ember loads at full speed before it serves",
+        kind: Kind::Int { default: 0, min: i32::MIN as i64, max: INT_MAX, fit: None, slot: |l| &l.v.key_load_delay },
+        doc: "testing: microseconds the start-up load waits per key (clients get LOADING meanwhile)",
     },
     Param {
         name: "loading-process-events-interval-bytes", aliases: &[], set: Set::Yes, apply: None,
         kind: Kind::Fixed { answer: "2097152", check: |v| super::kind::parse_int(v, 1024, INT_MAX).map(|_| ()) },
-        doc: "accepted: ember serves no client while it loads at start-up",
+        doc: "accepted: ember's shards serve clients (LOADING) all through a start-up load",
     },
     Param {
         name: "enable-protected-configs", aliases: &[], set: Set::Immutable, apply: None,

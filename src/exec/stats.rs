@@ -175,6 +175,8 @@ pub struct ShardReport {
     /// What the shard's databases' tables hold besides keys and values
     /// (main and expires; INFO `used_memory_overhead`).
     pub tables_mem: u64,
+    /// The shard's running (or last) background snapshot.
+    pub snapshot: crate::store::SnapshotProgress,
 }
 
 /// What MEMORY STATS reads of one shard: its clients' memory and, per
@@ -223,6 +225,7 @@ impl ShardReport {
             counters,
             clients_mem: data.clients_mem,
             changes: data.store.stats.notify.dirty,
+            snapshot: data.store.snapshot_progress(),
             lua_mem: 0,
             tables_mem: data
                 .store

@@ -120,7 +120,7 @@ pub fn build(
     checksum: bool,
     version: u16,
 ) -> Vec<u8> {
-    let body: usize = parts.iter().map(|p| p.bytes.len() + 16).sum();
+    let body: usize = parts.iter().map(|p| p.len() + 16).sum();
     let code: usize = libraries.iter().map(|c| c.len() + 8).sum();
     let mut out = Vec::with_capacity(body + code + 128);
     put_header(&mut out, version.max(RDB_VERSION_7_0), aux);
@@ -132,7 +132,9 @@ pub fn build(
             continue;
         }
         put_db_start(&mut out, db, part.keys, part.expires);
-        out.extend_from_slice(&part.bytes);
+        for chunk in part.chunks() {
+            out.extend_from_slice(chunk);
+        }
     }
     let crc = if checksum { crc64::crc64(0, &out) } else { 0 };
     let mut tail = Vec::with_capacity(9);
@@ -192,11 +194,44 @@ pub struct LoadOptions {
     pub limits: Limits,
 }
 
+/// The AUX fields at the head of `file` (before its first other record),
+/// which a loader shows before it has read the rest (INFO's
+/// `loading_rdb_used_mem` from `used-mem`). Nothing is checked here.
+pub fn head_aux(file: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(rest) = file.get(9..) else {
+        return out;
+    };
+    let mut r = Reader::new(rest);
+    while r.u8() == Ok(op::AUX) {
+        match (r.string(), r.string()) {
+            (Ok(name), Ok(value)) => out.push((
+                String::from_utf8_lossy(&name).into_owned(),
+                String::from_utf8_lossy(&value).into_owned(),
+            )),
+            _ => break,
+        }
+    }
+    out
+}
+
 /// Decodes `file`, giving each live key to `sink(db, key, value, deadline)`.
 pub fn load(
     file: &[u8],
     opts: &LoadOptions,
     mut sink: impl FnMut(usize, &[u8], Value, Option<u64>),
+) -> Result<Loaded, LoadError> {
+    load_at(file, opts, |db, key, value, deadline, _| {
+        sink(db, key, value, deadline)
+    })
+}
+
+/// [`load`], telling `sink` also how many bytes of the file are read once
+/// the key is (the start-up load's `loading_loaded_bytes`).
+pub fn load_at(
+    file: &[u8],
+    opts: &LoadOptions,
+    mut sink: impl FnMut(usize, &[u8], Value, Option<u64>, usize),
 ) -> Result<Loaded, LoadError> {
     if file.len() < 9 || &file[..5] != b"REDIS" {
         return Err(LoadError::Signature);
@@ -303,7 +338,7 @@ pub fn load(
                     }
                 }
                 loaded.keys_loaded += 1;
-                sink(db, &key, value, deadline);
+                sink(db, &key, value, deadline, offset(&r));
             }
         }
     }

@@ -12,8 +12,8 @@
 //!   RESIZEDB, key records with their deadlines, EOF and CRC-64; the reader
 //!   takes versions 1 to 12 and refuses a torn or hostile file by name.
 //! - [`snapshot`]: one shard's part: its live keys, serialized.
-//! - [`disk`]: the temporary file renamed into place, and the start-up load
-//!   into the shards' stores.
+//! - [`disk`]: the temporary file renamed into place (the start-up load,
+//!   into the running shards, is `shard::loading`).
 //! - [`state`]: last save, background save status, the `save` rules, the
 //!   running save's process.
 //! - [`child`]: the save process that writes a background save's file (a

@@ -16,6 +16,9 @@ pub struct Part {
     /// The shard's change counter when it was taken
     /// (`rdb_changes_since_last_save` counts from there).
     pub changes: u64,
+    /// Bytes written early because a write was about to change a key
+    /// (`rdb_last_cow_size`, `aof_last_cow_size`).
+    pub copied: u64,
 }
 
 pub use crate::store::snapshot::is_live;
@@ -26,6 +29,7 @@ pub fn from_shard(done: crate::store::ShardSnapshot, databases: usize) -> Part {
         dbs: vec![DbPart::default(); databases],
         version: RDB_VERSION_7_0,
         changes: done.changes,
+        copied: done.copied,
     };
     for (db, out, version) in done.parts {
         part.version = part.version.max(version);
@@ -44,6 +48,7 @@ pub fn serialize(store: &Store, now_ms: u64, compress: bool) -> Part {
             dbs: Vec::with_capacity(store.dbs.len()),
             version: RDB_VERSION_7_0,
             changes: store.stats.notify.dirty,
+            copied: 0,
         };
         for db in &store.dbs {
             let mut out = DbPart::default();

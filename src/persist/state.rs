@@ -29,6 +29,9 @@ pub struct Status {
     pub scheduled: bool,
     pub last_load_keys_loaded: u64,
     pub last_load_keys_expired: u64,
+    /// What the last background save copied before writes changed keys
+    /// (`rdb_last_cow_size`; ember forks nothing, see `store::snapshot`).
+    pub last_cow_size: u64,
 }
 
 pub struct State {
@@ -76,6 +79,7 @@ impl State {
                 scheduled: false,
                 last_load_keys_loaded: 0,
                 last_load_keys_expired: 0,
+                last_cow_size: 0,
             }),
             parts: Mutex::new(Vec::new()),
             bgsave_in_progress: AtomicBool::new(false),

@@ -1,35 +1,34 @@
-//! The start-up load of the append-only file, as Redis 7.0 loads it.
+//! The start-up load of the append-only file, as Redis 7.0 loads it, on
+//! the load's thread while the shards run (`shard::loading`; every other
+//! client gets `-LOADING`, INFO `loading:1`).
 //!
-//! 1. Before the shards start: the manifest is read (a legacy single file
-//!    is upgraded, none at all makes a new empty base and incr file); the
-//!    base, an RDB file (or an AOF whose RDB preamble comes first), goes
-//!    into the shards' stores as a snapshot does, expired keys skipped;
-//!    every file's commands are read and checked ([`commands::scan`]): a
-//!    torn end of the last file is cut off under `aof-load-truncated yes`,
-//!    anything else wrong refuses the start with Redis's message.
-//! 2. Once the shards run ([`replay`]): the commands go through a loopback
-//!    connection like any client's, so each runs on its keys' shard and a
-//!    MULTI/EXEC in the file runs as one transaction. Meanwhile every other
-//!    client gets `-LOADING` (INFO `loading:1`); the loader's connection
-//!    passes the ACL and memory checks, as Redis's AOF client does.
+//! 1. The manifest is read (a legacy single file is upgraded, none at all
+//!    makes a new empty base and incr file); the base, an RDB file (or an
+//!    AOF whose RDB preamble comes first), goes into the shards as a
+//!    `dbfilename` load does, expired keys skipped; every file's commands
+//!    are read and checked ([`commands::scan`]): a torn end of the last
+//!    file is cut off under `aof-load-truncated yes`, anything else wrong
+//!    stops the start with Redis's message.
+//! 2. The commands go through a loopback connection like any client's, so
+//!    each runs on its keys' shard and a MULTI/EXEC in the file runs as
+//!    one transaction; the loader's connection passes the LOADING gate,
+//!    the ACL and the memory checks, as Redis's AOF client does.
 //! 3. Then the writer appends to the last incr file and loading ends.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 
 use crate::exec::Shared;
 use crate::persist::aof::{self, Found, Manifest};
-use crate::store::Store;
 
 use super::StartError;
 
-/// Commands of the AOF's files to replay once the shards run.
-pub struct Replay {
+/// Commands of the AOF's files to replay once the base is in.
+struct Replay {
     /// Each file's name and its commands as clean RESP.
-    pub files: Vec<(String, Vec<u8>)>,
-    pub started: std::time::Instant,
+    files: Vec<(String, Vec<u8>)>,
+    started: std::time::Instant,
 }
 
 fn fatal(lines: &[String]) -> StartError {
@@ -42,20 +41,32 @@ fn fatal(lines: &[String]) -> StartError {
     StartError::Aof(last.to_string())
 }
 
-/// Step 1 (see the module doc): the base into `stores`, the commands
+/// The whole load (see the module doc); `addr` is this server.
+pub(super) fn load(shared: &std::sync::Arc<Shared>, addr: &str) -> Result<(), StartError> {
+    let replay = read(shared)?;
+    send_all(shared, addr, &replay).map_err(|e| {
+        StartError::Aof(format!(
+            "Fatal error replaying the append only file through {addr}: {e}"
+        ))
+    })?;
+    crate::cmd::aof::attach_at_start(shared)
+        .map_err(|e| StartError::Aof(format!("Can't open the append-only file: {e}")))?;
+    log::info!(
+        "DB loaded from append only file: {:.3} seconds",
+        replay.started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Step 1 (see the module doc): the base into the shards, the commands
 /// read and checked.
-pub fn at_start(shared: &Shared, stores: &mut [Store]) -> Result<Replay, StartError> {
+fn read(shared: &Shared) -> Result<Replay, StartError> {
     let config = &shared.config;
     let started = std::time::Instant::now();
     let root = std::path::PathBuf::from(config.dir());
     let dirname = config.appenddirname();
     let prefix = config.appendfilename();
     let dir = root.join(&dirname);
-    shared.aof.loading.store(true, Relaxed);
-    shared
-        .aof
-        .loading_start_s
-        .store(crate::shard::worker::unix_ms() / 1000, Relaxed);
     let found = aof::find(&root, &dirname, &prefix).map_err(|lines| fatal(&lines))?;
     let manifest = match found {
         Found::Manifest(m) if !m.is_empty() => m,
@@ -69,19 +80,23 @@ pub fn at_start(shared: &Shared, stores: &mut [Store]) -> Result<Replay, StartEr
         }
     };
     let opts = crate::cmd::save::load_options(shared, true);
-    let n = stores.len().max(1);
+    let total: u64 = manifest
+        .to_load()
+        .filter_map(|e| std::fs::metadata(dir.join(&e.name)).ok())
+        .map(|m| m.len())
+        .sum();
+    shared.aof.loading_total.store(total, Relaxed);
+    let mut keys = super::loading::Keys::new(shared);
     let read = aof::read_files(
         &dir,
         &manifest,
         &opts,
         config.aof_load_truncated(),
         |name| crate::cmd::lookup(name).is_some(),
-        |db, key, value, deadline| {
-            let shard = crate::util::slot::key_slot(key) as usize % n;
-            stores[shard].dbs[db].insert_raw(key, value, deadline, opts.now_ms);
-        },
+        |db, key, value, deadline| keys.put(db, key, value, deadline),
     )
     .map_err(|lines| fatal(&lines))?;
+    keys.finish();
     let mut loaded = crate::persist::Loaded {
         libraries: read.libraries,
         ..Default::default()
@@ -92,8 +107,13 @@ pub fn at_start(shared: &Shared, stores: &mut [Store]) -> Result<Replay, StartEr
         s.last_load_keys_expired = read.keys_expired;
     });
     let files = read.commands;
-    let total = read.command_bytes;
+    // What is left to load are the commands (their bytes as replayed).
+    let total = total.max(read.command_bytes);
     shared.aof.loading_total.store(total, Relaxed);
+    shared
+        .aof
+        .loading_done
+        .store(total - read.command_bytes, Relaxed);
     set_state(shared, manifest, &dir, &prefix);
     Ok(Replay { files, started })
 }
@@ -145,34 +165,6 @@ fn set_state(shared: &Shared, manifest: Manifest, dir: &Path, prefix: &str) {
     st.manifest = manifest;
     st.dir = dir.to_path_buf();
     st.prefix = prefix.to_string();
-}
-
-/// Step 2 and 3 (see the module doc), on a thread of their own: replays
-/// the commands through `addr`, then starts the writer and ends loading.
-/// A replay that cannot reach the server stops the process, as a failed
-/// load stops redis-server.
-pub fn replay(shared: Arc<Shared>, addr: String, replay: Replay) {
-    let spawned = std::thread::Builder::new()
-        .name("ember-aof-load".into())
-        .spawn(move || {
-            if let Err(e) = send_all(&shared, &addr, &replay) {
-                log::warn!("Fatal error replaying the append only file through {addr}: {e}");
-                std::process::exit(1);
-            }
-            if let Err(e) = crate::cmd::aof::attach_at_start(&shared) {
-                log::warn!("Can't open the append-only file: {e}");
-                std::process::exit(1);
-            }
-            shared.aof.loading.store(false, Relaxed);
-            log::info!(
-                "DB loaded from append only file: {:.3} seconds",
-                replay.started.elapsed().as_secs_f64()
-            );
-        });
-    if let Err(e) = spawned {
-        log::warn!("Can't start the append only file load: {e}");
-        std::process::exit(1);
-    }
 }
 
 /// How much of the replay is written before looking at the clock.

@@ -4,6 +4,7 @@
 
 mod aof_load;
 pub mod blocking;
+mod loading;
 mod persist;
 mod signals;
 mod worker;
@@ -111,14 +112,14 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
     // Before any shard pins itself: a thread inherits its creator's cores.
     crate::store::lazyfree::start();
     signals::start(Arc::clone(&shared));
-    let (stores, replay) = persist::at_start(&shared)?;
-    let mut stores = stores.into_iter();
+    // The shards start empty and the data set loads into them while they
+    // run, answering LOADING meanwhile (`loading`).
+    let plan = loading::plan(&shared)?;
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(n);
     for (id, ((poll, inbox), listener)) in polls.into_iter().zip(inboxes).zip(listeners).enumerate()
     {
         let shared = Arc::clone(&shared);
-        let store = stores.next();
         let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
         let handle = std::thread::Builder::new()
             .name(format!("ember-shard-{id}"))
@@ -127,7 +128,7 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
                     core_affinity::set_for_current(core);
                 }
                 crate::util::memory::register_thread();
-                let worker = worker::Worker::new(id, shared, poll, listener, inbox, store);
+                let worker = worker::Worker::new(id, shared, poll, listener, inbox);
                 match tls_from {
                     Some(first) => worker.with_tls_from(first).run(),
                     None => worker.run(),
@@ -137,11 +138,8 @@ pub fn start(config: Live) -> Result<(Arc<Shared>, Vec<std::thread::JoinHandle<(
         handles.push(handle);
     }
     let own = loopback(&shared.config);
-    if let Some(replay) = replay {
-        aof_load::replay(Arc::clone(&shared), own.clone(), replay);
-    }
+    loading::start(Arc::clone(&shared), plan, own.clone());
     persist::start_rules(Arc::clone(&shared), own);
-    crate::cmd::replication::start_from_config(&shared);
     Ok((shared, handles))
 }
 

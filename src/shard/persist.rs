@@ -1,41 +1,36 @@
-//! Persistence around the shards: the start-up load of `dir/dbfilename`,
-//! before any shard serves a client, with redis-server's log lines (one
-//! store per shard comes back, each key placed on the shard that owns its
-//! slot), and the thread that checks the `save` rules.
+//! Persistence around the shards: the start-up load of `dir/dbfilename`
+//! into the running shards (`shard::loading` streams the keys to their
+//! shards; other clients get `-LOADING` meanwhile), with redis-server's
+//! log lines, and the thread that checks the `save` rules.
+
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::exec::Shared;
-use crate::persist::disk;
-use crate::store::Store;
 
-use super::aof_load;
 use super::StartError;
 
-/// The shards' stores: loaded from the append-only file with `appendonly
-/// yes` (then the commands of its incr files are left to replay once the
-/// shards run), else from the RDB file when there is one, else empty.
-pub fn at_start(shared: &Shared) -> Result<(Vec<Store>, Option<aof_load::Replay>), StartError> {
-    let config = &shared.config;
-    let n = shared.nshards;
-    let mut stores: Vec<Store> = (0..n).map(|_| Store::new(config.databases())).collect();
-    if config.appendonly() {
-        let replay = aof_load::at_start(shared, &mut stores)?;
-        return Ok((stores, Some(replay)));
-    }
-    load_rdb(shared, stores).map(|s| (s, None))
-}
-
-/// `dir/dbfilename` into `stores`, when there is one.
-fn load_rdb(shared: &Shared, mut stores: Vec<Store>) -> Result<Vec<Store>, StartError> {
-    let config = &shared.config;
-    let path = disk::target(&config.dir(), &config.dbfilename());
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(stores),
-        Err(e) => return Err(StartError::Load(e.to_string())),
-    };
+/// `path` (`dir/dbfilename`) into the shards, which already run.
+pub(super) fn load_rdb(shared: &Shared, path: &std::path::Path) -> Result<(), StartError> {
+    let bytes = std::fs::read(path).map_err(|e| StartError::Load(e.to_string()))?;
     let started = std::time::Instant::now();
+    let aof = &shared.aof;
+    aof.loading_total.store(bytes.len() as u64, Relaxed);
+    let head = crate::persist::file::head_aux(&bytes);
+    let aux_of = |name: &str| {
+        head.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(mem) = aux_of("used-mem").and_then(|m| m.parse::<u64>().ok()) {
+        aof.loading_used_mem.store(mem, Relaxed);
+    }
     let opts = crate::cmd::save::load_options(shared, true);
-    let mut loaded = disk::load_into(&bytes, &mut stores, &opts).map_err(|e| {
+    let mut keys = super::loading::Keys::new(shared);
+    let loaded = crate::persist::file::load_at(&bytes, &opts, |db, key, value, at, read| {
+        keys.put(db, key, value, at);
+        aof.loading_done.store(read as u64, Relaxed);
+    });
+    let mut loaded = loaded.map_err(|e| {
         log::warn!("{e}");
         if matches!(e, crate::persist::LoadError::Checksum { .. }) {
             // Redis's second line for it, which its tests look for.
@@ -45,6 +40,8 @@ fn load_rdb(shared: &Shared, mut stores: Vec<Store>) -> Result<Vec<Store>, Start
         }
         StartError::Load(e.to_string())
     })?;
+    keys.finish();
+    aof.loading_done.store(bytes.len() as u64, Relaxed);
     restore_libraries(shared, &mut loaded)?;
     crate::cmd::replication::restore_info(shared, loaded.aux("repl-id"), loaded.aux("repl-offset"));
     let ver = loaded.aux("redis-ver").unwrap_or("unknown");
@@ -72,7 +69,7 @@ fn load_rdb(shared: &Shared, mut stores: Vec<Store>) -> Result<Vec<Store>, Start
         s.last_load_keys_loaded = loaded.keys_loaded;
         s.last_load_keys_expired = loaded.keys_expired;
     });
-    Ok(stores)
+    Ok(())
 }
 
 /// The file's function libraries, run once here to learn what they

@@ -61,6 +61,22 @@ pub struct Store {
     /// A background snapshot runs (`store::snapshot`), started when the
     /// change counter stood at this.
     pub snapshot_changes: Option<u64>,
+    /// The running (or last) snapshot's progress, for INFO.
+    pub snapshot_progress: SnapshotProgress,
+}
+
+/// How far a shard's background snapshot is (INFO's
+/// `current_save_keys_processed`, `current_save_keys_total`,
+/// `current_cow_size`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotProgress {
+    /// Keys in the tables when it started.
+    pub total: u64,
+    /// Slots the cursors have visited.
+    pub processed: u64,
+    /// Bytes written early, before a write changed the key
+    /// (`snapshot::Cursor::copied`), of the tables already handed over.
+    pub copied: u64,
 }
 
 /// A shard's finished snapshot: each database's part, by the number it
@@ -68,6 +84,8 @@ pub struct Store {
 pub struct ShardSnapshot {
     pub changes: u64,
     pub parts: Vec<(usize, snapshot::DbPart, u16)>,
+    /// Bytes its tables wrote early (`SnapshotProgress::copied`).
+    pub copied: u64,
 }
 
 impl Store {
@@ -100,6 +118,7 @@ impl Store {
             dbs: (0..databases).map(|_| Db::default()).collect(),
             stats: ExpiryStats::default(),
             snapshot_changes: None,
+            snapshot_progress: SnapshotProgress::default(),
             evictor: evict::Evictor::default(),
         }
     }
@@ -110,6 +129,23 @@ impl Store {
             db.begin_snapshot(i, now_ms, compress);
         }
         self.snapshot_changes = Some(self.stats.notify.dirty);
+        self.snapshot_progress = SnapshotProgress {
+            total: self.dbs.iter().map(|db| db.len() as u64).sum(),
+            ..SnapshotProgress::default()
+        };
+    }
+
+    /// The snapshot's progress, the early writes of the tables still being
+    /// walked included.
+    pub fn snapshot_progress(&self) -> SnapshotProgress {
+        let mut p = self.snapshot_progress;
+        p.copied += self
+            .dbs
+            .iter()
+            .filter_map(|db| db.snapshot())
+            .map(|c| c.copied)
+            .sum::<u64>();
+        p
     }
 
     /// Drops a running snapshot (FLUSHALL aborts a background save);
@@ -139,6 +175,7 @@ impl Store {
             }
             left -= db.snapshot_step(left);
         }
+        self.snapshot_progress.processed += (max - left) as u64;
         let done = self
             .dbs
             .iter()
@@ -147,13 +184,22 @@ impl Store {
             return None;
         }
         self.snapshot_changes = None;
+        let mut copied = 0;
         let parts = self
             .dbs
             .iter_mut()
             .filter_map(|db| db.take_snapshot())
-            .map(|c| (c.db, c.out, c.version))
+            .map(|c| {
+                copied += c.copied;
+                (c.db, c.out, c.version)
+            })
             .collect();
-        Some(ShardSnapshot { changes, parts })
+        self.snapshot_progress.copied += copied;
+        Some(ShardSnapshot {
+            changes,
+            parts,
+            copied: self.snapshot_progress.copied,
+        })
     }
 
     /// The store recording for the propagation feed whose switch is `on`

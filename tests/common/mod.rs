@@ -52,20 +52,37 @@ impl Server {
     /// [`Server::start`] in working directory `dir` (kept on drop): a
     /// `dump.rdb` there is loaded, and saves go there.
     pub fn start_in(dir: &std::path::Path, shards: usize, extra: &[&str]) -> Server {
+        Server::start_in_as(dir, shards, extra, false)
+    }
+
+    /// [`Server::start_in`], back as soon as it answers, `-LOADING`
+    /// included: for tests of what a client meets during a long load.
+    pub fn start_loading(dir: &std::path::Path, shards: usize, extra: &[&str]) -> Server {
+        Server::start_in_as(dir, shards, extra, true)
+    }
+
+    fn start_in_as(dir: &std::path::Path, shards: usize, extra: &[&str], loading: bool) -> Server {
         for _ in 0..5 {
             let port = free_port();
             let mut args = vec!["--port".to_string(), port.to_string()];
             args.extend(extra.iter().map(|a| a.to_string()));
-            if let Some(server) = Server::launch(dir, shards, &args, port) {
+            if let Some(server) = Server::launch(dir, shards, &args, port, loading) {
                 return server;
             }
         }
         panic!("ember did not start");
     }
 
-    /// Spawns ember with `args` and waits until it answers PING on `port`;
-    /// None if it exited first (say the port was taken since it was probed).
-    fn launch(dir: &std::path::Path, shards: usize, args: &[String], port: u16) -> Option<Server> {
+    /// Spawns ember with `args` and waits until it answers PING on `port`
+    /// (with `loading`, a `-LOADING` answer will do); None if it exited
+    /// first (say the port was taken since it was probed).
+    fn launch(
+        dir: &std::path::Path,
+        shards: usize,
+        args: &[String],
+        port: u16,
+        loading: bool,
+    ) -> Option<Server> {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ember"))
             .current_dir(dir)
             .args(args)
@@ -90,7 +107,9 @@ impl Server {
                 let mut line = String::new();
                 let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
                 if BufReader::new(s).read_line(&mut line).is_ok()
-                    && (line == "+PONG\r\n" || line.starts_with("-NOAUTH"))
+                    && (line == "+PONG\r\n"
+                        || line.starts_with("-NOAUTH")
+                        || (loading && line.starts_with("-LOADING")))
                 {
                     return Some(Server {
                         child,
@@ -502,7 +521,7 @@ impl Server {
             let path = temp_conf(&format!("port {port}\n{body}"));
             let args = ["--config".to_string(), path.display().to_string()];
             let dir = temp_dir();
-            let started = Server::launch(&dir, shards, &args, port);
+            let started = Server::launch(&dir, shards, &args, port, false);
             let _ = std::fs::remove_file(&path);
             if let Some(mut server) = started {
                 server.own_dir = true;

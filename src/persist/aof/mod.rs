@@ -35,8 +35,10 @@ pub use manifest::Manifest;
 /// The process-wide AOF state, in `exec::Shared`.
 #[derive(Default)]
 pub struct Aof {
-    /// The start-up replay is running: clients other than the loader get
-    /// `-LOADING` (INFO `loading:1`).
+    /// The start-up load is running (of `dbfilename`, or of the AOF's
+    /// base and then its replay): clients other than the loader get
+    /// `-LOADING` (INFO `loading:1`). The one loading state of the
+    /// server, whichever file loads (`shard::loading`).
     pub loading: AtomicBool,
     /// The address (as the server sees it) of the loopback connection
     /// that replays the incr files at start-up.
@@ -46,11 +48,17 @@ pub struct Aof {
     /// A rewrite waits for a background save to end (`aof_rewrite_scheduled`).
     pub scheduled: AtomicBool,
     pub stats: Arc<writer::Stats>,
-    /// The start-up replay's progress (INFO `loading_*`): Unix seconds it
-    /// started, the bytes of commands to replay and those sent so far.
+    /// The start-up load's progress (INFO `loading_*`): Unix seconds it
+    /// started, the bytes to load (the RDB file, or the AOF's base and
+    /// commands) and those loaded so far, and the `used-mem` the RDB
+    /// file says its writer had.
     pub loading_start_s: AtomicU64,
     pub loading_total: AtomicU64,
     pub loading_done: AtomicU64,
+    pub loading_used_mem: AtomicU64,
+    /// What the last rewrite's snapshot copied before writes changed
+    /// keys (`aof_last_cow_size`).
+    pub last_cow_size: AtomicU64,
     state: Mutex<State>,
 }
 

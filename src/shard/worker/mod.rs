@@ -132,16 +132,11 @@ impl Worker {
         poll: Poll,
         listeners: Vec<TcpListener>,
         inbox: Receiver<Vec<Msg>>,
-        loaded: Option<crate::store::Store>,
     ) -> Worker {
         let n = shared.nshards;
         crate::util::stamp::calibrate();
         let pacing = Pacing::new(&shared);
-        let mut data = ShardData::new(id, shared, 0x5eed ^ (id as u64) ^ unix_ms(), unix_ms());
-        if let Some(store) = loaded {
-            // The keys of the file loaded at start-up (`shard::load`).
-            data.store = store.feeding(data.shared.feed.switch());
-        }
+        let data = ShardData::new(id, shared, 0x5eed ^ (id as u64) ^ unix_ms(), unix_ms());
         Worker {
             data,
             poll,

@@ -27,15 +27,18 @@ impl Worker {
         }
         let delay_us = self.data.shared.persist.key_delay_us.load(Relaxed);
         if delay_us > 0 {
-            // `rdb-key-save-delay` (as the save started with): one key
-            // once that long has passed since the last (the first once it
-            // passed since the start, as Redis's child sleeps that long
-            // per key), without ever sleeping the shard.
+            // `rdb-key-save-delay` (as the save started with) is Redis's
+            // child's sleep per key of the whole file: with N shards
+            // writing side by side, each writes one key once N times that
+            // has passed since its last (the first once it passed since
+            // the start), so the save takes as long as Redis's, and never
+            // sleeps the shard.
             let Some(at) = self.save_paced_at else {
                 self.save_paced_at = Some(Instant::now());
                 return;
             };
-            if at.elapsed() >= Duration::from_micros(delay_us) {
+            let per_key = delay_us.saturating_mul(self.data.shared.nshards.max(1) as u64);
+            if at.elapsed() >= Duration::from_micros(per_key) {
                 self.save_paced_at = Some(Instant::now());
                 if let Some(done) = self.data.store.snapshot_slice(1) {
                     self.save_paced_at = None;
