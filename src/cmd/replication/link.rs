@@ -223,10 +223,18 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     };
     // A master failing over hands its role to this master (`failover`).
     let reply = if super::failover::handing_over(shared) {
-        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])?
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])
     } else {
-        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])
     };
+    // A master that neither answers nor sends its keepalives while it
+    // waits to start the sync (`repl-diskless-sync-delay`).
+    let reply = reply.map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            std::io::Error::other("Timeout connecting to the MASTER...")
+        }
+        _ => e,
+    })?;
     super::failover::handover_answered(
         shared,
         reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE"),
