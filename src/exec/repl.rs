@@ -80,6 +80,9 @@ pub struct Repl {
     /// The diskless full sync waiting out `repl-diskless-sync-delay`,
     /// which replicas asking meanwhile join.
     pub pending_sync: super::sync_group::Pending,
+    /// The running background save was started for a full sync (a
+    /// replica's leaving may end it, `cmd::replication::serve`).
+    pub sync_save: AtomicBool,
     /// Unix ms of each shard's last cron: a thread that speaks for the
     /// server (the keepalives to a replica waiting for its sync) stays
     /// quiet while a shard is blocked, as Redis's one thread would.

@@ -1,11 +1,13 @@
-//! Full syncs that share one snapshot (`repl-diskless-sync-delay`): the
-//! first replica asking for a diskless full sync opens a group and waits
-//! the delay (or until `repl-diskless-sync-max-replicas` replicas wait);
-//! replicas asking meanwhile join it instead of starting a snapshot of
-//! their own, and all get the same `+FULLRESYNC` offset and the same file,
-//! as Redis's replicas share one child's transfer. The group's first
-//! thread produces the file and publishes it here; every member's thread
-//! sends it on its own socket.
+//! Full syncs that share one snapshot, as Redis's replicas share one
+//! child's save: the first replica asking for a diskless full sync opens a
+//! group and waits `repl-diskless-sync-delay` (or until
+//! `repl-diskless-sync-max-replicas` replicas wait); one asking for a full
+//! sync to disk opens a group that stays open while the background save
+//! runs. Replicas asking meanwhile (for the same kind of file) join it
+//! instead of starting a snapshot of their own, and all get the same
+//! `+FULLRESYNC` offset and the same file. The group's first thread
+//! produces the file and publishes it here; every member's thread sends
+//! it on its own socket.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
@@ -21,6 +23,8 @@ pub struct SyncGroup {
     pub start: Arc<StartSlot>,
     /// Unix ms the group opened: the delay counts from there.
     pub since_ms: u64,
+    /// The file goes as `$EOF:` (else `$<len>`).
+    pub diskless: bool,
     /// Replicas in the group.
     pub members: AtomicUsize,
     /// The wait is over (the transfer starts): members leave their wait.
@@ -30,10 +34,11 @@ pub struct SyncGroup {
 }
 
 impl SyncGroup {
-    pub fn new(start: Arc<StartSlot>, since_ms: u64) -> SyncGroup {
+    pub fn new(start: Arc<StartSlot>, since_ms: u64, diskless: bool) -> SyncGroup {
         SyncGroup {
             start,
             since_ms,
+            diskless,
             members: AtomicUsize::new(1),
             closed: AtomicBool::new(false),
             file: Mutex::new(None),
@@ -76,14 +81,13 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Joins the open group: its snapshot will serve this replica too.
-    /// A group older than its wait (`stale_ms`) is not joined: its first
-    /// replica's thread never began (that replica left first).
-    pub fn join(&self, now_ms: u64, stale_ms: u64) -> Option<Arc<SyncGroup>> {
+    /// Joins the open group if its file is of the kind wanted: its
+    /// snapshot will serve this replica too.
+    pub fn join(&self, diskless: bool) -> Option<Arc<SyncGroup>> {
         let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let group = open
             .as_ref()
-            .filter(|g| !g.is_closed() && now_ms.saturating_sub(g.since_ms) < stale_ms)?;
+            .filter(|g| !g.is_closed() && g.diskless == diskless)?;
         group.members.fetch_add(1, Relaxed);
         Some(Arc::clone(group))
     }
@@ -110,15 +114,15 @@ mod tests {
     #[test]
     fn joiners_share_until_closed() {
         let pending = Pending::default();
-        assert!(pending.join(0, 10).is_none());
-        let g = Arc::new(SyncGroup::new(Arc::default(), 0));
+        assert!(pending.join(true).is_none());
+        let g = Arc::new(SyncGroup::new(Arc::default(), 0, true));
         pending.open(&g);
-        assert!(pending.join(10, 10).is_none(), "stale");
-        let joined = pending.join(5, 10).expect("open");
+        assert!(pending.join(false).is_none(), "another kind of file");
+        let joined = pending.join(true).expect("open");
         assert!(Arc::ptr_eq(&joined, &g));
         assert_eq!(g.members.load(Relaxed), 2);
         pending.close(&g);
-        assert!(pending.join(5, 10).is_none());
+        assert!(pending.join(true).is_none());
         assert!(g.file(Duration::from_millis(1)).is_err());
         g.publish(Some(Arc::new(vec![1, 2])));
         assert_eq!(g.file(Duration::ZERO).unwrap().unwrap().as_slice(), &[1, 2]);

@@ -246,12 +246,11 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
     let n = shared.nshards;
     let now = super::save::now_ms();
     let diskless = shared.config.repl_diskless_sync() && session.hello.eof && psync;
-    // A diskless sync waits `repl-diskless-sync-delay` for others to share
-    // its snapshot: one waiting now takes this replica along.
-    let grouped = diskless && shared.config.repl_diskless_sync_delay_s() > 0;
-    if grouped {
-        let stale_ms = shared.config.repl_diskless_sync_delay_s() * 1000 + 2000;
-        if let Some(group) = shared.repl.pending_sync.join(now, stale_ms) {
+    // A full sync waiting out its delay, or whose save to disk runs,
+    // takes this replica along (`exec::sync_group`).
+    if psync {
+        if let Some(group) = shared.repl.pending_sync.join(diskless) {
+            log::info!("Waiting for the full sync in progress to serve this replica too");
             return Action::Handoff(Box::new(move |detached| {
                 serve::spawn(shared, detached, info, serve::Start::Join { group })
             }));
@@ -291,6 +290,7 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             .repl
             .diskless_save
             .store(diskless, std::sync::atomic::Ordering::Relaxed);
+        shared.repl.sync_save.store(true, Relaxed);
         shared
             .repl
             .rdb_waiters
@@ -299,11 +299,11 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             .push(tx);
     }
     let slot = Arc::new(StartSlot::default());
-    let group = grouped.then(|| {
-        let group = Arc::new(SyncGroup::new(Arc::clone(&slot), now));
-        shared.repl.pending_sync.open(&group);
-        group
-    });
+    // A diskless sync waits `repl-diskless-sync-delay` for others to
+    // share its snapshot; one to disk shares its background save.
+    let delayed = diskless && shared.config.repl_diskless_sync_delay_s() > 0;
+    let group = (psync && (delayed || (background && !diskless)))
+        .then(|| Arc::new(SyncGroup::new(Arc::clone(&slot), now, diskless)));
     let hold = shared.feed.hold();
     let compress = shared.config.rdbcompression();
     let mark: Arc<std::sync::Mutex<Option<crate::exec::feed::SinkId>>> = Default::default();

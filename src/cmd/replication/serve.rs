@@ -79,6 +79,7 @@ pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, st
                     let _ = closer.shutdown(std::net::Shutdown::Both);
                 }
                 shared.repl.remove(&info);
+                stop_useless_save(&shared, &info);
             })
     };
     if let Err(e) = thread {
@@ -130,9 +131,15 @@ fn serve(
         } => {
             // Followers of the group get its file even if this replica
             // leaves on the way (None then: they resync).
-            let mut publisher = Publisher(group.clone());
+            let mut publisher = Publisher {
+                shared: Arc::clone(shared),
+                group: group.clone(),
+            };
             if let Some(group) = &group {
-                delay(shared, &mut stream, info, group)?;
+                shared.repl.pending_sync.open(group);
+                if diskless {
+                    delay(shared, &mut stream, info, group)?;
+                }
             }
             let offset = slot
                 .wait(Duration::from_secs(30))
@@ -149,6 +156,7 @@ fn serve(
                 Rdb::Parts(parts) => Arc::new(super::super::save::file_bytes(shared, &parts).0),
                 Rdb::Wait(rx) => wait_file(&mut stream, &rx, info)?,
             };
+            shared.repl.sync_save.store(false, Relaxed);
             publisher.publish(&bytes);
             transfer(&mut stream, info, &bytes, diskless)?;
             offset
@@ -165,6 +173,7 @@ fn serve(
             info.sent.store(offset, Relaxed);
             let line = format!("+FULLRESYNC {} {offset}\r\n", shared.repl.replid());
             stream.write_all(line.as_bytes())?;
+            let diskless = group.diskless;
             let bytes = loop {
                 match group.file(Duration::from_secs(1)) {
                     Ok(Some(bytes)) => break bytes,
@@ -172,7 +181,7 @@ fn serve(
                     Err(()) => keepalive(shared, &mut stream, info)?,
                 }
             };
-            transfer(&mut stream, info, &bytes, true)?;
+            transfer(&mut stream, info, &bytes, diskless)?;
             offset
         }
     };
@@ -300,13 +309,17 @@ fn keepalive(shared: &Shared, stream: &mut impl Write, info: &ReplicaInfo) -> st
 /// A shard whose cron has not run for this long counts as blocked.
 const ALIVE_MS: u64 = 1000;
 
-/// Publishes the group's file for its followers, or (dropped without)
-/// tells them there is none.
-struct Publisher(Option<Arc<SyncGroup>>);
+/// Publishes the group's file for its followers and closes it to new
+/// ones, or (dropped without) tells them there is none.
+struct Publisher {
+    shared: Arc<Shared>,
+    group: Option<Arc<SyncGroup>>,
+}
 
 impl Publisher {
     fn publish(&mut self, bytes: &Arc<Vec<u8>>) {
-        if let Some(group) = self.0.take() {
+        if let Some(group) = self.group.take() {
+            self.shared.repl.pending_sync.close(&group);
             group.publish(Some(Arc::clone(bytes)));
         }
     }
@@ -314,10 +327,32 @@ impl Publisher {
 
 impl Drop for Publisher {
     fn drop(&mut self) {
-        if let Some(group) = self.0.take() {
+        if let Some(group) = self.group.take() {
+            self.shared.repl.pending_sync.close(&group);
             group.publish(None);
         }
     }
+}
+
+/// A replica that waited for the background save left: when no other
+/// replica waits for it and no `save` rule wants the file, the save
+/// stops, as Redis kills a child whose file nobody needs.
+fn stop_useless_save(shared: &Shared, left: &ReplicaInfo) {
+    let repl = &shared.repl;
+    let waiting = |r: &ReplicaInfo| r.state() == "wait_bgsave";
+    if !waiting(left)
+        || !repl.sync_save.load(Relaxed)
+        || !shared.persist.bgsave_in_progress.load(Relaxed)
+        || !shared.config.save_text().is_empty()
+        || repl.list().iter().any(|r| waiting(r))
+    {
+        return;
+    }
+    repl.sync_save.store(false, Relaxed);
+    log::warn!("Background saving for the replicas is not needed any more: stopping it");
+    // As when the save process dies: each shard drops its snapshot at its
+    // next slice, and the save ends without a file and without an error.
+    shared.persist.child_lost.store(true, Relaxed);
 }
 
 /// Appends a PING to the stream when the period has passed since the
