@@ -154,7 +154,9 @@ fn accepted_parameters_answer_as_redis() {
     let Some(redis) = Redis::or_skip("config_compat_accepted_parameters_answer_as_redis") else {
         return;
     };
-    let server = Server::start(2, &[]);
+    // Redis's default wait before a diskless sync (the test servers start
+    // without it).
+    let server = Server::start(2, &["--repl-diskless-sync-delay", "5"]);
     let (ours, theirs) = (answers(server.port), answers(redis.port));
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
         assert_eq!(a, b, "answer {i}");

@@ -610,3 +610,102 @@ fn an_ember_replica_whose_master_client_is_killed_continues() {
     wait_caught_up(&mut m, &mut r);
     same_keyspace(&mut m, &mut r);
 }
+
+#[test]
+fn replicas_within_the_delay_share_one_full_sync() {
+    // A long delay that `repl-diskless-sync-max-replicas 2` cuts short:
+    // both replicas sync only if the second joined the first's wait.
+    let master = Server::start(
+        2,
+        &[
+            "--repl-diskless-sync-delay",
+            "3600",
+            "--repl-diskless-sync-max-replicas",
+            "2",
+        ],
+    );
+    let mut m = master.raw();
+    fill(&mut m);
+    let first = ember_replica_of(master.port, 1);
+    let mut r1 = first.raw();
+    // Alone, it waits (the master sends keepalives meanwhile).
+    assert!(wait_until(Duration::from_secs(5), || {
+        m.info_field("replication", "slave0")
+            .is_some_and(|s| s.contains("state=wait_bgsave"))
+    }));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        r1.info_field("replication", "master_link_status")
+            .as_deref(),
+        Some("down")
+    );
+    m.cmd(&["SET", "after-the-first", "1"]);
+    let second = ember_replica_of(master.port, 2);
+    let mut r2 = second.raw();
+    wait_caught_up(&mut m, &mut r1);
+    wait_caught_up(&mut m, &mut r2);
+    assert_eq!(m.info_int("stats", "sync_full"), 2);
+    same_keyspace(&mut m, &mut r1);
+    same_keyspace(&mut m, &mut r2);
+    assert_eq!(r1.cmd(&["GET", "after-the-first"]), Reply::bulk("1"));
+}
+
+#[test]
+fn config_rewrite_writes_the_master_followed() {
+    let master = Server::start(1, &[]);
+    let dir = common::temp_dir();
+    let path = dir.join("ember.conf");
+    std::fs::write(&path, "# a replica\nreplicaof 127.0.0.1 1\n").unwrap();
+    let file = path.display().to_string();
+    let replica = Server::start(1, &["--config", &file]);
+    let mut r = replica.raw();
+    let port = master.port.to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), Reply::ok());
+    assert_eq!(r.cmd(&["CONFIG", "REWRITE"]), Reply::ok());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == format!("replicaof 127.0.0.1 {port}")),
+        "{text}"
+    );
+    assert!(!text.contains("replicaof 127.0.0.1 1\n"), "{text}");
+    // A master has no line (Redis drops it).
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Reply::ok());
+    assert_eq!(r.cmd(&["CONFIG", "REWRITE"]), Reply::ok());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("replicaof"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn clients_blocked_on_a_master_that_becomes_a_replica_are_unblocked() {
+    let master = Server::start(1, &[]);
+    let other = Server::start(2, &[]);
+    let mut waiters: Vec<Raw> = (0..4).map(|_| other.raw()).collect();
+    for (i, w) in waiters.iter_mut().enumerate() {
+        w.send_cmd(&[b"BLPOP", format!("list{i}").as_bytes(), b"0"]);
+    }
+    let mut c = other.raw();
+    assert!(wait_until(Duration::from_secs(5), || {
+        c.info_int("clients", "blocked_clients") == 4
+    }));
+    let port = master.port.to_string();
+    assert_eq!(c.cmd(&["REPLICAOF", "127.0.0.1", &port]), Reply::ok());
+    let want = Reply::err(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+    );
+    for w in &mut waiters {
+        assert_eq!(w.read(), Some(want.clone()));
+    }
+    if let Some(redis) = common::reference::Redis::or_skip("blocked_clients_unblocked_as_redis") {
+        let mut b = Raw::connect(redis.port);
+        b.send_cmd(&[b"BLPOP", b"list", b"0"]);
+        let mut rc = Raw::connect(redis.port);
+        assert!(wait_until(Duration::from_secs(5), || {
+            rc.info_int("clients", "blocked_clients") == 1
+        }));
+        rc.cmd(&["REPLICAOF", "127.0.0.1", &port]);
+        assert_eq!(b.read(), Some(want));
+        rc.cmd(&["REPLICAOF", "NO", "ONE"]);
+    }
+}

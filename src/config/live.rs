@@ -137,6 +137,8 @@ pub(super) struct Slots {
     pub replica_read_only: AtomicBool,
     pub replica_serve_stale_data: AtomicBool,
     pub repl_diskless_sync: AtomicBool,
+    pub repl_diskless_sync_delay: AtomicU64,
+    pub repl_diskless_sync_max_replicas: AtomicU64,
     pub repl_backlog_size: AtomicU64,
     pub repl_timeout: AtomicU64,
     pub repl_ping_replica_period: AtomicU64,
@@ -732,12 +734,21 @@ impl Live {
             .map_or_else(|_| String::new(), |t| t.clone())
     }
 
-    /// `replicaof` as given at start-up: `host port`, or empty.
+    /// `replicaof`: `host port` of the master this server follows (as
+    /// given at start-up, then as REPLICAOF and FAILOVER change it), or
+    /// empty; CONFIG REWRITE writes it as Redis writes its master.
     pub fn replicaof(&self) -> String {
         self.v
             .replicaof
             .read()
             .map_or_else(|_| String::new(), |t| t.clone())
+    }
+
+    /// The master this server follows now (`None`: it is a master).
+    pub fn set_replicaof(&self, master: Option<(&str, u16)>) {
+        if let Ok(mut slot) = self.v.replicaof.write() {
+            *slot = master.map_or_else(String::new, |(host, port)| format!("{host} {port}"));
+        }
     }
 
     pub fn masteruser(&self) -> String {
@@ -765,6 +776,14 @@ impl Live {
 
     pub fn repl_timeout_s(&self) -> u64 {
         self.v.repl_timeout.load(Relaxed)
+    }
+
+    pub fn repl_diskless_sync_delay_s(&self) -> u64 {
+        self.v.repl_diskless_sync_delay.load(Relaxed)
+    }
+
+    pub fn repl_diskless_sync_max_replicas(&self) -> u64 {
+        self.v.repl_diskless_sync_max_replicas.load(Relaxed)
     }
 
     pub fn repl_ping_replica_period_s(&self) -> u64 {

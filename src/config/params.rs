@@ -570,8 +570,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-diskless-sync-delay", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "5", check: |v| super::kind::parse_int(v, 0, INT_MAX).map(|_| ()) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 5, min: 0, max: INT_MAX, fit: None, slot: |l| &l.v.repl_diskless_sync_delay },
+        doc: "seconds a diskless full sync waits for more replicas to share its snapshot",
     },
     Param {
         name: "replica-serve-stale-data", aliases: &["slave-serve-stale-data"], set: Set::Yes, apply: None,
@@ -903,8 +903,8 @@ pub static PARAMS: &[Param] = &[
     },
     Param {
         name: "repl-diskless-sync-max-replicas", aliases: &[], set: Set::Yes, apply: None,
-        kind: Kind::Fixed { answer: "0", check: |v| compat::int_in(v, 0, i32::MAX as i64) },
-        doc: "accepted: ember has no replicas yet",
+        kind: Kind::Int { default: 0, min: 0, max: i32::MAX as i64, fit: None, slot: |l| &l.v.repl_diskless_sync_max_replicas },
+        doc: "this many replicas waiting end the delay at once (0: none do)",
     },
     Param {
         name: "repl-diskless-load", aliases: &[], set: Set::Yes, apply: None,

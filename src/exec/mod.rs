@@ -34,6 +34,7 @@ pub mod repl;
 pub mod scripts;
 pub mod shared;
 pub mod stats;
+pub mod sync_group;
 pub mod wait;
 
 pub use ctx::{Ctx, ShardData};

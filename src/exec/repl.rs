@@ -77,6 +77,16 @@ pub struct Repl {
     pub no_replicas_since_ms: AtomicU64,
     /// FAILOVER's state (`cmd::replication::failover` drives it).
     pub failover: Mutex<super::failover::Failover>,
+    /// The diskless full sync waiting out `repl-diskless-sync-delay`,
+    /// which replicas asking meanwhile join.
+    pub pending_sync: super::sync_group::Pending,
+    /// The running background save was started for a full sync (a
+    /// replica's leaving may end it, `cmd::replication::serve`).
+    pub sync_save: AtomicBool,
+    /// Unix ms of each shard's last cron: a thread that speaks for the
+    /// server (the keepalives to a replica waiting for its sync) stays
+    /// quiet while a shard is blocked, as Redis's one thread would.
+    ticks: Mutex<Vec<u64>>,
 }
 
 /// This server's replication IDs: its history's (`master_replid`, a
@@ -253,6 +263,14 @@ impl Backlog {
         self.sink.take()
     }
 
+    /// `repl-backlog-size` as set now, trimming to it (CONFIG SET takes
+    /// effect here and at each PING, so a replica reconnecting after a
+    /// smaller size was set finds what Redis's backlog would hold).
+    pub fn resize(&mut self, size: usize) {
+        self.size = size;
+        self.trim();
+    }
+
     /// Whether a partial resync from offset `from` (the replica's next
     /// byte is `from + 1`) can be served.
     pub fn can_continue(&self, from: u64) -> bool {
@@ -261,6 +279,21 @@ impl Backlog {
 }
 
 impl Repl {
+    /// Shard `shard`'s cron ran at `now_ms`.
+    pub fn tick(&self, shard: usize, now_ms: u64) {
+        let mut ticks = self.ticks.lock().unwrap_or_else(|e| e.into_inner());
+        if ticks.len() <= shard {
+            ticks.resize(shard + 1, now_ms);
+        }
+        ticks[shard] = now_ms;
+    }
+
+    /// Every shard's cron ran within `within_ms` of `now_ms`.
+    pub fn shards_alive(&self, now_ms: u64, within_ms: u64) -> bool {
+        let ticks = self.ticks.lock().unwrap_or_else(|e| e.into_inner());
+        ticks.iter().all(|&t| now_ms.saturating_sub(t) <= within_ms)
+    }
+
     /// A master's state at start: `replid` drawn for it.
     pub fn new(replid: String) -> Repl {
         Repl {

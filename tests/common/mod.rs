@@ -65,6 +65,9 @@ impl Server {
         for _ in 0..5 {
             let port = free_port();
             let mut args = vec!["--port".to_string(), port.to_string()];
+            // A full sync starts at once unless a test asks for Redis's
+            // default 5 s wait for more replicas (its own flag comes later).
+            args.extend(["--repl-diskless-sync-delay".into(), "0".into()]);
             args.extend(extra.iter().map(|a| a.to_string()));
             if let Some(server) = Server::launch(dir, shards, &args, port, loading) {
                 return server;

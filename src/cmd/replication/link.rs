@@ -122,6 +122,20 @@ fn shards_answer(shared: &Shared, link: &Link) -> bool {
 /// `reader.get_mut()`, the one stream (TLS or not) under the buffer.
 struct MasterConn {
     reader: BufReader<MasterStream>,
+    link: Arc<Link>,
+    /// `repl-timeout`: this long without a byte from the master ends the
+    /// link (the socket's own timeout is shorter, to see REPLICAOF's stop).
+    timeout: Duration,
+}
+
+/// How often a blocked read looks at the link's stop flag.
+const STOP_CHECK: Duration = Duration::from_secs(1);
+
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 impl MasterConn {
@@ -142,16 +156,58 @@ impl MasterConn {
 
     /// One line, without its CRLF; newlines alone (keepalives) skipped.
     fn line(&mut self) -> std::io::Result<String> {
+        let mut line = String::new();
+        let mut last = Instant::now();
         loop {
-            let mut line = String::new();
-            if self.reader.read_line(&mut line)? == 0 {
-                return Err(std::io::Error::other("the master closed the connection"));
-            }
-            let line = line.trim_end_matches(['\r', '\n']);
-            if !line.is_empty() {
-                return Ok(line.to_string());
+            // The master's keepalives must not keep a stopped link going.
+            self.stopped()?;
+            match self.reader.read_line(&mut line) {
+                Ok(0) => return Err(std::io::Error::other("the master closed the connection")),
+                Ok(_) => {
+                    last = Instant::now();
+                    let text = line.trim_end_matches(['\r', '\n']);
+                    if !text.is_empty() {
+                        return Ok(text.to_string());
+                    }
+                    line.clear();
+                }
+                // What came before the timeout stays in `line`.
+                Err(e) if timed_out(&e) => self.waited(last)?,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Some bytes of the master's, waiting for them as [`MasterConn::line`].
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let last = Instant::now();
+        loop {
+            self.stopped()?;
+            match self.reader.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if timed_out(&e) => self.waited(last)?,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn stopped(&self) -> std::io::Result<()> {
+        if self.link.stop.load(Relaxed) {
+            return Err(std::io::Error::other("the replication link was stopped"));
+        }
+        Ok(())
+    }
+
+    /// A read timed out: REPLICAOF moved on (the link ends at once, as
+    /// Redis cancels a handshake), or the master was silent too long.
+    fn waited(&self, since: Instant) -> std::io::Result<()> {
+        self.stopped()?;
+        if since.elapsed() >= self.timeout {
+            return Err(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        }
+        Ok(())
     }
 }
 
@@ -166,7 +222,7 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     let stream = TcpStream::connect_timeout(first, timeout)?;
     link.set_state("handshake");
     let _ = stream.set_nodelay(true);
-    stream.set_read_timeout(Some(timeout))?;
+    stream.set_read_timeout(Some(timeout.min(STOP_CHECK)))?;
     stream.set_write_timeout(Some(timeout))?;
     // tls-replication: the master's TLS port, with the client set-up
     // config::tls built (its CAs, this server's certificate).
@@ -180,6 +236,8 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     };
     let mut m = MasterConn {
         reader: BufReader::with_capacity(64 * 1024, MasterStream::new(stream, tls, &link.host)?),
+        link: Arc::clone(link),
+        timeout,
     };
     // PING: an error for missing authentication is fine here, as Redis
     // takes it (AUTH follows).
@@ -223,10 +281,18 @@ fn session(shared: &Arc<Shared>, link: &Arc<Link>, apply: &mut Applier) -> std::
     };
     // A master failing over hands its role to this master (`failover`).
     let reply = if super::failover::handing_over(shared) {
-        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])?
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes(), b"FAILOVER"])
     } else {
-        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])?
+        m.command(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])
     };
+    // A master that neither answers nor sends its keepalives while it
+    // waits to start the sync (`repl-diskless-sync-delay`).
+    let reply = reply.map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            std::io::Error::other("Timeout connecting to the MASTER...")
+        }
+        _ => e,
+    })?;
     super::failover::handover_answered(
         shared,
         reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE"),
@@ -307,7 +373,7 @@ fn read_file(m: &mut MasterConn, link: &Link) -> std::io::Result<Vec<u8>> {
         let mut file = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
-            let n = m.reader.read(&mut chunk)?;
+            let n = m.read(&mut chunk)?;
             if n == 0 {
                 return Err(std::io::Error::other("the master closed the connection"));
             }
@@ -325,8 +391,15 @@ fn read_file(m: &mut MasterConn, link: &Link) -> std::io::Result<Vec<u8>> {
     log::info!("MASTER <-> REPLICA sync: receiving {len} bytes from master to disk");
     link.sync_total.store(len as u64, Relaxed);
     let mut file = vec![0u8; len];
-    m.reader.read_exact(&mut file)?;
-    link.sync_read.store(len as u64, Relaxed);
+    let mut at = 0;
+    while at < len {
+        let n = m.read(&mut file[at..])?;
+        if n == 0 {
+            return Err(std::io::Error::other("the master closed the connection"));
+        }
+        at += n;
+        link.sync_read.store(at as u64, Relaxed);
+    }
     Ok(file)
 }
 

@@ -40,7 +40,8 @@ use super::args::err;
 use super::meta::CommandFlags;
 use super::{CommandSpec, Session, ShardData};
 use crate::exec::repl::{BacklogSink, ReplicaInfo, StartMark, StartSlot};
-use crate::exec::{Action, Job, Op, Out};
+use crate::exec::sync_group::SyncGroup;
+use crate::exec::{Action, ClientsOp, Job, Op, Out};
 use crate::persist::snapshot;
 use crate::resp::Frame;
 
@@ -171,7 +172,11 @@ pub fn psync(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
     if known {
         if let Some(next) = wanted.filter(|&o| o > 0) {
             let from = next as u64 - 1;
-            let ok = shared.repl.backlog().can_continue(from);
+            let ok = {
+                let mut backlog = shared.repl.backlog();
+                backlog.resize(shared.config.repl_backlog_size() as usize);
+                backlog.can_continue(from)
+            };
             if !ok {
                 log::info!("Unable to partial resync with replica {name} for lack of backlog (Replica request was: {next}).");
             }
@@ -241,6 +246,16 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
     let n = shared.nshards;
     let now = super::save::now_ms();
     let diskless = shared.config.repl_diskless_sync() && session.hello.eof && psync;
+    // A full sync waiting out its delay, or whose save to disk runs,
+    // takes this replica along (`exec::sync_group`).
+    if psync {
+        if let Some(group) = shared.repl.pending_sync.join(diskless) {
+            log::info!("Waiting for the full sync in progress to serve this replica too");
+            return Action::Handoff(Box::new(move |detached| {
+                serve::spawn(shared, detached, info, serve::Start::Join { group })
+            }));
+        }
+    }
     // The backlog joins the feed at the first full sync; later ones mark
     // their instant on it.
     let first = {
@@ -263,10 +278,19 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             "Starting BGSAVE for SYNC with target: {}",
             if diskless { "replicas sockets" } else { "disk" }
         );
+        // As a BGSAVE's: the save process INFO and the tests see, and
+        // `rdb-key-save-delay` as it was at the start.
+        if let Some(pid) = shared
+            .persist
+            .start_child(shared.config.rdb_key_save_delay_us())
+        {
+            log::info!("Background RDB transfer started by pid {pid}");
+        }
         shared
             .repl
             .diskless_save
             .store(diskless, std::sync::atomic::Ordering::Relaxed);
+        shared.repl.sync_save.store(true, Relaxed);
         shared
             .repl
             .rdb_waiters
@@ -275,6 +299,11 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
             .push(tx);
     }
     let slot = Arc::new(StartSlot::default());
+    // A diskless sync waits `repl-diskless-sync-delay` for others to
+    // share its snapshot; one to disk shares its background save.
+    let delayed = diskless && shared.config.repl_diskless_sync_delay_s() > 0;
+    let group = (psync && (delayed || (background && !diskless)))
+        .then(|| Arc::new(SyncGroup::new(Arc::clone(&slot), now, diskless)));
     let hold = shared.feed.hold();
     let compress = shared.config.rdbcompression();
     let mark: Arc<std::sync::Mutex<Option<crate::exec::feed::SinkId>>> = Default::default();
@@ -327,6 +356,7 @@ fn full_sync(shard: &mut ShardData, session: &mut Session, psync: bool) -> Actio
                     mark,
                     psync,
                     diskless,
+                    group,
                 },
             )
         }))
@@ -496,8 +526,17 @@ pub fn replicaof(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -
         session.addr
     );
     set_master(&shared, host, port);
-    Frame::OK.into()
+    // Clients blocked while this was a master would otherwise be served
+    // by its master's stream and diverge from it: Redis ends their wait.
+    let ops = (0..shared.nshards)
+        .map(|s| (s, Op::Clients(ClientsOp::UnblockAll(STATE_CHANGED))))
+        .collect();
+    Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
 }
+
+/// What a client blocked when this server became a replica is told.
+const STATE_CHANGED: &str =
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
 
 /// This server replicates `host:port` from now on (a link it had to
 /// another master ends); its own replicas stay, and continue with the
@@ -508,6 +547,7 @@ pub fn set_master(shared: &Arc<crate::exec::Shared>, host: String, port: u16) {
     if let Some(link) = current.as_ref() {
         link.stop.store(true, Relaxed);
     }
+    shared.config.set_replicaof(Some((&host, port)));
     let link = Arc::new(crate::exec::repl::Link::new(host, port));
     *current = Some(Arc::clone(&link));
     drop(current);
@@ -528,6 +568,7 @@ pub fn unset_master(shared: &crate::exec::Shared) -> bool {
         return false;
     };
     link.stop.store(true, Relaxed);
+    shared.config.set_replicaof(None);
     promote(shared);
     true
 }

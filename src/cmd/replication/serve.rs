@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
+use crate::cmd::meta::CommandFlags;
 use crate::config::ObufClass;
 use crate::exec::feed::SinkId;
 use crate::exec::handoff::{Detached, Half};
 use crate::exec::repl::{ReplicaInfo, StartSlot};
+use crate::exec::sync_group::SyncGroup;
 use crate::exec::Shared;
 use crate::persist::Part;
 use crate::resp::{ParseLimits, Parser};
@@ -38,6 +40,13 @@ pub enum Start {
         /// PSYNC (else SYNC: no `+FULLRESYNC` line).
         psync: bool,
         diskless: bool,
+        /// The group sharing this snapshot (`repl-diskless-sync-delay`),
+        /// which this replica leads.
+        group: Option<Arc<SyncGroup>>,
+    },
+    /// A replica that joined another's group: its offset and file.
+    Join {
+        group: Arc<SyncGroup>,
     },
     Continue {
         psync2: bool,
@@ -70,6 +79,7 @@ pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, st
                     let _ = closer.shutdown(std::net::Shutdown::Both);
                 }
                 shared.repl.remove(&info);
+                stop_useless_save(&shared, &info);
             })
     };
     if let Err(e) = thread {
@@ -117,7 +127,20 @@ fn serve(
             mark,
             psync,
             diskless,
+            group,
         } => {
+            // Followers of the group get its file even if this replica
+            // leaves on the way (None then: they resync).
+            let mut publisher = Publisher {
+                shared: Arc::clone(shared),
+                group: group.clone(),
+            };
+            if let Some(group) = &group {
+                shared.repl.pending_sync.open(group);
+                if diskless {
+                    delay(shared, &mut stream, info, group)?;
+                }
+            }
             let offset = slot
                 .wait(Duration::from_secs(30))
                 .ok_or_else(|| std::io::Error::other("the snapshot did not start"))?;
@@ -133,25 +156,32 @@ fn serve(
                 Rdb::Parts(parts) => Arc::new(super::super::save::file_bytes(shared, &parts).0),
                 Rdb::Wait(rx) => wait_file(&mut stream, &rx, info)?,
             };
-            info.set_state("send_bulk");
-            info.ack_ms.store(0, Relaxed);
-            send_file(&mut stream, &bytes, diskless)?;
-            if diskless {
-                // The replica finds the file's end by the mark in the last
-                // bytes it read: nothing may follow until it loaded the
-                // file and says so with its first ACK (Redis waits too).
-                while info.ack_ms.load(Relaxed) == 0 {
-                    if info.kill.load(Relaxed) {
-                        return Ok(());
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+            shared.repl.sync_save.store(false, Relaxed);
+            publisher.publish(&bytes);
+            transfer(&mut stream, info, &bytes, diskless)?;
+            offset
+        }
+        Start::Join { group } => {
+            // The group's first replica ends the wait for all.
+            while !group.is_closed() {
+                keepalive(shared, &mut stream, info)?;
             }
-            log::info!(
-                "Synchronization with replica {}:{} succeeded",
-                info.ip,
-                info.port
-            );
+            let offset = group
+                .start
+                .wait(Duration::from_secs(30))
+                .ok_or_else(|| std::io::Error::other("the snapshot did not start"))?;
+            info.sent.store(offset, Relaxed);
+            let line = format!("+FULLRESYNC {} {offset}\r\n", shared.repl.replid());
+            stream.write_all(line.as_bytes())?;
+            let diskless = group.diskless;
+            let bytes = loop {
+                match group.file(Duration::from_secs(1)) {
+                    Ok(Some(bytes)) => break bytes,
+                    Ok(None) => return Err(std::io::Error::other("the background save failed")),
+                    Err(()) => keepalive(shared, &mut stream, info)?,
+                }
+            };
+            transfer(&mut stream, info, &bytes, diskless)?;
             offset
         }
     };
@@ -197,6 +227,132 @@ fn serve(
         sent += chunk.len() as u64;
         info.sent.store(sent, Relaxed);
     }
+}
+
+/// The file, then (diskless) the wait for the replica's first ACK.
+fn transfer(
+    stream: &mut impl Write,
+    info: &ReplicaInfo,
+    bytes: &[u8],
+    diskless: bool,
+) -> std::io::Result<()> {
+    info.set_state("send_bulk");
+    info.ack_ms.store(0, Relaxed);
+    send_file(stream, bytes, diskless)?;
+    if diskless {
+        // The replica finds the file's end by the mark in the last
+        // bytes it read: nothing may follow until it loaded the
+        // file and says so with its first ACK (Redis waits too).
+        while info.ack_ms.load(Relaxed) == 0 {
+            if info.kill.load(Relaxed) {
+                return Err(std::io::Error::other("the replica left"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    log::info!(
+        "Synchronization with replica {}:{} succeeded",
+        info.ip,
+        info.port
+    );
+    Ok(())
+}
+
+/// The group's `repl-diskless-sync-delay`, counted from its first
+/// replica, or until `repl-diskless-sync-max-replicas` replicas wait;
+/// then nobody joins it any more.
+fn delay(
+    shared: &Shared,
+    stream: &mut impl Write,
+    info: &ReplicaInfo,
+    group: &Arc<SyncGroup>,
+) -> std::io::Result<()> {
+    log::info!("Delay next BGSAVE for diskless SYNC");
+    loop {
+        let waited = super::super::save::now_ms().saturating_sub(group.since_ms);
+        let max = shared.config.repl_diskless_sync_max_replicas();
+        let full = max > 0 && group.members.load(Relaxed) as u64 >= max;
+        if full || waited >= shared.config.repl_diskless_sync_delay_s() * 1000 {
+            shared.repl.pending_sync.close(group);
+            log::info!(
+                "Diskless sync delay over: {} replicas share the snapshot",
+                group.members.load(Relaxed)
+            );
+            return Ok(());
+        }
+        if let Err(e) = keepalive(shared, stream, info) {
+            shared.repl.pending_sync.close(group);
+            return Err(e);
+        }
+    }
+}
+
+/// A second of waiting before the sync starts: a newline to the replica
+/// (which takes it as a keepalive), unless a shard is blocked (DEBUG
+/// SLEEP, a long script), when Redis's one thread would be silent too.
+fn keepalive(shared: &Shared, stream: &mut impl Write, info: &ReplicaInfo) -> std::io::Result<()> {
+    for _ in 0..10 {
+        if info.kill.load(Relaxed) {
+            return Err(std::io::Error::other("the replica left"));
+        }
+        std::thread::sleep(IDLE);
+    }
+    if shared
+        .repl
+        .shards_alive(super::super::save::now_ms(), ALIVE_MS)
+    {
+        stream.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// A shard whose cron has not run for this long counts as blocked.
+const ALIVE_MS: u64 = 1000;
+
+/// Publishes the group's file for its followers and closes it to new
+/// ones, or (dropped without) tells them there is none.
+struct Publisher {
+    shared: Arc<Shared>,
+    group: Option<Arc<SyncGroup>>,
+}
+
+impl Publisher {
+    fn publish(&mut self, bytes: &Arc<Vec<u8>>) {
+        if let Some(group) = self.group.take() {
+            self.shared.repl.pending_sync.close(&group);
+            group.publish(Some(Arc::clone(bytes)));
+        }
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.take() {
+            self.shared.repl.pending_sync.close(&group);
+            group.publish(None);
+        }
+    }
+}
+
+/// A replica that waited for the background save left: when no other
+/// replica waits for it and no `save` rule wants the file, the save
+/// stops, as Redis kills a child whose file nobody needs.
+fn stop_useless_save(shared: &Shared, left: &ReplicaInfo) {
+    let repl = &shared.repl;
+    let waiting = |r: &ReplicaInfo| r.state() == "wait_bgsave";
+    if !waiting(left)
+        || !repl.sync_save.load(Relaxed)
+        || !shared.persist.bgsave_in_progress.load(Relaxed)
+        || !shared.config.save_text().is_empty()
+        || repl.list().iter().any(|r| waiting(r))
+    {
+        return;
+    }
+    repl.sync_save.store(false, Relaxed);
+    log::warn!("Background saving for the replicas is not needed any more: stopping it");
+    // As when the save process dies: each shard drops its snapshot at its
+    // next slice, and the save ends without a file and without an error.
+    shared.persist.child_lost.store(true, Relaxed);
 }
 
 /// Appends a PING to the stream when the period has passed since the
@@ -274,7 +430,15 @@ fn read_acks(shared: &Shared, mut stream: Half, unread: Vec<u8>, info: &ReplicaI
                 // A replica's link carries no replies: Redis drops a
                 // replica whose command would get one.
                 let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
-                let name = match (crate::cmd::lookup(&argv[0]), argv.get(1)) {
+                let spec = crate::cmd::lookup(&argv[0]);
+                // A command that would touch the keyspace is refused first,
+                // and Redis logs the error it would send.
+                let keyspace =
+                    CommandFlags::READONLY | CommandFlags::WRITE | CommandFlags::MAY_REPLICATE;
+                if spec.is_some_and(|s| s.flags.intersects(keyspace)) {
+                    log::warn!("== CRITICAL == This master is sending an error to its replica: 'Replica can't interact with the keyspace' after processing the command '{name}'");
+                }
+                let name = match (spec, argv.get(1)) {
                     (Some(spec), Some(sub)) if spec.container => {
                         format!(
                             "{name}|{}",

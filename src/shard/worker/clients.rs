@@ -30,6 +30,7 @@ impl Worker {
         c.ops_per_sec = c.commands_processed - c.ops_at_sample;
         c.ops_at_sample = c.commands_processed;
         cmd::migrate::close_idle();
+        self.data.shared.repl.tick(self.data.id, self.data.now_ms);
         if self.data.id == 0 {
             cmd::replication::backlog_cron(&self.data.shared);
         }
