@@ -48,7 +48,7 @@ fn xor(a: &mut Sum, b: Sum) {
 fn value_digest(h: &[RandomState; 3], value: &Value) -> Sum {
     let mut sum = [0u64; 3];
     match value {
-        Value::Str(s, _) => xor(&mut sum, hash_of(h, &[b"s", s])),
+        Value::Str(s) => xor(&mut sum, hash_of(h, &[b"s", s])),
         Value::List(list) => {
             for e in list {
                 let chained = format!("{:x}{:x}{:x}", sum[0], sum[1], sum[2]);

@@ -474,10 +474,12 @@ fn refcount(value: &Value) -> i64 {
     let eviction = &crate::config::EVICTION;
     let shared = eviction.maxmemory() == 0 || !eviction.policy().tracks_access();
     match value {
-        Value::Str(s, StrForm::Given) if shared => match crate::util::num::parse_i64(s) {
-            Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
-            _ => 1,
-        },
+        Value::Str(s) if shared && s.form() == StrForm::Given => {
+            match crate::util::num::parse_i64(s) {
+                Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
+                _ => 1,
+            }
+        }
         _ => 1,
     }
 }

@@ -488,7 +488,7 @@ mod tests {
 
     fn text(entry: &Entry) -> String {
         match &entry.value {
-            Value::Str(s, _) => String::from_utf8(s.to_vec()).unwrap(),
+            Value::Str(s) => String::from_utf8(s.to_vec()).unwrap(),
             other => panic!("{other:?}"),
         }
     }

@@ -37,6 +37,7 @@ pub mod ready;
 pub mod snapshot;
 pub mod stats;
 pub mod stream;
+pub mod string;
 pub mod tracking;
 pub mod value;
 pub mod watch;
@@ -45,7 +46,7 @@ pub mod zset;
 pub use db::{Db, Entry, Expiry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
 pub use stats::ExpiryStats;
-pub use value::{StrForm, Value};
+pub use value::{Str, StrForm, Value};
 
 /// Index buckets a timer tick moves per database while it resizes: 16Ki
 /// buckets (128 KiB) cost a few hundred microseconds at most.
