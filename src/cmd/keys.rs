@@ -497,11 +497,17 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
     let Some(entry) = ks.peek(key) else {
         return Err(err::frame(err::NO_SUCH_KEY));
     };
+    // A string's length whether it lives inline or not (an inline one has
+    // no heap bytes).
+    let serialized = match &entry.value {
+        Value::Str(s) => s.len(),
+        other => other.heap_size(),
+    };
     Ok(Frame::SimpleOwned(format!(
         "Value at:0x0 refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         refcount(&entry.value),
         entry.value.encoding(),
-        entry.value.heap_size(),
+        serialized,
         access::lru_seconds_clock(entry.access, now),
         access::lru_idle_ms(entry.access, now) / 1000
     )))

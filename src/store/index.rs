@@ -15,9 +15,9 @@
 //! (`short * buckets >> 32`, a multiply where a power-of-two table would
 //! mask), so a table may have any size up to 2^32 buckets, and it grows by
 //! half ([`GROW_NUM`]/[`GROW_DEN`]) rather than doubling: between 1/2 and
-//! 3/4 full, an index takes 12.9 bytes a key on average where a doubling
-//! one, between 3/8 and 3/4, takes 14.8 (and 16.8 at 1M keys, just past a
-//! power of two's 3/4). The price: each key is moved by about two resizes
+//! 3/4 full, an index takes 13.0 bytes a key on average where a doubling
+//! one, between 3/8 and 3/4, takes 14.8 (at 1M keys 12.9 against 16.8, 1M
+//! being just past a power of two's 3/4). The price: each key is moved by about two resizes
 //! over the table's growth instead of one, 8 bytes copied each time.
 //!
 //! # Resizing without a stall
