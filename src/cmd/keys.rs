@@ -119,20 +119,18 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             "ERR source and destination objects are the same",
         ));
     }
-    let Some(entry) = ctx.ks().peek(src).cloned() else {
+    let Some((value, ttl)) = ctx
+        .ks()
+        .peek_with_ttl(src)
+        .map(|(e, ttl)| (e.value.clone(), ttl))
+    else {
         return Ok(Frame::Integer(0));
     };
     let now = ctx.now_ms();
     let mut target = ctx.shard.store.keyspace(dst_db, now);
-    let ttl = entry.expire_at();
-    Ok(Frame::Integer(put_entry(
-        &mut target,
-        dst,
-        entry.value,
-        ttl,
-        opts.replace,
-        Some("copy_to"),
-    ) as i64))
+    Ok(Frame::Integer(
+        put_entry(&mut target, dst, value, ttl, opts.replace, Some("copy_to")) as i64,
+    ))
 }
 
 /// Stores a value under `key` unless it exists and `replace` is false.
@@ -193,8 +191,8 @@ pub fn take_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
 /// Copies a key out of this shard's store (cross-shard COPY).
 pub fn read_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
     ctx.ks()
-        .peek(key)
-        .map(|e: &Entry| (e.value.clone(), e.expire_at()))
+        .peek_with_ttl(key)
+        .map(|(e, ttl): (&Entry, _)| (e.value.clone(), ttl))
 }
 
 pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {

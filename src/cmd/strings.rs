@@ -253,7 +253,7 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
                 ctx.notify(GENERIC, "expire", key);
             }
         }
-        None if opts.persist && ctx.ks().peek(key).is_some_and(|e| e.expire_at().is_some()) => {
+        None if opts.persist && ctx.ks().expire_at(key).is_some() => {
             ctx.ks().set_expire(key, None);
             ctx.notify(GENERIC, "persist", key);
         }

@@ -80,7 +80,7 @@ impl Store {
             let Some(table) = self.dbs.get_mut(db) else {
                 continue;
             };
-            match table.peek(&key).and_then(|e| e.expire_at()) {
+            match table.expire_at(&key) {
                 Some(at) if now_ms > at => {
                     table.remove_raw(&key);
                     self.stats.record_expired(db, &key, at, now_ms);
