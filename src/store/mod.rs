@@ -2,9 +2,9 @@
 //! and the keys blocked clients wait on (`ready`).
 //!
 //! A database (`db`) is one table (`dict`) of slots holding a key (`key`:
-//! inline up to 22 bytes), its value and its deadline, found through a hash
-//! index (`index`) and listed, when volatile, in a dense array the sweep
-//! samples from; deadline windows (`buckets`) hand the sweep the keys whose
+//! inline up to 22 bytes) and its value (`string`: short strings inline),
+//! found through a hash index (`index`) and listed, when volatile, with its
+//! deadline in a dense array the sweep samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`. `rdb` is Redis's
 //! serialization of one value (DUMP/RESTORE and snapshots); `snapshot` the
 //! cursor that writes a table in slices as it was when BGSAVE began.
