@@ -360,7 +360,7 @@ fn file_keys(path: &Path) -> BTreeMap<(usize, Vec<u8>), Vec<u8>> {
     let mut keys = BTreeMap::new();
     ember::persist::file::load(&bytes, &opts, |db, key, value, _| {
         let text = match value {
-            ember::store::Value::Str(s, _) => s.to_vec(),
+            ember::store::Value::Str(s) => s.to_vec(),
             other => format!("{other:?}").into_bytes(),
         };
         keys.insert((db, key.to_vec()), text);

@@ -610,8 +610,8 @@ fn base_commands(shared: &Shared, parts: &[Part]) -> Result<Vec<u8>, String> {
         }
         let key = Bytes::copy_from_slice(key);
         match &value {
-            crate::store::Value::Str(s, _) => {
-                write_command(&mut out, &[b("SET"), key.clone(), s.clone()]);
+            crate::store::Value::Str(s) => {
+                write_command(&mut out, &[b("SET"), key.clone(), s.to_bytes()]);
             }
             other => {
                 let payload = crate::store::rdb::dump(other);

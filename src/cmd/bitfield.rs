@@ -195,7 +195,7 @@ fn generic(ctx: &mut Ctx, argv: &[Bytes], read_only: bool) -> Reply {
     let mut ks = ctx.ks();
     let Some(reach) = reach else {
         let s = match ks.read(key) {
-            Some(entry) => as_str(entry)?.clone(),
+            Some(entry) => as_str(entry)?.to_bytes(),
             None => Bytes::new(),
         };
         let replies = ops

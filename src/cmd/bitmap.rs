@@ -11,12 +11,12 @@
 use bytes::Bytes;
 
 use super::args::{err, int_arg, Keyword, Reply};
-use super::strings::{as_str, writable};
+use super::strings::as_str;
 use super::{shard_of, Ctx, Session, ShardData};
 use crate::exec::{Action, Job, Op, Out};
 use crate::resp::Frame;
 use crate::store::notify::{GENERIC, STRING};
-use crate::store::{Keyspace, StrForm, Value};
+use crate::store::{Keyspace, Str, StrForm, Value};
 
 const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BAD_BIT: &str = "ERR bit is not an integer or out of range";
@@ -48,36 +48,34 @@ pub fn with_grown<T>(
     ks: &mut Keyspace<'_>,
     key: &[u8],
     len: usize,
-    f: impl FnOnce(&mut Bytes, bool) -> T,
+    f: impl FnOnce(&mut Str, bool) -> T,
 ) -> Result<T, Frame> {
     if let Some(entry) = ks.get(key) {
-        let Value::Str(stored, form) = &mut entry.value else {
+        let Value::Str(stored) = &mut entry.value else {
             return Err(err::wrongtype());
         };
         let grew = stored.len() < len;
         if grew {
-            let mut buf = writable(stored, len);
-            buf.resize(len, 0);
-            *stored = Bytes::from(buf);
-            *form = StrForm::Raw;
+            stored.edit(len, |buf| buf.resize(len, 0));
+            stored.set_form(StrForm::Raw);
         }
         return Ok(f(stored, grew));
     }
-    ks.set_keep_ttl(key, Value::Str(Bytes::from(vec![0u8; len]), StrForm::Raw));
+    ks.set_keep_ttl(
+        key,
+        Value::str_of(Bytes::from(vec![0u8; len]), StrForm::Raw),
+    );
     match ks.get(key).map(|entry| &mut entry.value) {
-        Some(Value::Str(stored, _)) => Ok(f(stored, true)),
+        Some(Value::Str(stored)) => Ok(f(stored, true)),
         _ => unreachable!("just stored"),
     }
 }
 
 /// Runs `f` on the stored buffer of a string (already long enough) without
 /// copying it when nothing else holds it.
-pub fn edit<T>(stored: &mut Bytes, f: impl FnOnce(&mut [u8]) -> T) -> T {
+pub fn edit<T>(stored: &mut Str, f: impl FnOnce(&mut [u8]) -> T) -> T {
     let len = stored.len();
-    let mut buf = writable(stored, len);
-    let out = f(&mut buf);
-    *stored = Bytes::from(buf);
-    out
+    stored.edit(len, |buf| f(buf))
 }
 
 fn max_bulk(ctx: &Ctx) -> usize {
@@ -173,7 +171,7 @@ fn unit_is_bit(word: &[u8]) -> Result<bool, Frame> {
 pub fn bitcount(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     // Redis looks the key up first: a missing key counts 0 whatever follows.
     let s = match ctx.ks().read(&argv[1]) {
-        Some(entry) => as_str(entry)?.clone(),
+        Some(entry) => as_str(entry)?.to_bytes(),
         None => return Ok(Frame::Integer(0)),
     };
     let len = s.len() as i64;
@@ -341,7 +339,7 @@ fn store_result(ks: &mut Keyspace<'_>, dst: &[u8], result: Vec<u8>) -> Frame {
             ks.notify(GENERIC, "del", dst);
         }
     } else {
-        ks.set(dst, Value::Str(Bytes::from(result), StrForm::Raw), None);
+        ks.set(dst, Value::str_of(Bytes::from(result), StrForm::Raw), None);
         ks.notify(STRING, "set", dst);
     }
     Frame::Integer(len)
@@ -350,7 +348,7 @@ fn store_result(ks: &mut Keyspace<'_>, dst: &[u8], result: Vec<u8>) -> Frame {
 /// The string at `key` for BITOP (None when missing), or WRONGTYPE.
 fn source(ks: &mut Keyspace<'_>, key: &[u8]) -> Result<Option<Bytes>, Frame> {
     match ks.read(key) {
-        Some(entry) => Ok(Some(as_str(entry)?.clone())),
+        Some(entry) => Ok(Some(as_str(entry)?.to_bytes())),
         None => Ok(None),
     }
 }
@@ -388,7 +386,7 @@ pub fn bitop_across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) ->
             let owner = shard_of(key, n);
             let key = key.clone();
             let read = Op::store(db, move |ctx| match source(&mut ctx.ks(), &key) {
-                Ok(s) => Out::Entry(s.map(|s| (Value::Str(s, StrForm::Raw), None))),
+                Ok(s) => Out::Entry(s.map(|s| (Value::str_of(s, StrForm::Raw), None))),
                 Err(e) => Out::Frame(e),
             });
             (owner, read)
@@ -400,7 +398,7 @@ pub fn bitop_across(shard: &mut ShardData, session: &Session, argv: &[Bytes]) ->
             let mut sources = Vec::with_capacity(outs.len());
             for out in outs {
                 match out {
-                    Out::Entry(Some((Value::Str(s, _), _))) => sources.push(Some(s)),
+                    Out::Entry(Some((Value::Str(s), _))) => sources.push(Some(s.into_bytes())),
                     Out::Entry(_) => sources.push(None),
                     other => return Action::Reply(other.frame()),
                 }

@@ -48,7 +48,7 @@ fn xor(a: &mut Sum, b: Sum) {
 fn value_digest(h: &[RandomState; 3], value: &Value) -> Sum {
     let mut sum = [0u64; 3];
     match value {
-        Value::Str(s, _) => xor(&mut sum, hash_of(h, &[b"s", s])),
+        Value::Str(s) => xor(&mut sum, hash_of(h, &[b"s", s])),
         Value::List(list) => {
             for e in list {
                 let chained = format!("{:x}{:x}{:x}", sum[0], sum[1], sum[2]);
@@ -90,8 +90,8 @@ fn shard_digest(data: &ShardData) -> Sum {
     let now = data.now_ms;
     let mut sum = [0u64; 3];
     for (db, table) in data.store.dbs.iter().enumerate() {
-        for (key, entry) in table.iter() {
-            if !crate::store::snapshot::is_live(&entry.value, entry.expire_at(), now) {
+        for (key, entry, deadline) in table.iter() {
+            if !crate::store::snapshot::is_live(&entry.value, deadline, now) {
                 continue;
             }
             let v = value_digest(&h, &entry.value);
@@ -99,7 +99,7 @@ fn shard_digest(data: &ShardData) -> Sum {
             for x in v {
                 packed.extend_from_slice(&x.to_le_bytes());
             }
-            let at = entry.expire_at().unwrap_or(0).to_le_bytes();
+            let at = deadline.unwrap_or(0).to_le_bytes();
             let dbn = (db as u64).to_le_bytes();
             xor(&mut sum, hash_of(&h, &[&dbn, key, &packed, &at]));
         }

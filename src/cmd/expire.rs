@@ -104,10 +104,10 @@ fn expire_generic(ctx: &mut Ctx, argv: &[Bytes], unit: ExpireUnit) -> Reply {
     let key = &argv[1];
     let loading = ctx.shard.shared.aof.is_loading();
     let mut ks = ctx.ks();
-    let Some(entry) = ks.peek(key) else {
+    let Some((_, deadline)) = ks.peek_with_ttl(key) else {
         return Ok(Frame::Integer(0));
     };
-    if !conditions.allow(entry.expire_at(), at) {
+    if !conditions.allow(deadline, at) {
         return Ok(Frame::Integer(0));
     }
     // While the AOF replays, a past deadline is kept as logged (Redis's
@@ -146,9 +146,9 @@ pub fn pexpireat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 /// -2 for a missing key, -1 for no TTL, else `f(deadline)`.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], f: impl Fn(u64, u64) -> i64) -> Reply {
     let now = ctx.now_ms();
-    Ok(Frame::Integer(match ctx.ks().peek(key) {
+    Ok(Frame::Integer(match ctx.ks().peek_with_ttl(key) {
         None => -2,
-        Some(entry) => entry.expire_at().map_or(-1, |at| f(at, now)),
+        Some((_, deadline)) => deadline.map_or(-1, |at| f(at, now)),
     }))
 }
 
@@ -175,7 +175,7 @@ pub fn pexpiretime(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 
 pub fn persist(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let mut ks = ctx.ks();
-    let had_ttl = ks.peek(&argv[1]).is_some_and(|e| e.expire_at().is_some());
+    let had_ttl = ks.expire_at(&argv[1]).is_some();
     if had_ttl {
         ks.set_expire(&argv[1], None);
         ks.notify(GENERIC, "persist", &argv[1]);

@@ -34,9 +34,9 @@ fn corrupt() -> Frame {
 
 /// The HLL bytes of `value`: WRONGTYPE for another type (Redis's usual
 /// text) or for a string that is not an HLL (its HLL text).
-fn hll_bytes(value: &Value) -> Result<(&Bytes, Encoding), Frame> {
+fn hll_bytes(value: &Value) -> Result<(&[u8], Encoding), Frame> {
     match value {
-        Value::Str(s, _) => hll::check(s).map(|e| (s, e)).ok_or_else(not_hll),
+        Value::Str(s) => hll::check(s).map(|e| (s.as_bytes(), e)).ok_or_else(not_hll),
         _ => Err(err::wrongtype()),
     }
 }
@@ -46,13 +46,11 @@ fn hll_bytes(value: &Value) -> Result<(&Bytes, Encoding), Frame> {
 /// Redis unshares a string it is about to change.
 /// Requires: `entry` holds a string.
 fn edit<T>(entry: &mut Entry, f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
-    let Value::Str(stored, form) = &mut entry.value else {
+    let Value::Str(stored) = &mut entry.value else {
         unreachable!("checked by hll_bytes");
     };
-    let mut buf: Vec<u8> = std::mem::take(stored).into();
-    let out = f(&mut buf);
-    *stored = Bytes::from(buf);
-    *form = StrForm::Raw;
+    let out = stored.edit(0, f);
+    stored.set_form(StrForm::Raw);
     out
 }
 
@@ -70,7 +68,7 @@ pub fn pfadd(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             hll_bytes(&entry.value)?;
         }
         None => {
-            let empty = Value::Str(Bytes::from(hll::new_sparse()), StrForm::Raw);
+            let empty = Value::str_of(Bytes::from(hll::new_sparse()), StrForm::Raw);
             ks.set(key, empty, None);
             updated = true;
         }
@@ -177,7 +175,7 @@ fn store_merge(
             hll_bytes(&entry.value)?;
         }
         None => {
-            let empty = Value::Str(Bytes::from(hll::new_sparse()), StrForm::Raw);
+            let empty = Value::str_of(Bytes::from(hll::new_sparse()), StrForm::Raw);
             ks.set(dst, empty, None);
         }
     }

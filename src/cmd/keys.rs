@@ -119,20 +119,18 @@ pub fn copy(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             "ERR source and destination objects are the same",
         ));
     }
-    let Some(entry) = ctx.ks().peek(src).cloned() else {
+    let Some((value, ttl)) = ctx
+        .ks()
+        .peek_with_ttl(src)
+        .map(|(e, ttl)| (e.value.clone(), ttl))
+    else {
         return Ok(Frame::Integer(0));
     };
     let now = ctx.now_ms();
     let mut target = ctx.shard.store.keyspace(dst_db, now);
-    let ttl = entry.expire_at();
-    Ok(Frame::Integer(put_entry(
-        &mut target,
-        dst,
-        entry.value,
-        ttl,
-        opts.replace,
-        Some("copy_to"),
-    ) as i64))
+    Ok(Frame::Integer(
+        put_entry(&mut target, dst, value, ttl, opts.replace, Some("copy_to")) as i64,
+    ))
 }
 
 /// Stores a value under `key` unless it exists and `replace` is false.
@@ -193,8 +191,8 @@ pub fn take_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
 /// Copies a key out of this shard's store (cross-shard COPY).
 pub fn read_entry(ctx: &mut Ctx, key: &[u8]) -> Option<(Value, Option<u64>)> {
     ctx.ks()
-        .peek(key)
-        .map(|e: &Entry| (e.value.clone(), e.expire_at()))
+        .peek_with_ttl(key)
+        .map(|(e, ttl): (&Entry, _)| (e.value.clone(), ttl))
 }
 
 pub fn keys(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -474,10 +472,12 @@ fn refcount(value: &Value) -> i64 {
     let eviction = &crate::config::EVICTION;
     let shared = eviction.maxmemory() == 0 || !eviction.policy().tracks_access();
     match value {
-        Value::Str(s, StrForm::Given) if shared => match crate::util::num::parse_i64(s) {
-            Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
-            _ => 1,
-        },
+        Value::Str(s) if shared && s.form() == StrForm::Given => {
+            match crate::util::num::parse_i64(s) {
+                Some(n) if (0..10_000).contains(&n) => i32::MAX as i64,
+                _ => 1,
+            }
+        }
         _ => 1,
     }
 }
@@ -495,11 +495,17 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) -> Reply {
     let Some(entry) = ks.peek(key) else {
         return Err(err::frame(err::NO_SUCH_KEY));
     };
+    // A string's length whether it lives inline or not (an inline one has
+    // no heap bytes).
+    let serialized = match &entry.value {
+        Value::Str(s) => s.len(),
+        other => other.heap_size(),
+    };
     Ok(Frame::SimpleOwned(format!(
         "Value at:0x0 refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         refcount(&entry.value),
         entry.value.encoding(),
-        entry.value.heap_size(),
+        serialized,
         access::lru_seconds_clock(entry.access, now),
         access::lru_idle_ms(entry.access, now) / 1000
     )))

@@ -155,7 +155,7 @@ fn delete(key: &Bytes, unlink: bool) -> Vec<Bytes> {
 }
 
 fn deadline(db: &Db, key: &[u8]) -> Option<u64> {
-    db.peek(key).and_then(|e| e.expire_at())
+    db.expire_at(key)
 }
 
 /// What a write named `name` that changed the keyspace is recorded as,
@@ -170,7 +170,7 @@ pub fn rewrite(name: &str, argv: &[Bytes], reply: &Frame, db: &Db, lazy: Lazy) -
         "setex" | "psetex" => vec![set_at(key, &argv[3], db)],
         "expire" | "pexpire" | "expireat" | "pexpireat" => match db.peek(key) {
             None => vec![delete(key, lazy.expire)],
-            Some(entry) => match entry.expire_at() {
+            Some(_) => match db.expire_at(key) {
                 Some(at) => {
                     let mut out = vec![word("PEXPIREAT"), key.clone(), number(at)];
                     out.extend_from_slice(&argv[3..]);
@@ -181,7 +181,7 @@ pub fn rewrite(name: &str, argv: &[Bytes], reply: &Frame, db: &Db, lazy: Lazy) -
         },
         "getex" => vec![match db.peek(key) {
             None => delete(key, lazy.expire),
-            Some(entry) => match entry.expire_at() {
+            Some(_) => match db.expire_at(key) {
                 Some(at) => vec![word("PEXPIREAT"), key.clone(), number(at)],
                 None => vec![word("PERSIST"), key.clone()],
             },
@@ -215,18 +215,19 @@ pub fn rewrite(name: &str, argv: &[Bytes], reply: &Frame, db: &Db, lazy: Lazy) -
 /// deadline had passed, after REPLACE removed the old one) is a delete.
 fn restore(argv: &[Bytes], db: &Db, lazy: Lazy) -> Vec<Bytes> {
     let key = &argv[1];
-    let Some(entry) = db.peek(key) else {
+    if db.peek(key).is_none() {
         return delete(key, lazy.server_del);
-    };
+    }
+    let deadline = db.expire_at(key);
     let mut out = vec![word("RESTORE"), key.clone()];
-    out.push(entry.expire_at().map_or_else(|| word("0"), number));
+    out.push(deadline.map_or_else(|| word("0"), number));
     out.push(argv[3].clone());
     let mut absolute = false;
     for option in &argv[4..] {
         absolute |= option.eq_ignore_ascii_case(b"ABSTTL");
         out.push(option.clone());
     }
-    if !absolute && entry.expire_at().is_some() {
+    if !absolute && deadline.is_some() {
         out.push(word("ABSTTL"));
     }
     out

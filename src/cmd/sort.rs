@@ -191,7 +191,7 @@ pub trait Lookup {
 fn read_target(ks: &mut Keyspace, target: &Target) -> Option<Bytes> {
     let entry = ks.read(&target.key)?;
     match (&entry.value, &target.field) {
-        (Value::Str(bytes, _), None) => Some(bytes.clone()),
+        (Value::Str(s), None) => Some(s.to_bytes()),
         (Value::Hash(hash), Some(field)) => hash.get(field).map(Bytes::copy_from_slice),
         _ => None,
     }

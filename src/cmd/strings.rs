@@ -7,14 +7,14 @@ use super::expire::{deadline_from, ExpireUnit};
 use super::Ctx;
 use crate::resp::Frame;
 use crate::store::notify::{GENERIC, STRING};
-use crate::store::{Entry, StrForm, Value};
+use crate::store::{Entry, Str, StrForm, Value};
 use crate::util::longdouble::LongDouble;
 use crate::util::num::parse_i64;
 
 /// The string stored at `entry`, or WRONGTYPE.
-pub fn as_str(entry: &Entry) -> Result<&Bytes, Frame> {
+pub fn as_str(entry: &Entry) -> Result<&Str, Frame> {
     match &entry.value {
-        Value::Str(s, _) => Ok(s),
+        Value::Str(s) => Ok(s),
         _ => Err(err::wrongtype()),
     }
 }
@@ -25,12 +25,12 @@ const COPY_REPLY_MAX: usize = 4096;
 /// A stored string handed to a reply. The first clone of a `Bytes` that
 /// owns a plain buffer gives it a shared header (32 bytes) that stays with
 /// the stored value for good, so every key ever read would grow; a small
-/// value is copied into the reply instead.
-fn reply_bytes(stored: &Bytes) -> Bytes {
+/// value is copied into the reply instead (an inline one always is).
+fn reply_bytes(stored: &Str) -> Bytes {
     if stored.len() <= COPY_REPLY_MAX {
         Bytes::copy_from_slice(stored)
     } else {
-        stored.clone()
+        stored.to_bytes()
     }
 }
 
@@ -137,7 +137,7 @@ pub fn set(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     // to the store (one lookup, not two).
     let old = if get || opts.nx || opts.xx {
         let old = match ks.peek(key) {
-            Some(entry) if get => Some(as_str(entry)?.clone()),
+            Some(entry) if get => Some(as_str(entry)?.to_bytes()),
             Some(_) => Some(Bytes::new()),
             None => None,
         };
@@ -253,7 +253,7 @@ pub fn getex(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
                 ctx.notify(GENERIC, "expire", key);
             }
         }
-        None if opts.persist && ctx.ks().peek(key).is_some_and(|e| e.expire_at().is_some()) => {
+        None if opts.persist && ctx.ks().expire_at(key).is_some() => {
             ctx.ks().set_expire(key, None);
             ctx.notify(GENERIC, "persist", key);
         }
@@ -267,7 +267,7 @@ pub fn mget(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let values = argv[1..]
         .iter()
         .map(|key| match ks.read(key).map(|e| &e.value) {
-            Some(Value::Str(s, _)) => Frame::Bulk(reply_bytes(s)),
+            Some(Value::Str(s)) => Frame::Bulk(reply_bytes(s)),
             _ => Frame::Null,
         })
         .collect();
@@ -357,7 +357,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     let delta = LongDouble::parse(&argv[2]).ok_or_else(not_float)?;
     let next = (current + delta).to_human();
     let text = Bytes::from(next.ok_or_else(|| err::frame(err::NAN_OR_INFINITY))?);
-    ks.set_keep_ttl(key, Value::Str(text.clone(), StrForm::Text));
+    ks.set_keep_ttl(key, Value::str_of(text.clone(), StrForm::Text));
     ks.notify(STRING, "incrbyfloat", key);
     Ok(Frame::Bulk(text))
 }
@@ -371,15 +371,15 @@ pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
             if old_len + argv[2].len() > limit {
                 return Err(err::frame(err::TOO_BIG));
             }
-            let Value::Str(stored, form) = &mut entry.value else {
+            let Value::Str(stored) = &mut entry.value else {
                 unreachable!("checked by as_str");
             };
-            let mut buf = writable(stored, old_len + argv[2].len());
-            buf.extend_from_slice(&argv[2]);
-            let len = buf.len();
-            *stored = Bytes::from(buf);
+            let len = stored.edit(old_len + argv[2].len(), |buf| {
+                buf.extend_from_slice(&argv[2]);
+                buf.len()
+            });
             // Redis makes a string it appends to a `raw` one.
-            *form = StrForm::Raw;
+            stored.set_form(StrForm::Raw);
             len
         }
         None => {
@@ -389,29 +389,6 @@ pub fn append(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     ks.notify(STRING, "append", &argv[1]);
     Ok(Frame::Integer(len as i64))
-}
-
-/// Strings up to this length get as much room again as they hold when they
-/// grow; longer ones get this much (Redis's `SDS_MAX_PREALLOC`, 1 MiB).
-const GROW_ROOM_MAX: usize = 1024 * 1024;
-
-/// Takes a stored string out as a buffer with room for `len` bytes, without
-/// copying it when nothing else holds it (a reply still being written may).
-/// Room grows as Redis's sds grows: n appends to a string copy it O(log n)
-/// times while it is short and once a MiB after that, where building a new
-/// value per append copied the whole string every time (1,024 appends of
-/// 16 KB moved 8 GB; 10 one-byte appends to 128 MB moved 1.3 GB).
-pub fn writable(stored: &mut Bytes, len: usize) -> Vec<u8> {
-    let mut buf: Vec<u8> = std::mem::take(stored).into();
-    if buf.capacity() < len {
-        let room = if len < GROW_ROOM_MAX {
-            len * 2
-        } else {
-            len + GROW_ROOM_MAX
-        };
-        buf.reserve_exact(room - buf.len());
-    }
-    buf
 }
 
 pub fn strlen(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
@@ -478,19 +455,17 @@ pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
     };
     let len = match ks.get(&argv[1]) {
         Some(entry) => {
-            let Value::Str(stored, form) = &mut entry.value else {
+            let Value::Str(stored) = &mut entry.value else {
                 unreachable!("checked by as_str");
             };
-            let mut buf = writable(stored, end.max(stored.len()));
-            let len = write(&mut buf);
-            *stored = Bytes::from(buf);
-            *form = StrForm::Raw;
+            let len = stored.edit(end.max(stored.len()), write);
+            stored.set_form(StrForm::Raw);
             len
         }
         None => {
             let mut buf = Vec::with_capacity(end);
             let len = write(&mut buf);
-            ks.set_keep_ttl(&argv[1], Value::Str(Bytes::from(buf), StrForm::Raw));
+            ks.set_keep_ttl(&argv[1], Value::str_of(Bytes::from(buf), StrForm::Raw));
             len
         }
     };
@@ -506,7 +481,7 @@ pub fn setrange(ctx: &mut Ctx, argv: &[Bytes]) -> Reply {
 pub fn lcs_reply(a: Option<&Value>, b: Option<&Value>, argv: &[Bytes], table_max: usize) -> Reply {
     let string = |v: Option<&Value>| match v {
         None => Ok(Bytes::new()),
-        Some(Value::Str(s, _)) => Ok(s.clone()),
+        Some(Value::Str(s)) => Ok(s.to_bytes()),
         Some(_) => Err(err::frame(
             "ERR The specified keys must contain string values",
         )),

@@ -180,10 +180,7 @@ pub fn watch(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> Ac
                 let now = ctx.now_ms();
                 let store = &mut ctx.shard.store;
                 for key in &keys {
-                    let expired = store.dbs[db]
-                        .peek(key)
-                        .and_then(|e| e.expire_at())
-                        .is_some_and(|at| now > at);
+                    let expired = store.dbs[db].expire_at(key).is_some_and(|at| now > at);
                     store.stats.notify.watches.watch(db, key, client, expired);
                 }
                 Out::Count(0)
@@ -255,10 +252,7 @@ fn watch_broken(ctx: &mut Ctx, client: u64, keys: &[(usize, Bytes)]) -> bool {
     let watches = &store.stats.notify.watches;
     let mut broken = watches.is_dirty(client);
     for (db, key) in keys {
-        let expired = store.dbs[*db]
-            .peek(key)
-            .and_then(|e| e.expire_at())
-            .is_some_and(|at| now > at);
+        let expired = store.dbs[*db].expire_at(key).is_some_and(|at| now > at);
         broken |= expired && !watches.expired_at_watch(*db, key, client);
     }
     store.stats.notify.watches.forget(client, keys);

@@ -52,11 +52,11 @@ pub fn serialize(store: &Store, now_ms: u64, compress: bool) -> Part {
         };
         for db in &store.dbs {
             let mut out = DbPart::default();
-            for (key, entry) in db.iter() {
-                if !is_live(&entry.value, entry.expire_at(), now_ms) {
+            for (key, entry, deadline) in db.iter() {
+                if !is_live(&entry.value, deadline, now_ms) {
                     continue;
                 }
-                let v = out.put(key, &entry.value, entry.expire_at());
+                let v = out.put(key, &entry.value, deadline);
                 part.version = part.version.max(v);
             }
             part.dbs.push(out);

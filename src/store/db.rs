@@ -13,7 +13,7 @@ use rand_core::RngCore;
 
 use super::buckets::{window, window_ended, DeadlineBuckets};
 use super::dict::Dict;
-pub use super::dict::Entry;
+pub use super::dict::{Entry, Removed};
 use super::hash::Hash;
 use super::key::Key;
 use super::notify::GENERIC;
@@ -35,13 +35,6 @@ impl Entry {
     /// (cheap: one comparison for hashes, nothing for other types).
     fn hash_fields_due(&self, now_ms: u64) -> bool {
         matches!(&self.value, Value::Hash(h) if h.may_have_expired(now_ms))
-    }
-
-    /// Whether the key is still there for a reader at `now_ms`: its deadline
-    /// has not passed, and it is not a hash whose every field expired.
-    fn is_live(&self, now_ms: u64) -> bool {
-        self.expire_at().is_none_or(|at| now_ms <= at)
-            && !matches!(&self.value, Value::Hash(h) if h.all_expired(now_ms))
     }
 }
 
@@ -118,7 +111,7 @@ impl Db {
 
     /// Removes an evicted key, with its deadline window entry where that is
     /// cheap to find (`DeadlineBuckets::forget`).
-    pub fn remove_evicted(&mut self, key: &[u8]) -> Option<Entry> {
+    pub fn remove_evicted(&mut self, key: &[u8]) -> Option<Removed> {
         let hash = self.dict.hash(key);
         let pos = self.dict.find(key)?;
         let entry = self.dict.remove_at(pos).1;
@@ -129,7 +122,7 @@ impl Db {
     }
 
     /// Removes a key unconditionally.
-    pub fn remove_raw(&mut self, key: &[u8]) -> Option<Entry> {
+    pub fn remove_raw(&mut self, key: &[u8]) -> Option<Removed> {
         let pos = self.dict.find(key)?;
         Some(self.dict.remove_at(pos).1)
     }
@@ -188,7 +181,7 @@ impl Db {
     /// sweep when it needs a new bucket entry.
     fn set_deadline_at(&mut self, pos: usize, expire_at: Option<u64>) {
         if let Some(at) = expire_at {
-            if needs_filing(self.dict.entry(pos).expire_at(), at) {
+            if needs_filing(self.dict.deadline(pos), at) {
                 let hash = self.dict.hash(self.dict.key(pos));
                 self.buckets.file(hash, at);
             }
@@ -209,20 +202,34 @@ impl Db {
         self.dict.find(key).map(|pos| self.dict.entry(pos))
     }
 
-    /// The key and entry at position `index` (for SCAN, RANDOMKEY).
-    pub fn at(&self, index: usize) -> Option<(&[u8], &Entry)> {
-        (index < self.dict.len()).then(|| (self.dict.key(index), self.dict.entry(index)))
+    /// The deadline of `key` (expired or not), None without one or without
+    /// the key.
+    pub fn expire_at(&self, key: &[u8]) -> Option<u64> {
+        self.dict.find(key).and_then(|pos| self.dict.deadline(pos))
     }
 
-    /// The `nth` volatile key and its entry (`nth < volatile_len()`;
-    /// eviction samples them).
-    pub fn volatile_at(&self, nth: usize) -> (&[u8], &Entry) {
-        let pos = self.dict.volatile_position(nth);
-        (self.dict.key(pos), self.dict.entry(pos))
+    /// The key, entry and deadline at position `index` (for SCAN,
+    /// RANDOMKEY).
+    pub fn at(&self, index: usize) -> Option<(&[u8], &Entry, Option<u64>)> {
+        (index < self.dict.len()).then(|| {
+            (
+                self.dict.key(index),
+                self.dict.entry(index),
+                self.dict.deadline(index),
+            )
+        })
     }
 
-    /// Every key and entry, by position (KEYS, DEBUG, tests).
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
+    /// The `nth` volatile key, its entry and deadline (`nth <
+    /// volatile_len()`; eviction samples them).
+    pub fn volatile_at(&self, nth: usize) -> (&[u8], &Entry, u64) {
+        let (pos, at) = self.dict.volatile_entry(nth);
+        (self.dict.key(pos), self.dict.entry(pos), at)
+    }
+
+    /// Every key with its entry and deadline, by position (KEYS, DEBUG,
+    /// tests).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry, Option<u64>)> {
         self.dict.iter()
     }
 
@@ -234,8 +241,8 @@ impl Db {
     /// storm removed thousands of its keys at random, and that disorder
     /// cost the whole storm's reclaim (see [`Db::expire_due`]).
     pub fn sample_volatile(&mut self, nth: usize, now_ms: u64) -> Sampled {
-        let pos = self.dict.volatile_position(nth);
-        let at = self.dict.entry(pos).expire_at().unwrap_or(u64::MAX);
+        // The deadline is in the list: a live key's slot is not read.
+        let (pos, at) = self.dict.volatile_entry(nth);
         if now_ms <= at {
             return Sampled::Live(at);
         }
@@ -250,7 +257,7 @@ impl Db {
 
 /// Frees an expired key's value, on the lazy-free thread when
 /// `lazyfree-lazy-expire` asks and it is large (`store::lazyfree`).
-fn discard_expired(entry: Entry) {
+fn discard_expired(entry: Removed) {
     crate::store::lazyfree::free_value_if(crate::store::lazyfree::expire(), entry.value);
 }
 
@@ -299,7 +306,7 @@ impl Db {
                 let Some(pos) = self.dict.find_hashed(hash) else {
                     continue; // deleted since it was filed
                 };
-                match self.dict.entry(pos).expire_at() {
+                match self.dict.deadline(pos) {
                     Some(at) if now_ms > at => {
                         let stripped = self.expire_tail_above(db, pos, now_ms, max - work, stats);
                         work += stripped;
@@ -344,7 +351,7 @@ impl Db {
         let tail_expired = |dict: &super::dict::Dict| {
             let last = dict.len() - 1;
             (last > above)
-                .then(|| dict.entry(last).expire_at())
+                .then(|| dict.deadline(last))
                 .flatten()
                 .filter(|&at| now_ms > at)
         };
@@ -417,10 +424,10 @@ impl Db {
         self.dict.check_invariants()?;
         let filed = self.buckets.earliest_windows()?;
         let fields_filed = self.field_buckets.earliest_windows()?;
-        for (key, entry) in self.dict.iter() {
+        for (key, entry, deadline) in self.dict.iter() {
             let name = || String::from_utf8_lossy(key).into_owned();
             let key_hash = self.dict.hash(key);
-            if let Some(at) = entry.expire_at() {
+            if let Some(at) = deadline {
                 match filed.get(&key_hash) {
                     Some(&w) if w <= window(at) => {}
                     w => {
@@ -450,7 +457,7 @@ impl Db {
                     let earliest = h
                         .check_invariants()
                         .map_err(|e| format!("hash {:?}: {e}", name()))?;
-                    let key_expired = entry.expire_at().is_some_and(|at| now_ms > at);
+                    let key_expired = deadline.is_some_and(|at| now_ms > at);
                     if let Some(first) = earliest.filter(|_| !key_expired) {
                         match fields_filed.get(&key_hash) {
                             Some(&w) if w <= window(first) => {}
@@ -510,10 +517,10 @@ impl Db {
         stats: &mut ExpiryStats,
     ) -> bool {
         let key_hash = self.dict.hash(self.dict.key(pos));
-        let (key, entry) = self.dict.slot_mut(pos);
-        if entry.expire_at().is_some_and(|at| now_ms > at) {
+        if self.dict.deadline(pos).is_some_and(|at| now_ms > at) {
             return false; // the whole key is expired: the key sweep's job
         }
+        let (key, entry) = self.dict.slot_mut(pos);
         let Value::Hash(hash) = &mut entry.value else {
             return false;
         };
@@ -719,14 +726,17 @@ impl<'a> Keyspace<'a> {
         // storm the traffic left may be reads and overwrites only.
         self.db.dict.tidy(super::index::STEP);
         let pos = self.db.dict.find(key)?;
+        // A key without a deadline (most of a cache) is told by its slot;
+        // only a volatile one reads its deadline from the list.
+        let deadline = self.db.dict.deadline(pos);
         if expiry != Expiry::Remove {
             let entry = self.db.dict.entry(pos);
-            let expired = entry.expire_at().is_some_and(|at| self.now_ms > at)
+            let expired = deadline.is_some_and(|at| self.now_ms > at)
                 || matches!(&entry.value, Value::Hash(h) if h.all_expired(self.now_ms));
             return (expiry == Expiry::Keep || !expired).then_some(pos);
         }
         let entry = self.db.dict.entry(pos);
-        if let Some(at) = entry.expire_at() {
+        if let Some(at) = deadline {
             if self.now_ms > at {
                 if self.stats.expiry_paused {
                     return None; // kept until the pause ends (`set` reuses it)
@@ -795,6 +805,19 @@ impl<'a> Keyspace<'a> {
         Some(self.db.dict.entry(pos))
     }
 
+    /// [`peek`](Self::peek) with the key's deadline (Unix ms).
+    pub fn peek_with_ttl(&mut self, key: &[u8]) -> Option<(&Entry, Option<u64>)> {
+        let pos = self.live(key)?;
+        Some((self.db.dict.entry(pos), self.db.dict.deadline(pos)))
+    }
+
+    /// The deadline of a live key (Unix ms); None without one or without
+    /// the key.
+    pub fn expire_at(&mut self, key: &[u8]) -> Option<u64> {
+        let pos = self.live(key)?;
+        self.db.dict.deadline(pos)
+    }
+
     /// Sets the access word of a live key (RESTORE's IDLETIME and FREQ);
     /// false if the key does not exist.
     pub fn set_access(&mut self, key: &[u8], word: u32) -> bool {
@@ -837,7 +860,7 @@ impl<'a> Keyspace<'a> {
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
         let pos = self.live_for_write(key);
         let ttl = match pos {
-            Some(pos) => self.db.dict.entry(pos).expire_at(),
+            Some(pos) => self.db.dict.deadline(pos),
             None => {
                 // INCR, APPEND, SETRANGE, ... creating the key.
                 if self.stats.notify.wants(super::notify::NEW) {
@@ -851,7 +874,7 @@ impl<'a> Keyspace<'a> {
     }
 
     /// Deletes a live key, returning it.
-    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+    pub fn remove(&mut self, key: &[u8]) -> Option<Removed> {
         let pos = self.live_for_write(key)?;
         Some(self.db.dict.remove_at(pos).1)
     }
@@ -918,9 +941,9 @@ impl<'a> Keyspace<'a> {
     pub fn live_keys(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Vec<Bytes> {
         self.db
             .iter()
-            .filter(|(_, e)| e.is_live(self.now_ms))
-            .filter(|(k, _)| keep(k))
-            .map(|(k, _)| Bytes::copy_from_slice(k))
+            .filter(|&(_, e, at)| super::snapshot::is_live(&e.value, at, self.now_ms))
+            .filter(|(k, _, _)| keep(k))
+            .map(|(k, _, _)| Bytes::copy_from_slice(k))
             .collect()
     }
 }
@@ -1070,9 +1093,9 @@ mod tests {
         let mut ks = Keyspace::new(&mut db, &mut stats, 10);
         ks.set(b"k", s("v"), Some(500));
         ks.set_keep_ttl(b"k", s("w"));
-        assert_eq!(ks.peek(b"k").unwrap().expire_at(), Some(500));
+        assert_eq!(ks.expire_at(b"k"), Some(500));
         ks.set(b"k", s("x"), None);
-        assert_eq!(ks.peek(b"k").unwrap().expire_at(), None);
+        assert_eq!(ks.expire_at(b"k"), None);
         assert_eq!(db.volatile_len(), 0);
     }
 

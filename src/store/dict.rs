@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! - `slots`: the entries (key, value, deadline, access time), densely
+//! - `slots`: the entries (key, value, access time, place in `volatile`), densely
 //!   packed at positions `0..len`, in chunks of at most [`CHUNK`] slots. A
 //!   full chunk never moves, so growing the table copies at most one
 //!   chunk's entries (a `Vec` doubling at 10M keys would copy a gigabyte and
@@ -20,14 +20,18 @@
 //!   resized a step at a time (`index.rs`). Full hashes are not stored: the
 //!   deadline buckets keep them as hints, and a key moved by a removal is
 //!   hashed again.
-//! - `volatile`: the positions of the slots that carry a deadline. Each such
-//!   slot remembers its place in this list, so setting, clearing or moving a
-//!   deadline is O(1), and the sweep picks a volatile key uniformly at random
-//!   in O(1), as Redis does on its `expires` dict.
+//! - `volatile`: the slots that carry a deadline, each listed with its
+//!   position and its deadline. Each such slot remembers its place in this
+//!   list, so setting, clearing or moving a deadline is O(1), and the sweep
+//!   picks a volatile key uniformly at random in O(1), as Redis does on its
+//!   `expires` dict.
 //!
-//! A key with a deadline thus costs 4 bytes more than one without (its entry
-//! in `volatile`), where Redis keeps a second dict entry and ember used to
-//! keep a second map.
+//! The deadline lives in the list, not in the slot: most cached keys have
+//! none, and 8 bytes in every slot cost them 8 bytes a key for nothing. A
+//! key with a deadline costs 12 bytes more than one without (its entry in
+//! `volatile`), where Redis keeps a second dict entry and ember used to keep
+//! a second map; reading a deadline is one load more (the list entry), in
+//! the line the sweep's sampling reads anyway.
 //!
 //! # Removal
 //!
@@ -45,11 +49,11 @@ use super::Value;
 use crate::config::EVICTION;
 use crate::util::memory;
 
-/// Slots per chunk (a power of two): 4096 slots of 80 bytes, 320 KiB.
+/// Slots per chunk (a power of two): 4096 slots of 72 bytes, 288 KiB.
 const CHUNK_SHIFT: u32 = 12;
 pub const CHUNK: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK - 1;
-/// The fewest slots a chunk holds room for (1,280 bytes): the step by which
+/// The fewest slots a chunk holds room for (1,152 bytes): the step by which
 /// the last chunk grows while doubling would pass `maxmemory`.
 const MIN_CHUNK: usize = 16;
 
@@ -57,27 +61,61 @@ const MIN_CHUNK: usize = 16;
 /// entries left (256 KiB of copying).
 const SHRINK_VOLATILE_MAX: usize = 64 * 1024;
 
-/// `Entry::deadline` of a key without one. Deadlines are Unix milliseconds;
-/// 0 (1970) can only come from a deadline already long past, which is kept
-/// as 1 instead.
-const NO_DEADLINE: u64 = 0;
+/// `Entry::volatile_pos` of a key without a deadline.
+const NOT_VOLATILE: u32 = u32::MAX;
 
-/// A stored key's value and metadata.
+/// A stored key's value and metadata. Its deadline, if any, is in the
+/// volatile list ([`Dict::deadline`]).
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub value: Value,
-    /// Absolute deadline, Unix milliseconds, or `NO_DEADLINE`.
-    deadline: u64,
     /// Redis's `lru` word: the LRU clock or the LFU counter, by policy
     /// (`store::access`).
     pub access: u32,
-    /// Where this slot's position is in `Dict::volatile` (with a deadline).
+    /// Where this slot is in `Dict::volatile`, or `NOT_VOLATILE`.
     volatile_pos: u32,
 }
 
 impl Entry {
+    /// Whether the key has a deadline.
+    pub fn is_volatile(&self) -> bool {
+        self.volatile_pos != NOT_VOLATILE
+    }
+}
+
+/// A key's value and metadata taken out of the table, with its deadline.
+#[derive(Debug)]
+pub struct Removed {
+    pub value: Value,
+    pub access: u32,
+    deadline: Option<u64>,
+}
+
+impl Removed {
+    /// The deadline it had (Unix milliseconds).
     pub fn expire_at(&self) -> Option<u64> {
-        (self.deadline != NO_DEADLINE).then_some(self.deadline)
+        self.deadline
+    }
+}
+
+/// A volatile slot in `Dict::volatile`: 12 bytes (the deadline as two
+/// halves, so that the entry packs without padding).
+#[derive(Clone, Copy, Debug)]
+struct Listed {
+    pos: u32,
+    deadline: [u32; 2],
+}
+
+impl Listed {
+    fn new(pos: usize, deadline: u64) -> Listed {
+        Listed {
+            pos: pos as u32,
+            deadline: [deadline as u32, (deadline >> 32) as u32],
+        }
+    }
+
+    fn deadline(&self) -> u64 {
+        u64::from(self.deadline[0]) | (u64::from(self.deadline[1]) << 32)
     }
 }
 
@@ -160,12 +198,19 @@ fn growth_allowed(bytes: usize) -> bool {
     }
 }
 
+/// The deadline `entry` has in `volatile`, if it is listed there.
+fn listed_deadline(volatile: &[Listed], entry: &Entry) -> Option<u64> {
+    entry
+        .is_volatile()
+        .then(|| volatile[entry.volatile_pos as usize].deadline())
+}
+
 #[derive(Default)]
 pub struct Dict {
     hasher: RandomState,
     index: Index,
     slots: Slots,
-    volatile: Vec<u32>,
+    volatile: Vec<Listed>,
     /// A snapshot being written (BGSAVE): before a slot it has not reached
     /// changes, it writes the slot's old key (`store::snapshot`).
     snap: Option<Box<Cursor>>,
@@ -179,7 +224,8 @@ impl Dict {
     fn before_change(&mut self, pos: usize) {
         if let Some(snap) = self.snap.as_deref_mut() {
             let slot = self.slots.get(pos);
-            snap.before_change(pos, &slot.key, &slot.entry.value, slot.entry.expire_at());
+            let deadline = listed_deadline(&self.volatile, &slot.entry);
+            snap.before_change(pos, &slot.key, &slot.entry.value, deadline);
         }
     }
 
@@ -198,12 +244,13 @@ impl Dict {
         let Some(snap) = self.snap.as_deref_mut() else {
             return 0;
         };
-        let slots = &self.slots;
+        let (slots, volatile) = (&self.slots, &self.volatile);
         let mut n = 0;
         while n < max
             && snap.step(|pos| {
                 let s = slots.get(pos);
-                (s.key.as_bytes(), &s.entry.value, s.entry.expire_at())
+                let deadline = listed_deadline(volatile, &s.entry);
+                (s.key.as_bytes(), &s.entry.value, deadline)
             })
         {
             n += 1;
@@ -236,12 +283,13 @@ impl Dict {
 
     /// What the table holds besides the keys' and values' own heap bytes
     /// (MEMORY STATS's `overhead.hashtable.*`): the slots room is kept for
-    /// (each a key's and value's inline part, its deadline and access word)
+    /// (each a key's and value's inline part, its access word and place in
+    /// the volatile list)
     /// with the index's buckets; and the volatile list.
     pub fn overhead(&self) -> (usize, usize) {
         let slots: usize = self.slots.chunks.iter().map(Vec::capacity).sum();
         let table = slots * std::mem::size_of::<Slot>() + self.index.heap_size();
-        let volatile = self.volatile.capacity() * std::mem::size_of::<u32>();
+        let volatile = self.volatile.capacity() * std::mem::size_of::<Listed>();
         (table, volatile)
     }
 
@@ -287,6 +335,12 @@ impl Dict {
         &self.slots.get(pos).entry
     }
 
+    /// The deadline of the key at `pos` (Unix milliseconds). Requires:
+    /// `pos < len()`.
+    pub fn deadline(&self, pos: usize) -> Option<u64> {
+        listed_deadline(&self.volatile, &self.slots.get(pos).entry)
+    }
+
     /// The entry at `pos`, to change its value or access time (its deadline
     /// changes through [`set_deadline`](Self::set_deadline)).
     pub fn entry_mut(&mut self, pos: usize) -> &mut Entry {
@@ -303,12 +357,25 @@ impl Dict {
 
     /// The position of the `nth` volatile key. Requires: `nth < volatile_len()`.
     pub fn volatile_position(&self, nth: usize) -> usize {
-        self.volatile[nth] as usize
+        self.volatile[nth].pos as usize
     }
 
-    /// Every key and entry, by position.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
-        self.slots.iter().map(|s| (s.key.as_bytes(), &s.entry))
+    /// The position and deadline of the `nth` volatile key, read from the
+    /// list alone. Requires: `nth < volatile_len()`.
+    pub fn volatile_entry(&self, nth: usize) -> (usize, u64) {
+        let listed = self.volatile[nth];
+        (listed.pos as usize, listed.deadline())
+    }
+
+    /// Every key with its entry and deadline, by position.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry, Option<u64>)> {
+        self.slots.iter().map(|s| {
+            (
+                s.key.as_bytes(),
+                &s.entry,
+                listed_deadline(&self.volatile, &s.entry),
+            )
+        })
     }
 
     /// Adds `key`, which must not be here yet and hashes to `hash`
@@ -327,9 +394,8 @@ impl Dict {
             key: Key::new(key),
             entry: Entry {
                 value,
-                deadline: NO_DEADLINE,
                 access,
-                volatile_pos: 0,
+                volatile_pos: NOT_VOLATILE,
             },
         });
         self.index.insert(short_hash(hash), pos);
@@ -342,27 +408,23 @@ impl Dict {
         self.before_change(pos);
         let listed = self.volatile.len() as u32;
         let entry = &mut self.slots.get_mut(pos).entry;
-        let had = entry.deadline != NO_DEADLINE;
-        match deadline {
-            Some(at) => {
-                entry.deadline = at.max(1);
-                if !had {
-                    entry.volatile_pos = listed;
-                    self.volatile.push(pos as u32);
-                }
+        match (deadline, entry.volatile_pos) {
+            (Some(at), NOT_VOLATILE) => {
+                entry.volatile_pos = listed;
+                self.volatile.push(Listed::new(pos, at.max(1)));
             }
-            None if had => {
-                entry.deadline = NO_DEADLINE;
-                let nth = entry.volatile_pos as usize;
-                self.unlist_volatile(nth);
+            (Some(at), nth) => self.volatile[nth as usize] = Listed::new(pos, at.max(1)),
+            (None, NOT_VOLATILE) => {}
+            (None, nth) => {
+                entry.volatile_pos = NOT_VOLATILE;
+                self.unlist_volatile(nth as usize);
             }
-            None => {}
         }
     }
 
     /// Removes the key at `pos`, returning it with its entry. The last slot
     /// moves into `pos`.
-    pub fn remove_at(&mut self, pos: usize) -> (Key, Entry) {
+    pub fn remove_at(&mut self, pos: usize) -> (Key, Removed) {
         self.before_change(pos);
         let (found, _) = self
             .index
@@ -379,11 +441,12 @@ impl Dict {
                 .expect("every slot is indexed");
             self.index.set_position(found, pos);
             let moved = &self.slots.get(pos).entry;
-            if moved.deadline != NO_DEADLINE {
-                self.volatile[moved.volatile_pos as usize] = pos as u32;
+            if moved.is_volatile() {
+                self.volatile[moved.volatile_pos as usize].pos = pos as u32;
             }
         }
-        if removed.entry.deadline != NO_DEADLINE {
+        let deadline = listed_deadline(&self.volatile, &removed.entry);
+        if removed.entry.is_volatile() {
             self.unlist_volatile(removed.entry.volatile_pos as usize);
         }
         if let Some(snap) = self.snap.as_deref_mut() {
@@ -392,14 +455,22 @@ impl Dict {
             snap.after_removal(pos, &removed.key, moved, len);
         }
         self.shrink_if_sparse();
-        (removed.key, removed.entry)
+        let Entry { value, access, .. } = removed.entry;
+        (
+            removed.key,
+            Removed {
+                value,
+                access,
+                deadline,
+            },
+        )
     }
 
     /// Drops the `nth` entry of `volatile`, moving the last one into its place.
     fn unlist_volatile(&mut self, nth: usize) {
         self.volatile.swap_remove(nth);
-        if let Some(&pos) = self.volatile.get(nth) {
-            self.slots.get_mut(pos as usize).entry.volatile_pos = nth as u32;
+        if let Some(listed) = self.volatile.get(nth) {
+            self.slots.get_mut(listed.pos as usize).entry.volatile_pos = nth as u32;
         }
     }
 
@@ -454,10 +525,10 @@ impl Dict {
                 ));
             }
             let entry = self.entry(pos);
-            if entry.deadline != NO_DEADLINE {
+            if entry.is_volatile() {
                 volatile += 1;
                 let listed = self.volatile.get(entry.volatile_pos as usize);
-                if listed.map(|&p| p as usize) != Some(pos) {
+                if listed.map(|l| l.pos as usize) != Some(pos) {
                     return Err(format!(
                         "volatile key {:?} at {pos} listed as {listed:?}",
                         String::from_utf8_lossy(key)
@@ -488,7 +559,7 @@ mod tests {
 
     fn text(entry: &Entry) -> String {
         match &entry.value {
-            Value::Str(s, _) => String::from_utf8(s.to_vec()).unwrap(),
+            Value::Str(s) => String::from_utf8(s.to_vec()).unwrap(),
             other => panic!("{other:?}"),
         }
     }
@@ -570,7 +641,7 @@ mod tests {
             for (key, (v, d)) in &model {
                 let pos = dict.find(key).unwrap();
                 prop_assert_eq!(text(dict.entry(pos)), v.to_string());
-                prop_assert_eq!(dict.entry(pos).expire_at(), *d);
+                prop_assert_eq!(dict.deadline(pos), *d);
                 prop_assert_eq!(dict.find_hashed(dict.hash(key)), Some(pos));
             }
         }
@@ -610,12 +681,37 @@ mod tests {
     fn a_deadline_of_zero_is_kept_as_past() {
         let mut dict = Dict::default();
         let pos = dict.insert_new(dict.hash(b"k"), b"k", value(1), Some(0), 0);
-        assert_eq!(dict.entry(pos).expire_at(), Some(1));
+        assert_eq!(dict.deadline(pos), Some(1));
         assert_eq!(dict.volatile_len(), 1);
     }
 
+    /// The key (24), the value (40), the access word and the place in the
+    /// volatile list: what every key pays, whatever it holds.
     #[test]
-    fn a_slot_is_80_bytes() {
-        assert_eq!(std::mem::size_of::<Slot>(), 80);
+    fn a_slot_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 72);
+        assert_eq!(std::mem::size_of::<Listed>(), 12);
+    }
+
+    #[test]
+    fn a_deadline_moves_with_its_slot_and_goes_with_its_key() {
+        let mut dict = Dict::default();
+        for (i, d) in [(0, None), (1, Some(10)), (2, Some(20)), (3, None)] {
+            let key = [b'k', b'0' + i];
+            dict.insert_new(dict.hash(&key), &key, value(1), d, 0);
+        }
+        // k1 goes: k3 moves into its slot, k2 keeps its deadline.
+        let (_, removed) = dict.remove_at(1);
+        assert_eq!(removed.expire_at(), Some(10));
+        assert_eq!(dict.deadline(dict.find(b"k2").unwrap()), Some(20));
+        assert_eq!(dict.deadline(dict.find(b"k3").unwrap()), None);
+        let k2 = dict.find(b"k2").unwrap();
+        dict.set_deadline(k2, Some(30));
+        assert_eq!(dict.deadline(k2), Some(30));
+        assert_eq!(dict.volatile_len(), 1);
+        let k3 = dict.find(b"k3").unwrap();
+        dict.set_deadline(k3, Some(u64::MAX));
+        assert_eq!(dict.deadline(k3), Some(u64::MAX), "all 64 bits kept");
+        dict.check_invariants().unwrap();
     }
 }

@@ -183,7 +183,7 @@ impl Store {
                     db.volatile_at(nth).0
                 } else {
                     let pos = self.evictor.next(db.len());
-                    db.at(pos).map(|(k, _)| k).unwrap_or_default()
+                    db.at(pos).map(|(k, _, _)| k).unwrap_or_default()
                 };
                 if !locked(i, key) {
                     self.evictor.next_db = i + 1;
@@ -219,8 +219,9 @@ impl Store {
                 };
                 for _ in 0..samples.min(candidates) {
                     let db = &self.dbs[i];
-                    let (key, entry) = if policy.volatile_only() {
-                        db.volatile_at(self.evictor.next(db.volatile_len()))
+                    let (key, entry, deadline) = if policy.volatile_only() {
+                        let (key, entry, at) = db.volatile_at(self.evictor.next(db.volatile_len()));
+                        (key, entry, Some(at))
                     } else {
                         match db.at(self.evictor.next(db.len())) {
                             Some(found) => found,
@@ -231,7 +232,7 @@ impl Store {
                         let requests = self.stats.tinylfu.sketch.estimate(i, key);
                         tinylfu_score(requests, entry.access, now_ms)
                     } else {
-                        evict_score(policy, entry.access, entry.expire_at(), now_ms)
+                        evict_score(policy, entry.access, deadline, now_ms)
                     };
                     let key = key.to_vec();
                     self.evictor.offer(score, i, &key);
@@ -242,8 +243,7 @@ impl Store {
             }
             while let Some(best) = self.evictor.pool.pop() {
                 let present = self.dbs.get(best.db).and_then(|db| db.peek(&best.key));
-                let fits =
-                    present.is_some_and(|e| !policy.volatile_only() || e.expire_at().is_some());
+                let fits = present.is_some_and(|e| !policy.volatile_only() || e.is_volatile());
                 if fits && !locked(best.db, &best.key) {
                     return Some((best.db, best.key));
                 }
@@ -334,7 +334,7 @@ mod tests {
     fn keys(store: &Store) -> Vec<String> {
         let mut keys: Vec<String> = store.dbs[0]
             .iter()
-            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .map(|(k, _, _)| String::from_utf8_lossy(k).into_owned())
             .collect();
         keys.sort();
         keys

@@ -538,7 +538,7 @@ mod tests {
         );
         assert_eq!(store.dbs[0].len(), 5_100);
         assert_eq!(store.stats.expired_keys, 5_000);
-        assert!(store.dbs[0].iter().all(|(k, _)| !k.starts_with(b"dead")));
+        assert!(store.dbs[0].iter().all(|(k, _, _)| !k.starts_with(b"dead")));
     }
 
     #[test]

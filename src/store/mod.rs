@@ -2,9 +2,9 @@
 //! and the keys blocked clients wait on (`ready`).
 //!
 //! A database (`db`) is one table (`dict`) of slots holding a key (`key`:
-//! inline up to 22 bytes), its value and its deadline, found through a hash
-//! index (`index`) and listed, when volatile, in a dense array the sweep
-//! samples from; deadline windows (`buckets`) hand the sweep the keys whose
+//! inline up to 22 bytes) and its value (`string`: short strings inline),
+//! found through a hash index (`index`) and listed, when volatile, with its
+//! deadline in a dense array the sweep samples from; deadline windows (`buckets`) hand the sweep the keys whose
 //! time has come. The sweep itself is `expire`. `rdb` is Redis's
 //! serialization of one value (DUMP/RESTORE and snapshots); `snapshot` the
 //! cursor that writes a table in slices as it was when BGSAVE began.
@@ -37,6 +37,7 @@ pub mod ready;
 pub mod snapshot;
 pub mod stats;
 pub mod stream;
+pub mod string;
 pub mod tinylfu;
 pub mod tracking;
 pub mod value;
@@ -46,7 +47,7 @@ pub mod zset;
 pub use db::{Db, Entry, Expiry, Keyspace};
 pub use expire::{ActiveExpire, ExpireParams, SliceOutcome};
 pub use stats::ExpiryStats;
-pub use value::{StrForm, Value};
+pub use value::{Str, StrForm, Value};
 
 /// Index buckets a timer tick moves per database while it resizes: 16Ki
 /// buckets (128 KiB) cost a few hundred microseconds at most.
@@ -98,7 +99,7 @@ impl Store {
             let Some(table) = self.dbs.get_mut(db) else {
                 continue;
             };
-            match table.peek(&key).and_then(|e| e.expire_at()) {
+            match table.expire_at(&key) {
                 Some(at) if now_ms > at => {
                     table.remove_raw(&key);
                     self.stats.record_expired(db, &key, at, now_ms);

@@ -333,8 +333,8 @@ mod tests {
 
     fn live_state(db: &Db, now: u64) -> BTreeMap<Vec<u8>, (Value, Option<u64>)> {
         db.iter()
-            .filter(|(_, e)| is_live(&e.value, e.expire_at(), now))
-            .map(|(k, e)| (k.to_vec(), (e.value.clone(), e.expire_at())))
+            .filter(|&(_, e, at)| is_live(&e.value, at, now))
+            .map(|(k, e, at)| (k.to_vec(), (e.value.clone(), at)))
             .collect()
     }
 

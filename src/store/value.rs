@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::encoding::Encoded;
 pub use super::hash::Hash;
 use super::stream::Stream;
+pub use super::string::{Str, StrForm};
 use super::zset::ZSet;
 
 /// A set: O(1) membership, insert and removal.
@@ -15,8 +16,9 @@ pub type Set = indexmap::IndexSet<Bytes, RandomState>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
-    /// A string, with how it was written (for OBJECT ENCODING only).
-    Str(Bytes, StrForm),
+    /// A string, with how it was written (for OBJECT ENCODING only);
+    /// inline when short (`store::string`).
+    Str(Str),
     /// A list: O(1) push and pop at both ends.
     List(VecDeque<Bytes>),
     /// Inline, unlike the other containers: a hash is no larger than a
@@ -33,32 +35,37 @@ pub enum Value {
     Stream(Box<Stream>),
 }
 
-/// How a string was written. Redis chooses a string's encoding when it is
-/// written and keeps it, so OBJECT ENCODING depends on the command that made
-/// the value, not only on its bytes. It costs nothing: it sits in the
-/// padding beside the enum's tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StrForm {
-    /// Stored as a client sent it or as an integer result (SET, MSET, INCR,
-    /// APPEND creating the key, ...): `int` when it is an integer that fits
-    /// a long, else `embstr` up to 44 bytes, else `raw`.
-    Given,
-    /// Formatted as a number's text (INCRBYFLOAT): `embstr` up to 44
-    /// bytes, else `raw`, never `int`.
-    Text,
-    /// Edited in place (APPEND to a string, SETRANGE): `raw` at any length.
-    Raw,
-}
-
 impl Value {
     /// A string stored as given.
     pub fn string(bytes: Bytes) -> Value {
-        Value::Str(bytes, StrForm::Given)
+        Value::Str(Str::new(bytes, StrForm::Given))
     }
 
     /// A copy of `bytes`, stored as given.
     pub fn copy_of(bytes: &[u8]) -> Value {
-        Value::string(Bytes::copy_from_slice(bytes))
+        Value::Str(Str::copy_of(bytes, StrForm::Given))
+    }
+
+    /// A string of `form`.
+    pub fn str_of(bytes: Bytes, form: StrForm) -> Value {
+        Value::Str(Str::new(bytes, form))
+    }
+
+    /// The bytes of a string value; None for the other types.
+    pub fn as_str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Str(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+
+    /// A string value's bytes as a `Bytes` (shared when long, copied when
+    /// inline); None for the other types.
+    pub fn to_bytes(&self) -> Option<Bytes> {
+        match self {
+            Value::Str(s) => Some(s.to_bytes()),
+            _ => None,
+        }
     }
 
     /// The name TYPE answers.
@@ -79,7 +86,7 @@ impl Value {
     /// until they outgrow it (see [`super::encoding`]).
     pub fn encoding(&self) -> &'static str {
         match self {
-            Value::Str(s, form) => match form {
+            Value::Str(s) => match s.form() {
                 StrForm::Given if s.len() <= 20 && crate::util::num::parse_i64(s).is_some() => {
                     "int"
                 }
@@ -121,7 +128,7 @@ impl Value {
     /// milliseconds though Redis counts it as one allocation.
     pub fn frees_slowly(&self) -> bool {
         match self {
-            Value::Str(s, _) => s.len() >= crate::store::lazyfree::OFF_THREAD_FREE_BYTES,
+            Value::Str(s) => s.len() >= crate::store::lazyfree::OFF_THREAD_FREE_BYTES,
             _ => self.free_effort() > crate::store::lazyfree::LAZYFREE_THRESHOLD,
         }
     }
@@ -129,7 +136,7 @@ impl Value {
     /// Rough heap footprint, used to decide whether freeing can move off the hot path.
     pub fn heap_size(&self) -> usize {
         match self {
-            Value::Str(s, _) => s.len(),
+            Value::Str(s) => s.heap_size(),
             Value::List(l) => l.iter().map(|e| e.len() + 32).sum(),
             Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 40).sum(),
@@ -160,13 +167,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_inline_hash_does_not_grow_values() {
+    fn a_value_takes_40_bytes() {
         // Every dict entry holds a Value: a hash must fit where a string's
-        // `Bytes` does.
+        // `Bytes` does, and a string's inline form fills the 40 bytes with
+        // its own tag (`store::string`), leaving the value's tag a niche.
         assert!(std::mem::size_of::<Hash>() <= std::mem::size_of::<Bytes>());
-        assert_eq!(
-            std::mem::size_of::<Value>(),
-            std::mem::size_of::<Bytes>() + 8
-        );
+        assert_eq!(std::mem::size_of::<Value>(), 40);
+    }
+
+    #[test]
+    fn object_encoding_does_not_depend_on_where_a_string_lives() {
+        let of = |len: usize, form| Value::Str(Str::copy_of(&vec![b'7'; len], form)).encoding();
+        assert_eq!(of(20, StrForm::Given), "embstr", "past a long");
+        assert_eq!(of(18, StrForm::Given), "int");
+        assert_eq!(of(18, StrForm::Text), "embstr");
+        assert_eq!(of(37, StrForm::Raw), "raw", "inline but edited");
+        assert_eq!(of(38, StrForm::Given), "embstr", "on the heap");
+        assert_eq!(of(44, StrForm::Text), "embstr");
+        assert_eq!(of(45, StrForm::Given), "raw");
     }
 }

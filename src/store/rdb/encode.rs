@@ -29,7 +29,7 @@ const NODE_PACKED: u64 = 2;
 /// version the encoding needs.
 pub fn encode_value(value: &Value, out: &mut Vec<u8>) -> u16 {
     match value {
-        Value::Str(s, _) => {
+        Value::Str(s) => {
             out.push(STRING);
             put_string(out, s);
         }
