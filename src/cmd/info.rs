@@ -277,8 +277,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     (expiry.cycle_cpu_us / 1000).to_string(),
                 );
                 line("evicted_keys", expiry.evicted_keys.to_string());
-                // ember evicts no clients (maxmemory-clients is kept only).
-                line("evicted_clients", "0".into());
+                line(
+                    "evicted_clients",
+                    crate::exec::client_evict::evicted().to_string(),
+                );
                 let (total, current) = crate::exec::evict::exceeded_time_ms();
                 line("total_eviction_exceeded_time", total.to_string());
                 line("current_eviction_exceeded_time", current.to_string());

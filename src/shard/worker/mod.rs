@@ -18,13 +18,15 @@
 //!   output limits, idle timeouts;
 //! - `pacing`: when the active-expiry sweep runs and how much it takes;
 //! - `waits`: blocked clients;
-//! - `tracking`: client-side caching's invalidations, out and in.
+//! - `tracking`: client-side caching's invalidations, out and in;
+//! - `client_evict`: this shard's part of `maxmemory-clients`.
 //!
 //! Nothing here calls back into itself: a job that finishes hands its
 //! client back to the loop (`resume`), which reads on with that client's
 //! input after the current step, so no step runs inside another.
 
 mod busy;
+mod client_evict;
 mod clients;
 mod hops;
 mod input;
@@ -111,6 +113,9 @@ pub struct Worker {
     /// than at the once-a-second cron, and when that is next due.
     grown: Vec<usize>,
     grown_trim_at_ms: u64,
+    /// The connection whose command runs now: client eviction closes it
+    /// once the command is over, not under it.
+    executing: Option<usize>,
 }
 
 /// How often a read buffer grown for a large command is checked for being
@@ -165,6 +170,7 @@ impl Worker {
             postponed: Vec::new(),
             grown: Vec::new(),
             grown_trim_at_ms: 0,
+            executing: None,
         }
     }
 
