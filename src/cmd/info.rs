@@ -560,17 +560,27 @@ fn memory_section(line: &mut impl FnMut(&str, String), shared: &Shared, reports:
         format!("{:.2}", ratio(rss, used)),
     );
     line("mem_fragmentation_bytes", signed(rss, used));
-    // As Redis: what eviction leaves out of its count (the backlog, the
-    // AOF buffer).
+    // As Redis: what eviction leaves out of its count (the replication
+    // buffers past the backlog's size, the AOF buffer).
     line(
         "mem_not_counted_for_evict",
-        (backlog_mem + aof_buffer).to_string(),
+        (parts.beyond_backlog + aof_buffer).to_string(),
     );
-    line("mem_replication_backlog", backlog_mem.to_string());
+    // As Redis 7.0 splits its shared replication buffer: past the
+    // backlog's size, with replicas connected, it is theirs.
+    let replicas_mem = if parts.replicas {
+        parts.beyond_backlog
+    } else {
+        0
+    };
+    line(
+        "mem_replication_backlog",
+        (backlog_mem - replicas_mem).to_string(),
+    );
     line("mem_total_replication_buffers", backlog_mem.to_string());
     // Replicas are served from the backlog by threads of their own; every
     // client in the shards' counts is a normal one.
-    line("mem_clients_slaves", "0".into());
+    line("mem_clients_slaves", replicas_mem.to_string());
     line("mem_clients_normal", clients.to_string());
     line("mem_cluster_links", "0".into());
     line("mem_aof_buffer", aof_buffer.to_string());

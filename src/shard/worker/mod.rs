@@ -299,13 +299,6 @@ impl Worker {
                 self.data.publish_expired();
                 self.route_deliveries();
             }
-            over_limit = self.data.evict_in_background();
-            if over_limit
-                || !self.data.store.stats.notify.events.is_empty()
-                || self.data.store.stats.notify.tracking.has_news()
-            {
-                self.route_deliveries();
-            }
             if saving {
                 self.snapshot_slice();
             }
@@ -316,8 +309,27 @@ impl Worker {
             // on disk before any reply or hop tells of it (the writer
             // thread writes and syncs; `persist::aof::writer`).
             crate::persist::aof::writer::wait_here();
-            self.send_outbox();
             self.flush_dirty();
+            // Eviction from the loop comes after this shard's clients'
+            // output went out, as Redis's comes after its beforeSleep
+            // wrote replies: checked before, the invalidations of the last
+            // evictions, still queued, counted as used memory and made
+            // more evictions, whose invalidations made more (a tracked
+            // 1 KB key name goes to each reader). It comes before the
+            // answers to other shards go: what a shard owes is paid
+            // before the command that made the excess is answered.
+            over_limit = self.data.evict_in_background();
+            if over_limit
+                || !self.data.store.stats.notify.events.is_empty()
+                || self.data.store.stats.notify.tracking.has_news()
+            {
+                self.route_deliveries();
+            }
+            crate::persist::aof::writer::wait_here();
+            self.send_outbox();
+            if !self.dirty.is_empty() {
+                self.flush_dirty();
+            }
             // Only iterations that served something count as client work.
             if served {
                 let busy_us = served_from.elapsed().as_micros() as u64;
