@@ -361,6 +361,29 @@ fn list_job(shard: &ShardData, ids: Option<Vec<u64>>, kind: Option<ClientType>) 
     }))
 }
 
+/// Kills the replicas a CLIENT KILL filter names (TYPE replica, or one's
+/// ID or address, nothing else contradicting); returns how many.
+fn kill_replicas(shard: &ShardData, filter: &KillFilter) -> i64 {
+    let named =
+        filter.kind == Some(ClientType::Replica) || filter.id.is_some() || filter.addr.is_some();
+    if !named || filter.kind.is_some_and(|k| k != ClientType::Replica) || filter.laddr.is_some() {
+        return 0;
+    }
+    let mut killed = 0;
+    for r in shard.shared.repl.list() {
+        let addr = format!("{}:{}", r.ip, r.port);
+        if filter.id.is_none_or(|id| id == r.id)
+            && filter.addr.as_ref().is_none_or(|a| *a == addr)
+            && filter.skip_id != Some(r.id)
+            && !r.kill.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            r.kill();
+            killed += 1;
+        }
+    }
+    killed
+}
+
 fn unknown_client_type(word: &[u8]) -> Frame {
     Frame::Error(format!(
         "ERR Unknown client type '{}'",
@@ -443,11 +466,14 @@ fn client_unblock(shard: &ShardData, argv: &[Bytes]) -> Action {
 
 fn kill_job(shard: &ShardData, filter: KillFilter, old_form: bool) -> Action {
     let n = shard.shared.nshards;
+    // Replicas are served by threads of their own, outside the shards'
+    // connections: those the filter names go here.
+    let replicas = kill_replicas(shard, &filter);
     let ops = (0..n)
         .map(|s| (s, Op::Clients(ClientsOp::Kill(filter.clone()))))
         .collect();
     Action::Job(Job::new(ops, move |outs| {
-        let killed: i64 = outs.iter().map(Out::count).sum();
+        let killed: i64 = outs.iter().map(Out::count).sum::<i64>() + replicas;
         Action::Reply(match (old_form, killed) {
             (true, 0) => err::frame("ERR No such client"),
             (true, _) => Frame::OK,

@@ -289,8 +289,10 @@ pub fn render(shared: &Shared, reports: &[ShardReport], sections: &[&str]) -> St
                     (expiry.cycle_cpu_us / 1000).to_string(),
                 );
                 line("evicted_keys", expiry.evicted_keys.to_string());
-                // ember evicts no clients (maxmemory-clients is kept only).
-                line("evicted_clients", "0".into());
+                line(
+                    "evicted_clients",
+                    crate::exec::client_evict::evicted().to_string(),
+                );
                 let (total, current) = crate::exec::evict::exceeded_time_ms();
                 line("total_eviction_exceeded_time", total.to_string());
                 line("current_eviction_exceeded_time", current.to_string());
@@ -570,17 +572,27 @@ fn memory_section(line: &mut impl FnMut(&str, String), shared: &Shared, reports:
         format!("{:.2}", ratio(rss, used)),
     );
     line("mem_fragmentation_bytes", signed(rss, used));
-    // As Redis: what eviction leaves out of its count (the backlog, the
-    // AOF buffer).
+    // As Redis: what eviction leaves out of its count (the replication
+    // buffers past the backlog's size, the AOF buffer).
     line(
         "mem_not_counted_for_evict",
-        (backlog_mem + aof_buffer).to_string(),
+        (parts.beyond_backlog + aof_buffer).to_string(),
     );
-    line("mem_replication_backlog", backlog_mem.to_string());
+    // As Redis 7.0 splits its shared replication buffer: past the
+    // backlog's size, with replicas connected, it is theirs.
+    let replicas_mem = if parts.replicas {
+        parts.beyond_backlog
+    } else {
+        0
+    };
+    line(
+        "mem_replication_backlog",
+        (backlog_mem - replicas_mem).to_string(),
+    );
     line("mem_total_replication_buffers", backlog_mem.to_string());
     // Replicas are served from the backlog by threads of their own; every
     // client in the shards' counts is a normal one.
-    line("mem_clients_slaves", "0".into());
+    line("mem_clients_slaves", replicas_mem.to_string());
     line("mem_clients_normal", clients.to_string());
     line("mem_cluster_links", "0".into());
     line("mem_aof_buffer", aof_buffer.to_string());

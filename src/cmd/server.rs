@@ -126,6 +126,16 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                     if shared.config.appendonly() != appendonly_was {
                         return super::aof::appendonly_changed(shard, Frame::OK);
                     }
+                    // A lower client limit takes effect before the reply,
+                    // as Redis evicts clients in its apply function.
+                    let limits = [b"maxmemory-clients".as_slice(), b"maxmemory"];
+                    if crate::exec::client_evict::limit() > 0
+                        && pairs
+                            .iter()
+                            .any(|(k, _)| limits.iter().any(|l| k.eq_ignore_ascii_case(l)))
+                    {
+                        return evict_clients_job(shard);
+                    }
                     Frame::OK.into()
                 }
                 Err(text) => Frame::Error(text).into(),
@@ -144,6 +154,7 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
                 .collect();
             crate::store::lazyfree::reset_stats();
             crate::exec::evict::reset_stats();
+            crate::exec::client_evict::reset_stats();
             Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
         }
         "rewrite" if argv.len() == 2 => {
@@ -158,6 +169,15 @@ pub fn config(shard: &mut ShardData, session: &mut Session, argv: &[Bytes]) -> A
         }
         _ => err::unknown_subcommand(&argv[1], "config").into(),
     }
+}
+
+/// Every shard evicts its part of the clients over `maxmemory-clients`
+/// (`exec::client_evict`), then CONFIG SET answers OK.
+fn evict_clients_job(shard: &ShardData) -> Action {
+    let ops = (0..shard.shared.nshards)
+        .map(|s| (s, Op::Clients(crate::exec::ClientsOp::EvictClients)))
+        .collect();
+    Action::Job(Job::new(ops, |_| Action::Reply(Frame::OK)))
 }
 
 pub fn time(shard: &mut ShardData, _: &mut Session, _: &[Bytes]) -> Action {

@@ -35,8 +35,8 @@ pub struct Session {
     /// Commands queued since MULTI, if a transaction is open.
     pub multi: Option<super::transaction::Transaction>,
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
-    /// CLIENT NO-EVICT ON: kept and shown (`e` in CLIENT LIST); ember
-    /// evicts no clients yet (`maxmemory-clients`).
+    /// CLIENT NO-EVICT ON (`e` in CLIENT LIST): `maxmemory-clients`
+    /// never evicts this client, though its memory counts.
     pub no_evict: bool,
     /// The start-up replay of the append-only file (`cmd::aof::is_loader`).
     pub aof_loader: bool,

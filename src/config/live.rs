@@ -245,8 +245,8 @@ pub struct Eviction {
     pub lfu_log_factor: AtomicU64,
     /// Minutes per decrement of an idle key's LFU counter.
     pub lfu_decay_time: AtomicU64,
-    /// Bytes, or `PERCENT | n` for `n%` of `maxmemory`; kept and shown
-    /// (ember evicts no clients yet).
+    /// Bytes, or `PERCENT | n` for `n%` of `maxmemory` (the limit in
+    /// bytes: `exec::client_evict::limit`).
     pub maxmemory_clients: AtomicU64,
 }
 

@@ -52,7 +52,7 @@ use std::path::PathBuf;
 
 pub use live::{
     AppendFsync, DebugCommand, Encodings, Eviction, ListpackLimits, Live, Policy, StreamNodeLimits,
-    ENCODINGS, EVICTION, LAZYFREE,
+    CLIENTS_PERCENT, ENCODINGS, EVICTION, LAZYFREE,
 };
 pub use obuf::{ObufClass, ObufLimit};
 pub use params::{find_param, Param, Set, PARAMS};

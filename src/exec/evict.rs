@@ -21,8 +21,10 @@
 //!    the others add meanwhile), then owes that much less; once it sees the
 //!    server under the limit it owes nothing. Keys are freed whole, so a
 //!    shard usually frees more than it owed: the rest is credit (at most
-//!    [`overdue_limit`]), spent on its next shares, so the shard that
-//!    looks first does not pay every share of a small excess alone.
+//!    [`credit_limit`], about a key's worth), spent on its next shares, so
+//!    the shard that looks first does not pay every share of a small
+//!    excess alone. The credits are what the server may stay over the
+//!    limit by while every shard has one, so they are kept small.
 //! 3. Where the others owe more than [`overdue_limit`] (a busy or sleeping
 //!    shard falls behind), the shard that admits a write (a `denyoom`
 //!    command) frees the rest too, so the overshoot stays bounded whatever
@@ -143,10 +145,24 @@ fn note_over(over: bool, now_ms: u64) {
     }
 }
 
-/// The server's memory now, with this thread's latest allocations in it.
-fn used_now() -> u64 {
+/// The server's memory now, with this thread's latest allocations in it,
+/// as eviction counts it (see [`counted`]).
+fn used_now(shared: &super::Shared) -> u64 {
     let _ = publish_thread();
-    used_memory()
+    counted(shared, used_memory())
+}
+
+/// `used` less what Redis leaves out of the memory eviction counts
+/// (`freeMemoryGetNotCountedMemory`): the replication buffers past the
+/// backlog's size (a replica that reads slowly must not make the
+/// server evict its keys) and the AOF buffer. INFO's
+/// `mem_not_counted_for_evict`.
+fn counted(shared: &super::Shared, used: u64) -> u64 {
+    let mut not_counted = super::repl::not_counted_for_evict(&shared.repl);
+    if shared.config.appendonly() {
+        not_counted += shared.aof.stats.buffered.load(Relaxed);
+    }
+    used.saturating_sub(not_counted)
 }
 
 /// What the other shards may owe before the shard that sees it frees the
@@ -154,6 +170,17 @@ fn used_now() -> u64 {
 /// least 256 KiB.
 fn overdue_limit(max: u64) -> u64 {
     (max / 200).max(256 * 1024)
+}
+
+/// The most credit a shard keeps (see the module docs): 0.1% of the limit,
+/// between 1 KiB and 256 KiB. A shard with credit pays nothing of a new
+/// share until the share passes its credit, so the server can stay over
+/// the limit by the shards' credits together; bounded by the overdue
+/// limit instead, that was hundreds of KiB at a 1 MB limit, and Redis's
+/// suite allows 4 KiB. About a key of the sizes a small limit holds
+/// still keeps one shard from paying every small share alone.
+fn credit_limit(max: u64) -> u64 {
+    (max / 1000).clamp(1024, 256 * 1024)
 }
 
 /// Assigns the part of `excess` that no shard owes yet to every shard by
@@ -215,7 +242,7 @@ impl ShardData {
         match self.evict_owed(max, grows) {
             Slice::Failed => self.others_can_evict(),
             Slice::Done | Slice::Running => {
-                used_now() <= max
+                used_now(&self.shared) <= max
                     || self.store.has_evictable(EVICTION.policy())
                     || self.others_can_evict()
             }
@@ -242,7 +269,7 @@ impl ShardData {
         self.publish_evictable();
         // Nothing evictable here: the timer tick tries again, the loop
         // does not spin on it.
-        outcome == Slice::Running && used_now() > max
+        outcome == Slice::Running && used_now(&self.shared) > max
     }
 
     /// If the server is over `max`: assigns the new excess, then evicts
@@ -251,7 +278,7 @@ impl ShardData {
     /// limit just set makes every shard owe its share at once, and the
     /// loops pay that in proportion unless writes outrun them.
     fn evict_owed(&mut self, max: u64, cover: bool) -> Slice {
-        let used = used_now();
+        let used = used_now(&self.shared);
         let over = used > max;
         note_over(over, self.now_ms);
         let Some(debt) = DEBT.get(self.id) else {
@@ -296,7 +323,7 @@ impl ShardData {
         // writes) would free a key at every write and empty itself of its
         // keys, hot ones included, while the others kept theirs.
         let relieved = relieve_others(self.id, n, freed.saturating_sub(owed).min(covered));
-        let credit_floor = -(overdue_limit(max) as i64);
+        let credit_floor = -(credit_limit(max) as i64);
         let paid = (freed - relieved) as i64;
         let _ = debt.fetch_update(Relaxed, Relaxed, |d| Some((d - paid).max(credit_floor)));
         self.publish_expired();
@@ -340,13 +367,14 @@ impl ShardData {
         let samples = EVICTION.samples();
         let limit_us = slice_limit_us(EVICTION.tenacity());
         let started = Instant::now();
-        // Freed bytes are this thread's: the global figure also moves with
-        // what other shards add meanwhile, which would make this shard
-        // evict their share too.
-        let start_net = publish_thread();
-        let mut used = used_memory();
+        // Freed bytes are what each removal freed on this thread
+        // (`Store::evict_one`): the global figure also moves with what
+        // other shards add meanwhile, which would make this shard evict
+        // their share too, and so does this thread's own counter with the
+        // records and invalidations of the evictions.
+        let _ = publish_thread();
+        let mut used = counted(&self.shared, used_memory());
         let mut freed = 0u64;
-        let mut lazy_bytes = 0u64;
         let mut evicted = 0usize;
         loop {
             if used <= max || freed >= goal {
@@ -368,7 +396,7 @@ impl ShardData {
                         })
                         .is_some()
             };
-            let Some(handed) = self.store.evict_one(policy, samples, self.now_ms, locked) else {
+            let Some(bytes) = self.store.evict_one(policy, samples, self.now_ms, locked) else {
                 let outcome = if evicted > 0 {
                     Slice::Running
                 } else {
@@ -377,10 +405,9 @@ impl ShardData {
                 return (outcome, freed);
             };
             evicted += 1;
-            lazy_bytes += handed as u64;
-            let net = publish_thread();
-            used = used_memory();
-            freed = (start_net.saturating_sub(net).max(0) as u64) + lazy_bytes;
+            freed += bytes as u64;
+            let _ = publish_thread();
+            used = counted(&self.shared, used_memory());
         }
     }
 }

@@ -80,6 +80,10 @@ pub enum ClientsOp {
         reloaded: bool,
         asker: u64,
     },
+    /// Evict clients over `maxmemory-clients`, this shard's part
+    /// (`exec::client_evict`): after CONFIG SET changed the limit, or
+    /// from the shard that planned it; answers 0.
+    EvictClients,
 }
 
 /// Redis's client types (CLIENT LIST TYPE): a client subscribed to

@@ -9,6 +9,8 @@
 //! - [`locks`]: the key locks that make a job atomic across shards.
 //! - [`busy`]: the pass a shard's loop makes while its own script runs long.
 //! - [`evict`]: when a shard evicts keys over `maxmemory`, and how many.
+//! - [`client_evict`]: the clients' memory summed over shards, and which
+//!   shard disconnects which clients over `maxmemory-clients`.
 //! - [`failover`]: FAILOVER's state and the decision its driver makes.
 //! - [`feed`]: the propagation feed: every shard's records in one ordered stream.
 //! - [`monitors`]: the clients in MONITOR mode, which every shard feeds.
@@ -20,6 +22,7 @@
 //! - [`stats`]: the figures a shard keeps for INFO.
 
 pub mod busy;
+pub mod client_evict;
 pub mod ctx;
 pub mod evict;
 pub mod failover;

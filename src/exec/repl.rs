@@ -87,7 +87,17 @@ pub struct Repl {
     /// server (the keepalives to a replica waiting for its sync) stays
     /// quiet while a shard is blocked, as Redis's one thread would.
     ticks: Mutex<Vec<u64>>,
+    /// Bytes of stream the replicas' threads copied out of the backlog
+    /// and are writing now (part of the replication buffers).
+    pub in_flight: AtomicU64,
 }
+
+/// The replication buffers' memory beyond `repl-backlog-size`, bytes, as
+/// of the backlog's last change: what the replicas hold apart from the
+/// backlog, which Redis leaves out of the memory eviction counts
+/// (`freeMemoryGetNotCountedMemory`). Kept here so that the eviction
+/// check before each command reads one load, not the backlog's lock.
+static BEYOND_BACKLOG: AtomicU64 = AtomicU64::new(0);
 
 /// This server's replication IDs: its history's (`master_replid`, a
 /// replica takes its master's), and the one before a promotion with the
@@ -198,6 +208,19 @@ impl Backlog {
         self.trim();
     }
 
+    /// The memory the backlog's buffer takes, bytes (INFO's
+    /// `mem_total_replication_buffers` with what is in flight): its
+    /// allocation, which is what `used_memory` sees, not its length.
+    pub fn mem(&self) -> u64 {
+        self.buf.capacity() as u64
+    }
+
+    /// Publishes what the buffer holds past `repl-backlog-size`.
+    fn publish(&self) {
+        let beyond = self.buf.capacity().saturating_sub(self.size);
+        BEYOND_BACKLOG.store(beyond as u64, Relaxed);
+    }
+
     /// A full sync from a master: this server's history now starts at
     /// the master's offset `at`, with nothing before it.
     pub fn reset_at(&mut self, at: u64) {
@@ -205,6 +228,7 @@ impl Backlog {
         self.end = at;
         self.start = at + 1;
         self.history = true;
+        self.publish();
     }
 
     fn trim(&mut self) {
@@ -219,6 +243,21 @@ impl Backlog {
             let drop = ((keep_from - self.start) as usize).min(self.buf.len());
             self.buf.drain(..drop);
             self.start += drop as u64;
+        }
+        self.publish();
+    }
+
+    /// A lagging replica grew the buffer past the backlog; once it caught
+    /// up (or left) the room goes back, as Redis frees the replication
+    /// buffer's blocks nobody references. Called by the feed's writer, a
+    /// shard thread, whose allocation counter `used_memory` reads at once
+    /// (a replica's thread's frees show only at the next sample, while
+    /// [`not_counted_for_evict`] would drop at once).
+    fn give_back_room(&mut self) {
+        let keep = self.buf.len().max(self.size);
+        if self.buf.capacity() > 2 * keep && self.buf.capacity() > SHRINK_FROM {
+            self.buf.shrink_to(keep);
+            self.publish();
         }
     }
 
@@ -257,9 +296,10 @@ impl Backlog {
         if !self.history || !self.holds.is_empty() || matches!(self.sink, None | Some(0)) {
             return None;
         }
-        self.buf.clear();
+        self.buf = VecDeque::new();
         self.start = self.end + 1;
         self.history = false;
+        self.publish();
         self.sink.take()
     }
 
@@ -276,6 +316,16 @@ impl Backlog {
     pub fn can_continue(&self, from: u64) -> bool {
         from <= self.end && from + 1 >= self.first() && self.history
     }
+}
+
+/// A buffer is given back room only past this size (1 MiB): below it the
+/// reallocation costs more than the memory is worth.
+const SHRINK_FROM: usize = 1 << 20;
+
+/// What the replication buffers hold past `repl-backlog-size` (see
+/// [`BEYOND_BACKLOG`]), with what the replicas' threads are writing.
+pub fn not_counted_for_evict(repl: &Repl) -> u64 {
+    BEYOND_BACKLOG.load(Relaxed) + repl.in_flight.load(Relaxed)
 }
 
 impl Repl {
@@ -421,6 +471,9 @@ pub struct ReplicaInfo {
     pub ack_ms: AtomicU64,
     /// Set to make its thread drop it (CLIENT KILL TYPE replica, REPLICAOF).
     pub kill: AtomicBool,
+    /// A handle on its socket, to shut it down when it is killed: its
+    /// thread may be blocked writing to a replica that reads nothing.
+    pub closer: Mutex<Option<std::net::TcpStream>>,
 }
 
 impl ReplicaInfo {
@@ -430,6 +483,20 @@ impl ReplicaInfo {
 
     pub fn set_state(&self, state: &'static str) {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// Drops this replica (CLIENT KILL): its thread ends at its next
+    /// look at the flag, or at once if it was writing.
+    pub fn kill(&self) {
+        self.kill.store(true, Relaxed);
+        if let Some(socket) = self
+            .closer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
     }
 }
 
@@ -445,7 +512,11 @@ impl Sink for BacklogSink {
         // A replica's backlog is its master's stream, fed as the master
         // client applies it; what the feed says is that stream again.
         if !self.repl.is_replica() {
-            self.repl.append(unit);
+            let mut backlog = self.repl.backlog();
+            backlog.append(unit);
+            backlog.give_back_room();
+            drop(backlog);
+            self.repl.more.notify_all();
         }
     }
 

@@ -134,6 +134,9 @@ pub struct Conn {
     /// What this client counted for in its shard's `clients_mem` when last
     /// accounted (the shard loop's `flush_dirty`).
     pub accounted_mem: usize,
+    /// Its share of the shared client figures as last published
+    /// (`exec::client_evict`, `maxmemory-clients`).
+    pub share: crate::exec::client_evict::Share,
     /// A command read while this shard's script was busy that runs once
     /// it is over (`cmd::busy`): the next to run, before `rbuf`'s.
     pub held: Option<Vec<bytes::Bytes>>,
@@ -178,6 +181,7 @@ impl Conn {
             soft_limit_since: None,
             close_asap: false,
             accounted_mem: 0,
+            share: Default::default(),
             held: None,
             silent: false,
             postponed: None,

@@ -11,5 +11,5 @@ pub mod tls;
 
 pub use conn::{Conn, Received, Slot};
 pub use listener::{listen, listen_all, os_reason};
-pub use output::Output;
+pub use output::{Output, BLOCK as OUTPUT_BLOCK};
 pub use socket::tune_accepted;

@@ -136,9 +136,9 @@ impl Store {
 
     /// Evicts one key by `policy` with `samples` samples per database,
     /// skipping keys for which `locked(db, key)` holds. Returns None when
-    /// no key could be evicted, else the bytes handed to the lazy-free
-    /// thread (an estimate; what was freed here the caller's allocation
-    /// counter shows).
+    /// no key could be evicted, else the bytes it freed: what this
+    /// thread's allocation counter shows around the removal alone, with
+    /// the bytes handed to the lazy-free thread (an estimate).
     pub fn evict_one(
         &mut self,
         policy: Policy,
@@ -292,6 +292,7 @@ impl Store {
     /// Removes an evicted key (see the module docs); returns the bytes
     /// its value holds if it went to the lazy-free thread.
     fn remove_evicted(&mut self, db: usize, key: &[u8]) -> usize {
+        let before = crate::util::memory::publish_thread();
         let Some(entry) = self.dbs[db].remove_evicted(key) else {
             return 0;
         };
@@ -302,12 +303,18 @@ impl Store {
             0
         };
         crate::store::lazyfree::free_value_if(lazy, entry.value);
+        // What the removal freed, measured around it alone, as Redis
+        // measures its delete: the eviction's record, event and
+        // invalidations allocate a copy of the key each, and counted
+        // against it (a 1 KB name, a one-byte value) an eviction freed
+        // less than nothing and the shard evicted on to its last key.
+        let freed = (before - crate::util::memory::publish_thread()).max(0) as usize + handed;
         self.stats.propagate.evicted(db, key, lazy);
         self.stats
             .notify
             .notify_expired(EVICTED, "evicted", db, key);
         self.stats.evicted_keys += 1;
-        handed
+        freed
     }
 }
 

@@ -216,6 +216,7 @@ fn new_replica(shard: &ShardData, session: &Session, sent: u64) -> Arc<ReplicaIn
         ack: AtomicU64::new(0),
         ack_ms: AtomicU64::new(super::save::now_ms()),
         kill: AtomicBool::new(false),
+        closer: std::sync::Mutex::new(None),
     });
     let repl = &shard.shared.repl;
     repl.backlog().holds.push(Arc::clone(&info.sent));

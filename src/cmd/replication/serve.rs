@@ -70,6 +70,8 @@ pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, st
                 // a clone), so a replica dropped for an ID change
                 // reconnects without waiting for a timeout.
                 let closer = detached.stream.try_clone();
+                *info.closer.lock().unwrap_or_else(|e| e.into_inner()) =
+                    detached.stream.try_clone().ok();
                 match serve(&shared, detached, &info, start) {
                     Ok(()) => log::info!("Connection with replica {addr} lost."),
                     Err(e) => log::warn!("Connection with replica {addr} lost: {e}"),
@@ -78,6 +80,7 @@ pub fn spawn(shared: Arc<Shared>, detached: Detached, info: Arc<ReplicaInfo>, st
                 if let Ok(closer) = closer {
                     let _ = closer.shutdown(std::net::Shutdown::Both);
                 }
+                *info.closer.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 shared.repl.remove(&info);
                 stop_useless_save(&shared, &info);
             })
@@ -223,7 +226,13 @@ fn serve(
         if info.kill.load(Relaxed) {
             return Ok(());
         }
-        stream.write_all(&chunk)?;
+        // The chunk counts in the replication buffers while it is written
+        // (a write to a replica that reads nothing blocks with it).
+        let in_flight = &shared.repl.in_flight;
+        in_flight.fetch_add(chunk.len() as u64, Relaxed);
+        let written = stream.write_all(&chunk);
+        in_flight.fetch_sub(chunk.len() as u64, Relaxed);
+        written?;
         sent += chunk.len() as u64;
         info.sent.store(sent, Relaxed);
     }

@@ -38,6 +38,9 @@ impl Worker {
         for (_, c) in self.conns.iter_mut() {
             c.trim_read_buffer(now.saturating_sub(c.session.last_ms) >= 2000);
         }
+        // What the trims gave back, and anything the points that account
+        // a client as it changes missed (Redis's clientsCron does both).
+        self.account_all_clients();
         let timeout_s = self.data.shared.config.timeout_s();
         if timeout_s > 0 {
             let now = self.data.now_ms;
@@ -224,6 +227,8 @@ impl Worker {
             .data
             .clients_mem
             .saturating_sub(conn.accounted_mem as u64);
+        let share = std::mem::take(&mut conn.share);
+        crate::exec::client_evict::publish(self.data.id, share, Default::default());
         self.forget_blocked(conn.session.id);
         cmd::pubsub::forget(&self.data.shared.pubsub, &conn.session);
         cmd::tracking::disable(&self.data, &mut conn.session);
@@ -313,6 +318,10 @@ impl Worker {
                     }
                 }
                 Out::Count(count)
+            }
+            ClientsOp::EvictClients => {
+                self.evict_clients();
+                Out::Count(0)
             }
             ClientsOp::Unblock { id, error } => Out::Count(self.unblock_client(id, error)),
             ClientsOp::UnblockAll(error) => Out::Count(self.unblock_all(error)),
@@ -431,9 +440,30 @@ pub fn client_memory(c: &Conn) -> usize {
     std::mem::size_of::<Conn>()
         + c.read_buffer_size()
         + c.parser.stashed()
-        + c.out.mem()
-        + c.out.spare_mem()
+        // At least a block, kept or not: Redis counts its 16 KiB reply
+        // buffer whether it holds anything, and a figure that moves with
+        // the spare block's coming and going would make the clients'
+        // total, and so `maxmemory-clients`, jitter by a block each.
+        + (c.out.mem() + c.out.spare_mem()).max(crate::net::OUTPUT_BLOCK)
         + multi_mem(&c.session)
+        + session_mem(&c.session)
+}
+
+/// Bytes per entry of a client's lists (its WATCHed keys, subscriptions,
+/// BCAST prefixes): what ember's own tables spend on one, the client's
+/// entry and the shared registry's. Redis counts these per entry too,
+/// the names apart, so `maxmemory-clients` stops a client that watches
+/// or subscribes without end.
+const WATCHED_ENTRY: usize = 96;
+const SUBSCRIPTION_ENTRY: usize = 128;
+const PREFIX_ENTRY: usize = 96;
+
+/// What a client's session holds beyond its buffers, by its lists'
+/// lengths (a few loads: it is worked out after every command).
+fn session_mem(s: &Session) -> usize {
+    let subscriptions = s.channels.len() + s.patterns.len() + s.shard_channels.len();
+    let prefixes = s.tracking.as_ref().map_or(0, |t| t.prefixes.len());
+    s.watched.len() * WATCHED_ENTRY + subscriptions * SUBSCRIPTION_ENTRY + prefixes * PREFIX_ENTRY
 }
 
 /// One CLIENT LIST line, with Redis's field names.

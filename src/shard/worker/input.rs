@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use mio::{Interest, Token};
 
-use super::clients::{client_line, client_memory, repr};
+use super::clients::{client_line, repr};
 use super::{Worker, READ_CHUNK, TURN_COMMANDS, TURN_US};
 use crate::cmd::{self, Admitted};
 use crate::exec::{Action, Msg, ReplyTo};
@@ -15,11 +15,25 @@ use crate::resp::Frame;
 use crate::store::notify;
 use crate::util::stamp::Stamp;
 
+/// How much more of a large argument one turn reads once its first read
+/// came full (see `read_turn`): 4 MiB, some 64 reads of [`READ_CHUNK`].
+const BIG_ARGUMENT_TURN: usize = 4 * 1024 * 1024;
+
 impl Worker {
     /// `peer_closed`: the poll reported the peer's FIN. A short read stops
     /// before seeing end of stream, and the poll is edge-triggered, so without
     /// this a client that sent a partial frame and closed would never be freed.
     pub(super) fn on_readable(&mut self, token: usize, peer_closed: bool) {
+        self.read_turn(token, peer_closed, BIG_ARGUMENT_TURN);
+    }
+
+    /// One read of `token`'s socket and the commands it completed; while
+    /// a large argument is still arriving and the socket has more, reads
+    /// on in this turn, up to `budget` bytes more, as Redis reads the rest
+    /// of a big argument in one read: so what the client sent is in its
+    /// query buffer (and its `tot-mem`, and `maxmemory-clients`' count)
+    /// before the next client's command runs.
+    fn read_turn(&mut self, token: usize, peer_closed: bool, budget: usize) {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
@@ -69,7 +83,27 @@ impl Worker {
                     self.close(token);
                     return;
                 }
+                // A query buffer grown past `maxmemory-clients` goes
+                // before its command is even complete.
+                self.account_client(token);
+                if !self.conns.contains(token) {
+                    return;
+                }
                 let all_run = self.process_input(token);
+                let big_argument = |c: &crate::net::Conn| {
+                    c.parser
+                        .pending_bulk_bytes(c.rbuf.len())
+                        .is_some_and(|m| m > 0)
+                };
+                if all_run
+                    && received.open
+                    && !received.drained
+                    && received.bytes > 0
+                    && budget > received.bytes
+                    && self.conns.get(token).is_some_and(big_argument)
+                {
+                    return self.read_turn(token, peer_closed, budget - received.bytes);
+                }
                 if !(received.drained && all_run) {
                     // More to read or to run: next pass, after the others.
                     self.defer_input(token, peer_closed);
@@ -174,6 +208,7 @@ impl Worker {
                 conn.running_len = 0;
             }
             self.check_output_limit(token);
+            self.account_client(token);
             run += 1;
             self.serve_ready_keys();
             self.route_deliveries();
@@ -195,7 +230,9 @@ impl Worker {
             self.monitor_script_call(token, argv);
         }
         self.data.set_caller(Some(id), reads);
+        self.executing = Some(token);
         let done = self.execute_command(token, argv, started, watched);
+        self.executing = None;
         self.data.set_caller(None, false);
         if let Some(conn) = self.conns.get_mut(token) {
             conn.session.command_done();
@@ -495,6 +532,7 @@ impl Worker {
         }
         conn.push_reply(frame);
         self.check_output_limit(token);
+        self.account_client(token);
         self.dirty.push(token);
     }
 
@@ -509,6 +547,7 @@ impl Worker {
             conn.drain_ready();
             // Replies from other shards and woken blocked clients land here.
             self.check_output_limit(token);
+            self.account_client(token);
             let Some(conn) = self.conns.get_mut(token) else {
                 continue;
             };
@@ -519,9 +558,8 @@ impl Worker {
             match conn.flush() {
                 Ok((written, all)) => {
                     self.data.counters.net_output_bytes += written as u64;
-                    let mem = client_memory(conn);
-                    self.data.clients_mem = (self.data.clients_mem + mem as u64)
-                        .saturating_sub(std::mem::replace(&mut conn.accounted_mem, mem) as u64);
+                    // What went out no longer counts (only less: no eviction).
+                    super::client_evict::reaccount(&mut self.data, conn);
                     if all && conn.closing && !conn.has_pending() {
                         self.close(token);
                         continue;

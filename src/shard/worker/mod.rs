@@ -18,13 +18,15 @@
 //!   output limits, idle timeouts;
 //! - `pacing`: when the active-expiry sweep runs and how much it takes;
 //! - `waits`: blocked clients;
-//! - `tracking`: client-side caching's invalidations, out and in.
+//! - `tracking`: client-side caching's invalidations, out and in;
+//! - `client_evict`: this shard's part of `maxmemory-clients`.
 //!
 //! Nothing here calls back into itself: a job that finishes hands its
 //! client back to the loop (`resume`), which reads on with that client's
 //! input after the current step, so no step runs inside another.
 
 mod busy;
+mod client_evict;
 mod clients;
 mod hops;
 mod input;
@@ -111,6 +113,9 @@ pub struct Worker {
     /// than at the once-a-second cron, and when that is next due.
     grown: Vec<usize>,
     grown_trim_at_ms: u64,
+    /// The connection whose command runs now: client eviction closes it
+    /// once the command is over, not under it.
+    executing: Option<usize>,
 }
 
 /// How often a read buffer grown for a large command is checked for being
@@ -160,6 +165,7 @@ impl Worker {
             postponed: Vec::new(),
             grown: Vec::new(),
             grown_trim_at_ms: 0,
+            executing: None,
         }
     }
 
@@ -288,13 +294,6 @@ impl Worker {
                 self.data.publish_expired();
                 self.route_deliveries();
             }
-            over_limit = self.data.evict_in_background();
-            if over_limit
-                || !self.data.store.stats.notify.events.is_empty()
-                || self.data.store.stats.notify.tracking.has_news()
-            {
-                self.route_deliveries();
-            }
             if saving {
                 self.snapshot_slice();
             }
@@ -305,8 +304,27 @@ impl Worker {
             // on disk before any reply or hop tells of it (the writer
             // thread writes and syncs; `persist::aof::writer`).
             crate::persist::aof::writer::wait_here();
-            self.send_outbox();
             self.flush_dirty();
+            // Eviction from the loop comes after this shard's clients'
+            // output went out, as Redis's comes after its beforeSleep
+            // wrote replies: checked before, the invalidations of the last
+            // evictions, still queued, counted as used memory and made
+            // more evictions, whose invalidations made more (a tracked
+            // 1 KB key name goes to each reader). It comes before the
+            // answers to other shards go: what a shard owes is paid
+            // before the command that made the excess is answered.
+            over_limit = self.data.evict_in_background();
+            if over_limit
+                || !self.data.store.stats.notify.events.is_empty()
+                || self.data.store.stats.notify.tracking.has_news()
+            {
+                self.route_deliveries();
+            }
+            crate::persist::aof::writer::wait_here();
+            self.send_outbox();
+            if !self.dirty.is_empty() {
+                self.flush_dirty();
+            }
             // Only iterations that served something count as client work.
             if served {
                 let busy_us = served_from.elapsed().as_micros() as u64;
