@@ -72,6 +72,18 @@ fn present(c: &mut Raw, prefix: &str, ids: impl Iterator<Item = usize>) -> usize
         .count()
 }
 
+/// 3000 keys written and read once each, in rounds of 300, past a limit
+/// that holds about 1000: the frequency policies' flood.
+fn flood_with_once_read_keys(c: &mut Raw) {
+    for round in 0..10 {
+        let ids = round * 300..(round + 1) * 300;
+        fill(c, "once:", ids.clone(), None);
+        let cmds: Vec<Vec<Vec<u8>>> = ids.map(|i| args(&["GET", &format!("once:{i}")])).collect();
+        c.pipeline(&cmds);
+    }
+    assert!(c.info_int("stats", "evicted_keys") > 1000);
+}
+
 fn set_config(c: &mut Raw, pairs: &[&str]) {
     let mut argv = vec!["CONFIG", "SET"];
     argv.extend_from_slice(pairs);
@@ -224,14 +236,7 @@ fn allkeys_lfu_keeps_often_read_keys_over_a_burst_of_once_read_ones() {
         assert!(c.int(&["OBJECT", "FREQ", "often:7"]) > 5);
         let limit = base + 1000 * (VALUE as u64 + 200);
         set_config(&mut c, &["maxmemory", &limit.to_string()]);
-        for round in 0..10 {
-            let ids = round * 300..(round + 1) * 300;
-            fill(&mut c, "once:", ids.clone(), None);
-            let cmds: Vec<Vec<Vec<u8>>> =
-                ids.map(|i| args(&["GET", &format!("once:{i}")])).collect();
-            c.pipeline(&cmds);
-        }
-        assert!(c.info_int("stats", "evicted_keys") > 1000);
+        flood_with_once_read_keys(&mut c);
         let kept = present(&mut c, "often:", 0..100);
         // A shard busy with hops may fall behind on its share of the excess
         // (a debug build evicts slowly); the shard that finds the others'
@@ -262,14 +267,7 @@ fn allkeys_tinylfu_remembers_requests_for_keys_not_yet_stored() {
         let limit = base + 1000 * (VALUE as u64 + 200);
         set_config(&mut c, &["maxmemory", &limit.to_string()]);
         fill(&mut c, "wanted:", 0..100, None);
-        for round in 0..10 {
-            let ids = round * 300..(round + 1) * 300;
-            fill(&mut c, "once:", ids.clone(), None);
-            let cmds: Vec<Vec<Vec<u8>>> =
-                ids.map(|i| args(&["GET", &format!("once:{i}")])).collect();
-            c.pipeline(&cmds);
-        }
-        assert!(c.info_int("stats", "evicted_keys") > 1000);
+        flood_with_once_read_keys(&mut c);
         let kept = present(&mut c, "wanted:", 0..100);
         assert!(
             kept >= 90,
